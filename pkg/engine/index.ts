@@ -1,0 +1,7 @@
+// The engine: pure functions from input objects to per-cluster objects and their provenance.
+export { render, renderDetailed, pruneServerFields, type RenderInput, type RenderResult, type RenderError, type Placement, type DetailedPlacement, type DetailedResult, type RenderOptions } from './render.js';
+export { explainPlacement, formatExplanation, describePolicy, type PathExplanation } from './explain.js';
+export { sortInputs, clusterInfo, refOf, isClusterScoped } from './inputs.js';
+export { applyOperation, getValue, PatchError, type PatchOperation } from './patch.js';
+export { websterSeats } from './placement.js';
+export type { Change, ChangeSource, ClusterInfo, ObjectRef, PolicyRef, AppliedRule } from './types.js';

@@ -1,0 +1,52 @@
+// JSON helpers shared by the engine. Objects flowing through the engine are plain JSON values (parsed
+// YAML/JSON); nothing here knows about Kubernetes.
+
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep copy of a JSON value; faster than structuredClone for the plain data the engine handles. */
+export function cloneJson<T>(v: T): T {
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = cloneJson(v[i] as unknown);
+    return out as T;
+  }
+  if (v !== null && typeof v === 'object') {
+    const out: JsonObject = {};
+    for (const k of Object.keys(v)) out[k] = cloneJson((v as JsonObject)[k]);
+    return out as T;
+  }
+  return v;
+}
+
+export function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function obj(v: unknown): JsonObject | undefined {
+  return isObject(v) ? v : undefined;
+}
+
+export function arr(v: unknown): unknown[] | undefined {
+  return Array.isArray(v) ? v : undefined;
+}
+
+/** String map (labels, annotations); non-string values are dropped. */
+export function stringMap(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isObject(v)) return out;
+  for (const [k, val] of Object.entries(v)) if (typeof val === 'string') out[k] = val;
+  return out;
+}
+
+export function stringList(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** Byte-wise comparison of strings, as Go's `<` on strings (UTF-16 code units agree for BMP text). */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

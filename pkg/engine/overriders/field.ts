@@ -1,0 +1,56 @@
+// fieldOverrider (Karmada overridemanager.go applyFieldOverriders): edits JSON or YAML held inside a string
+// field (ConfigMap data, typically). YAML comes back with keys sorted, 2-space indent and block lists at the
+// parent's indent, as sigs.k8s.io/yaml writes it; JSON comes back compact with key order kept.
+
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { FieldOverrider, PatchOperation as SubOperation } from '../../../api/policy/v1alpha1/types.js';
+import { arr, isObject } from '../json.js';
+import { applyOperation, getValue, PatchError } from '../patch.js';
+import { expand, OverrideError, write, type OverrideContext } from './context.js';
+
+function patchDocument(document: unknown, ops: unknown[], ctx: OverrideContext, name: string, format: string): unknown {
+  let doc = document;
+  ops.forEach((raw: unknown, k: number) => {
+    const op = (isObject(raw) ? raw : {}) as Partial<SubOperation>;
+    try {
+      doc = applyOperation(doc, { op: String(op.operator), path: String(op.subPath ?? ''), value: expand(op.value, ctx, name) }).doc;
+    } catch (err: unknown) {
+      if (err instanceof PatchError || err instanceof OverrideError) {
+        throw new OverrideError(`${name}.${format}[${k}]: ${err.message}`, { cause: err });
+      }
+      throw err;
+    }
+  });
+  return doc;
+}
+
+export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: OverrideContext, name: string): unknown {
+  const fieldPath = String(o.fieldPath ?? '');
+  const got = getValue(doc, fieldPath);
+  if (!got.found) throw new OverrideError(`${name}: the field ${fieldPath} does not exist on this object`);
+  if (typeof got.value !== 'string') throw new OverrideError(`${name}: Get object's value by overrider's path(${fieldPath}) is not string`);
+  const yamlOps = arr(o.yaml) ?? [];
+  const jsonOps = arr(o.json) ?? [];
+  let text: string;
+  if (yamlOps.length > 0) {
+    let parsed: unknown;
+    try {
+      parsed = parseYaml(got.value);
+    } catch (err: unknown) {
+      throw new OverrideError(`${name}: ${fieldPath} does not hold valid YAML: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    const patched = patchDocument(parsed ?? null, yamlOps, ctx, name, 'yaml');
+    text = stringifyYaml(patched, { sortMapEntries: true, indentSeq: false, indent: 2 });
+  } else if (jsonOps.length > 0) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(got.value);
+    } catch (err: unknown) {
+      throw new OverrideError(`${name}: ${fieldPath} does not hold valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    text = JSON.stringify(patchDocument(parsed, jsonOps, ctx, name, 'json'));
+  } else {
+    text = '';
+  }
+  return write(doc, { op: 'replace', path: got.pointer, value: text }, ctx, name);
+}

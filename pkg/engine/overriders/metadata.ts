@@ -1,0 +1,40 @@
+// labelsOverrider / annotationsOverrider (Karmada labelannotationoverrider.go): `add` creates or
+// overwrites keys (creating the map when absent), `replace` only touches keys already present, `remove`
+// deletes present keys whatever the value says. Removing the last key leaves `{}`.
+
+import type { LabelAnnotationOverrider } from '../../../api/policy/v1alpha1/types.js';
+import { isObject, stringMap } from '../json.js';
+import { expand, write, type OverrideContext } from './context.js';
+
+export function applyMetadataOverrider(
+  doc: unknown,
+  o: LabelAnnotationOverrider,
+  field: 'labels' | 'annotations',
+  ctx: OverrideContext,
+  name: string,
+): unknown {
+  if (!isObject(doc)) return doc;
+  const entries = Object.entries(stringMap(o.value));
+  if (entries.length === 0) return doc;
+  let meta = doc.metadata;
+  if (!isObject(meta)) {
+    if (o.operator !== 'add') return doc;
+    meta = {};
+    doc.metadata = meta;
+  }
+  const m = meta as Record<string, unknown>;
+  if (!isObject(m[field])) {
+    if (o.operator !== 'add') return doc;
+    m[field] = {};
+  }
+  const current = m[field] as Record<string, unknown>;
+  let out: unknown = doc;
+  for (const [key, raw] of entries) {
+    const path = `/metadata/${field}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const present = Object.prototype.hasOwnProperty.call(current, key);
+    if (o.operator === 'add') out = write(out, { op: 'add', path, value: expand(raw, ctx, name) }, ctx, name);
+    else if (o.operator === 'replace' && present) out = write(out, { op: 'replace', path, value: expand(raw, ctx, name) }, ctx, name);
+    else if (o.operator === 'remove' && present) out = write(out, { op: 'remove', path }, ctx, name);
+  }
+  return out;
+}

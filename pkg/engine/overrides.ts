@@ -1,0 +1,63 @@
+// Which override rules apply to a template, in application order (Karmada overridemanager.go):
+// every ClusterOverridePolicy, then the OverridePolicies of the template's namespace; within each kind,
+// ascending by (implicit priority, name), so the most specific and then the last-named policy is applied
+// last and has the last word. Empty selectors match everything with the lowest implicit priority. A policy
+// without overrideRules contributes its deprecated top-level targetCluster/overriders as rule -1.
+
+import type { ClusterAffinity, Overriders } from '../../api/policy/v1alpha1/types.js';
+import { arr, isObject, obj } from './json.js';
+import type { PolicyEntry, Template } from './inputs.js';
+import { MatchPriority, selectorsPriority } from './selectors.js';
+
+export interface OverrideRule {
+  policy: PolicyEntry;
+  /** Index in spec.overrideRules; -1 for the deprecated top-level form. */
+  index: number;
+  targetCluster: ClusterAffinity | undefined;
+  overriders: Overriders;
+}
+
+function rulesOf(p: PolicyEntry): OverrideRule[] {
+  const rules = arr(p.spec.overrideRules);
+  if (rules && rules.length > 0) {
+    return rules.flatMap((r, index) =>
+      isObject(r) ? [{ policy: p, index, targetCluster: obj(r.targetCluster), overriders: (obj(r.overriders) ?? {}) }] : [],
+    );
+  }
+  const overriders = obj(p.spec.overriders);
+  if (!overriders) return [];
+  return [{ policy: p, index: -1, targetCluster: obj(p.spec.targetCluster), overriders: overriders }];
+}
+
+function ordered(policies: readonly PolicyEntry[], t: Template): OverrideRule[] {
+  const matched: Array<{ p: PolicyEntry; priority: MatchPriority }> = [];
+  for (const p of policies) {
+    const selectors = arr(p.spec.resourceSelectors);
+    const priority = !selectors || selectors.length === 0 ? MatchPriority.All : selectorsPriority(selectors, t.ref, t.labels);
+    if (priority !== MatchPriority.MisMatch) matched.push({ p, priority });
+  }
+  matched.sort((a, b) => a.priority - b.priority || (a.p.name < b.p.name ? -1 : a.p.name > b.p.name ? 1 : 0));
+  return matched.flatMap((m) => rulesOf(m.p));
+}
+
+export class OverrideCatalog {
+  private readonly clusterWide: PolicyEntry[];
+  private readonly byNamespace = new Map<string, PolicyEntry[]>();
+
+  constructor(policies: readonly PolicyEntry[]) {
+    this.clusterWide = policies.filter((p) => p.kind === 'ClusterOverridePolicy');
+    for (const p of policies) {
+      if (p.kind !== 'OverridePolicy') continue;
+      const list = this.byNamespace.get(p.namespace);
+      if (list) list.push(p);
+      else this.byNamespace.set(p.namespace, [p]);
+    }
+  }
+
+  /** Every rule that may apply to the template, in application order (cluster targeting comes later). */
+  rulesFor(t: Template): OverrideRule[] {
+    const rules = ordered(this.clusterWide, t);
+    if (t.ref.namespace !== undefined) rules.push(...ordered(this.byNamespace.get(t.ref.namespace) ?? [], t));
+    return rules;
+  }
+}

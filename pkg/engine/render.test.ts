@@ -1,0 +1,302 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  at,
+  cluster,
+  clusterOverridePolicy,
+  clusterPropagationPolicy,
+  configMap,
+  deployment,
+  overridePolicy,
+  propagationPolicy,
+  selectDeployment,
+  type Obj,
+} from '../../test/builders.js';
+import { render, renderDetailed } from './render.js';
+import { explainPlacement } from './explain.js';
+
+const members = [cluster('m1', { labels: { env: 'prod' }, provider: 'aws', region: 'eu-west-1', zones: ['eu-west-1a'] }), cluster('m2', { labels: { env: 'dev' }, region: 'us-east-1' })];
+const ppAll = propagationPolicy('pp', 'default', [selectDeployment()]);
+
+/** Renders one Deployment (or the given template) through the given override rules; returns the object per cluster. */
+function renderWith(rules: Obj[], template: Obj = deployment('web', 'default', { replicas: 2 }), extra: Obj[] = []) {
+  const r = render({ objects: [template, ppAll, propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }]), overridePolicy('op', 'default', rules), ...members, ...extra] });
+  const by = Object.fromEntries(r.placements.map((p) => [p.cluster, p.object]));
+  return { result: r, m1: by.m1, m2: by.m2 };
+}
+
+describe('render: matching', () => {
+  it('lists templates no policy claims as unmatched', () => {
+    const r = render({ objects: [configMap('lonely'), ...members] });
+    assert.deepEqual(r.unmatched, [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'lonely' }]);
+    assert.equal(r.placements.length, 0);
+  });
+
+  it('prefers any matching PropagationPolicy over a higher-priority ClusterPropagationPolicy', () => {
+    const cpp = clusterPropagationPolicy('cpp', [selectDeployment('web')], undefined, { priority: 100 });
+    const r = render({ objects: [deployment(), cpp, ppAll, ...members] });
+    assert.ok(r.placements.every((p) => p.policy.kind === 'PropagationPolicy'));
+  });
+
+  it('chooses by explicit priority, then implicit priority, then the smaller name', () => {
+    const byName = propagationPolicy('b-name', 'default', [selectDeployment('web')]);
+    const byAll = propagationPolicy('a-all', 'default', [selectDeployment()]);
+    const byAllHigh = propagationPolicy('z-all', 'default', [selectDeployment()], undefined, { priority: 5 });
+    const claim = (objs: Obj[]) => render({ objects: [deployment(), ...objs, ...members] }).placements[0]?.policy.name;
+    assert.equal(claim([byName, byAll]), 'b-name');
+    assert.equal(claim([byName, byAll, byAllHigh]), 'z-all');
+    assert.equal(claim([propagationPolicy('b', 'default', [selectDeployment()]), propagationPolicy('a', 'default', [selectDeployment()])]), 'a');
+  });
+
+  it('does not let a PropagationPolicy claim templates of another namespace', () => {
+    const r = render({ objects: [deployment('web', 'other'), ppAll, ...members] });
+    assert.equal(r.unmatched.length, 1);
+  });
+
+  it('lets a ClusterPropagationPolicy claim cluster-scoped templates', () => {
+    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } };
+    const r = render({ objects: [ns, clusterPropagationPolicy('cpp', [{ apiVersion: 'v1', kind: 'Namespace' }]), ...members] });
+    assert.deepEqual(r.placements.map((p) => p.cluster), ['m1', 'm2']);
+    assert.equal(at(r.placements[0]?.object, 'metadata.namespace'), undefined);
+  });
+
+  it('reads Karmada documents unchanged', () => {
+    const pp = { ...ppAll, apiVersion: 'policy.karmada.io/v1alpha1' };
+    const m = { ...cluster('k1'), apiVersion: 'cluster.karmada.io/v1alpha1' };
+    const r = render({ objects: [deployment(), pp, m] });
+    assert.deepEqual(r.placements.map((p) => p.cluster), ['k1']);
+  });
+
+  it('reports a claimed template that no cluster can take', () => {
+    const pp = propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['nowhere'] } });
+    const r = render({ objects: [deployment(), pp, ...members] });
+    assert.match(r.errors[0]?.message ?? '', /no cluster matches its placement/);
+  });
+});
+
+describe('render: replicas', () => {
+  it('gives each cluster its share under static weights, and drops clusters that get none', () => {
+    const pp = propagationPolicy('pp', 'default', [selectDeployment()], {
+      replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted', weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ['m1'] }, weight: 1 }] } },
+    });
+    const r = render({ objects: [deployment('web', 'default', { replicas: 3 }), pp, ...members] });
+    assert.deepEqual(r.placements.map((p) => [p.cluster, at(p.object, 'spec.replicas')]), [['m1', 3]]);
+  });
+
+  it('applies overrides after division, so a replicas override wins', () => {
+    const pp = propagationPolicy('pp', 'default', [selectDeployment()], { replicaScheduling: { replicaSchedulingType: 'Divided' } });
+    const op = overridePolicy('op', 'default', [{ targetCluster: { clusterNames: ['m2'] }, overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 7 }] } }]);
+    const r = render({ objects: [deployment('web', 'default', { replicas: 4 }), pp, op, ...members] });
+    assert.deepEqual(r.placements.map((p) => at(p.object, 'spec.replicas')), [2, 7]);
+  });
+
+  it('keeps the template count on every cluster when Duplicated', () => {
+    const { m1, m2 } = renderWith([]);
+    assert.equal(at(m1, 'spec.replicas'), 2);
+    assert.equal(at(m2, 'spec.replicas'), 2);
+  });
+});
+
+describe('render: image overrider', () => {
+  const img = (component: string, operator: string, value?: string) => [{ overriders: { imageOverrider: [{ component, operator, ...(value === undefined ? {} : { value }) }] } }];
+  const template = (image: string) => deployment('web', 'default', { containers: [{ name: 'web', image }] });
+  const cases: Array<[string, string, string, string, string | undefined, string]> = [
+    ['registry add prefixes an empty registry without a slash', 'nginx:1.25', 'Registry', 'add', 'registry.k8s.io', 'registry.k8s.io/nginx:1.25'],
+    ['registry add concatenates strings', 'a.io/nginx:1', 'Registry', 'add', '.cn', 'a.io.cn/nginx:1'],
+    ['registry replace swaps the host', 'a.io/team/nginx:1', 'Registry', 'replace', 'b.io:5000', 'b.io:5000/team/nginx:1'],
+    ['registry remove drops the host', 'a.io/team/nginx:1', 'Registry', 'remove', undefined, 'team/nginx:1'],
+    ['repository add appends', 'a.io/nginx:1', 'Repository', 'add', '-slim', 'a.io/nginx-slim:1'],
+    ['repository replace swaps the path', 'a.io/nginx:1', 'Repository', 'replace', 'team/httpd', 'a.io/team/httpd:1'],
+    ['tag replace sets the tag', 'nginx:1.25', 'Tag', 'replace', '1.26', 'nginx:1.26'],
+    ['tag add appends to the tag', 'nginx:1.25', 'Tag', 'add', '-alpine', 'nginx:1.25-alpine'],
+    ['tag remove drops the tag', 'nginx:1.25', 'Tag', 'remove', undefined, 'nginx'],
+    ['tag replace with a digest sets the digest', 'nginx:1.25', 'Tag', 'replace', `sha256:${'a'.repeat(64)}`, `nginx@sha256:${'a'.repeat(64)}`],
+    ['a tag and digest keep only the tag', `nginx:1.25@sha256:${'b'.repeat(64)}`, 'Tag', 'replace', '2', 'nginx:2'],
+  ];
+  for (const [name, image, component, operator, value, want] of cases) {
+    it(name, () => {
+      const out = renderWith(img(component, operator, value), template(image));
+      assert.equal(at(out.m1, 'spec.template.spec.containers[0].image'), want);
+    });
+  }
+
+  it('reports an unparseable image for that cluster and still renders the others', () => {
+    const rules = [{ targetCluster: { clusterNames: ['m1'] }, overriders: { imageOverrider: [{ component: 'Tag', operator: 'replace', value: 'v2' }] } }];
+    const out = renderWith(rules, template('Nginx:1'));
+    assert.equal(out.m1, undefined);
+    assert.ok(out.m2);
+    assert.equal(out.result.errors[0]?.cluster, 'm1');
+    assert.match(out.result.errors[0]?.message ?? '', /OverridePolicy default\/op: spec\.overrideRules\[0\]\.overriders\.imageOverrider\[0\]: .*lowercase/);
+  });
+
+  it('leaves initContainers alone unless includeInitContainers is set', () => {
+    const t = deployment('web', 'default', { initContainers: [{ name: 'init', image: 'busybox:1' }] });
+    const off = renderWith(img('Registry', 'replace', 'my.io'), t);
+    assert.equal(at(off.m1, 'spec.template.spec.initContainers[0].image'), 'busybox:1');
+    const on = renderWith([{ overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'my.io', includeInitContainers: true }] } }], t);
+    assert.equal(at(on.m1, 'spec.template.spec.initContainers[0].image'), 'my.io/busybox:1');
+  });
+
+  it('does nothing for kinds it does not know without a predicate, and follows a predicate path', () => {
+    const cron = { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj', namespace: 'default' }, spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:1' }] } } } } } };
+    const cpp = clusterPropagationPolicy('cj', [{ apiVersion: 'batch/v1', kind: 'CronJob' }]);
+    const path = '/spec/jobTemplate/spec/template/spec/containers[name=c]/image';
+    const plain = render({ objects: [cron, cpp, overridePolicy('op', 'default', img('Registry', 'replace', 'my.io')), ...members] });
+    assert.equal(at(plain.placements[0]?.object, 'spec.jobTemplate.spec.template.spec.containers[0].image'), 'busybox:1');
+    const withPredicate = render({ objects: [cron, cpp, overridePolicy('op', 'default', [{ overriders: { imageOverrider: [{ predicate: { path }, component: 'Registry', operator: 'replace', value: 'my.io' }] } }]), ...members] });
+    assert.equal(at(withPredicate.placements[0]?.object, 'spec.jobTemplate.spec.template.spec.containers[0].image'), 'my.io/busybox:1');
+  });
+});
+
+describe('render: command and args overriders', () => {
+  const t = deployment('web', 'default', { containers: [{ name: 'web', image: 'x', command: ['/web', '-v'] }, { name: 'side', image: 'y' }] });
+  it('appends to an existing command and keeps duplicates', () => {
+    const { m1 } = renderWith([{ overriders: { commandOverrider: [{ containerName: 'web', operator: 'add', value: ['-v'] }] } }], t);
+    assert.deepEqual(at(m1, 'spec.template.spec.containers[0].command'), ['/web', '-v', '-v']);
+  });
+  it('removes every element equal to a value', () => {
+    const { m1 } = renderWith([{ overriders: { commandOverrider: [{ containerName: 'web', operator: 'remove', value: ['-v'] }] } }], t);
+    assert.deepEqual(at(m1, 'spec.template.spec.containers[0].command'), ['/web']);
+  });
+  it('writes an empty list when removing from an absent field', () => {
+    const { m1 } = renderWith([{ overriders: { argsOverrider: [{ containerName: 'side', operator: 'remove', value: ['x'] }] } }], t);
+    assert.deepEqual(at(m1, 'spec.template.spec.containers[1].args'), []);
+  });
+  it('does nothing for a container name that is not there', () => {
+    const { m1 } = renderWith([{ overriders: { argsOverrider: [{ containerName: 'nope', operator: 'add', value: ['x'] }] } }], t);
+    assert.deepEqual(at(m1, 'spec.template.spec.containers'), at(t, 'spec.template.spec.containers'));
+  });
+});
+
+describe('render: labels and annotations overriders', () => {
+  const t = deployment('web', 'default', { labels: { keep: '1', app: 'web' } });
+  it('add creates and overwrites keys', () => {
+    const { m1 } = renderWith([{ overriders: { labelsOverrider: [{ operator: 'add', value: { app: 'shop', 'example.com/team': 'a' } }] } }], t);
+    assert.deepEqual(at(m1, 'metadata.labels'), { keep: '1', app: 'shop', 'example.com/team': 'a' });
+  });
+  it('replace only touches keys that exist', () => {
+    const { m1 } = renderWith([{ overriders: { labelsOverrider: [{ operator: 'replace', value: { app: 'x', missing: 'y' } }] } }], t);
+    assert.deepEqual(at(m1, 'metadata.labels'), { keep: '1', app: 'x' });
+  });
+  it('remove deletes keys whatever the value, leaving an empty map', () => {
+    const { m1 } = renderWith([{ overriders: { labelsOverrider: [{ operator: 'remove', value: { keep: 'other', app: '' } }] } }], t);
+    assert.deepEqual(at(m1, 'metadata.labels'), {});
+  });
+  it('add creates the annotations map when there is none', () => {
+    const { m1 } = renderWith([{ overriders: { annotationsOverrider: [{ operator: 'add', value: { note: 'hi' } }] } }], t);
+    assert.deepEqual(at(m1, 'metadata.annotations'), { note: 'hi' });
+  });
+});
+
+describe('render: field overrider', () => {
+  const cm = configMap('cfg', 'default', { 'app.yaml': 'b: 1\na:\n  host: old\n  list:\n    - x\n', 'app.json': '{"z":1,"a":{"host":"old"}}' });
+  it('edits YAML inside a string and writes it back with sorted keys', () => {
+    const { m1 } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/a/host', operator: 'replace', value: 'new' }] }] } }], cm);
+    assert.equal(at(m1, 'data')?.constructor, Object);
+    assert.equal((at(m1, 'data') as Record<string, string>)['app.yaml'], 'a:\n  host: new\n  list:\n  - x\nb: 1\n');
+  });
+  it('edits JSON inside a string and keeps it compact and in order', () => {
+    const { m1 } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.json', json: [{ subPath: '/a/port', operator: 'add', value: 5432 }] }] } }], cm);
+    assert.equal((at(m1, 'data') as Record<string, string>)['app.json'], '{"z":1,"a":{"host":"old","port":5432}}');
+  });
+  it('fails for a field that is not a string', () => {
+    const { result } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/metadata', json: [{ subPath: '/x', operator: 'add', value: 1 }] }] } }], cm);
+    assert.match(result.errors[0]?.message ?? '', /is not string/);
+  });
+  it('fails with the sub-operation named when the inner path is missing', () => {
+    const { result } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.json', json: [{ subPath: '/nope/x', operator: 'replace', value: 1 }] }] } }], cm);
+    assert.match(result.errors[0]?.message ?? '', /fieldOverrider\[0\]\.json\[0\]: replace operation does not apply/);
+  });
+});
+
+describe('render: plaintext overrider, keyed paths and variables', () => {
+  it('addresses list items by key', () => {
+    const t = deployment('web', 'default', { containers: [{ name: 'side', image: 'y' }, { name: 'web', image: 'x' }] });
+    const { m1 } = renderWith([{ overriders: { plaintext: [{ path: '/spec/template/spec/containers[name=web]/image', operator: 'replace', value: 'z' }] } }], t);
+    assert.equal(at(m1, 'spec.template.spec.containers[1].image'), 'z');
+  });
+
+  it('expands per-cluster variables in values', () => {
+    const rules = [{ overriders: { labelsOverrider: [{ operator: 'add', value: { where: '${cluster.name}-${cluster.labels[\'env\']}' } }], plaintext: [{ path: '/metadata/annotations', operator: 'add', value: { region: '${cluster.region}', literal: '$${cluster.name}' } }] } }];
+    const { m1, m2 } = renderWith(rules);
+    assert.equal(at(m1, 'metadata.labels.where'), 'm1-prod');
+    assert.equal(at(m2, 'metadata.labels.where'), 'm2-dev');
+    assert.deepEqual(at(m1, 'metadata.annotations'), { region: 'eu-west-1', literal: '${cluster.name}' });
+  });
+
+  it('fails only the cluster that lacks what a variable needs', () => {
+    const { result, m1, m2 } = renderWith([{ overriders: { labelsOverrider: [{ operator: 'add', value: { p: '${cluster.provider}' } }] } }]);
+    assert.equal(at(m1, 'metadata.labels.p'), 'aws');
+    assert.equal(m2, undefined);
+    assert.match(result.errors[0]?.message ?? '', /cluster m2 has no provider/);
+  });
+
+  it('fails a path that does not exist on one cluster and renders the other', () => {
+    const rules = [{ targetCluster: { clusterNames: ['m2'] }, overriders: { plaintext: [{ path: '/spec/paused', operator: 'replace', value: true }] } }];
+    const { result, m1, m2 } = renderWith(rules);
+    assert.ok(m1);
+    assert.equal(m2, undefined);
+    assert.deepEqual(result.errors.map((e) => e.cluster), ['m2']);
+  });
+});
+
+describe('render: override order and provenance', () => {
+  const label = (v: string) => ({ overriders: { labelsOverrider: [{ operator: 'add', value: { who: v } }] } });
+  it('applies ClusterOverridePolicies first, then OverridePolicies, least specific first', () => {
+    const objects = [
+      deployment('web', 'default', { labels: { app: 'web' } }),
+      ppAll,
+      ...members,
+      overridePolicy('a-byname', 'default', [label('byname')], [selectDeployment('web')]),
+      overridePolicy('z-all', 'default', [label('all')]),
+      overridePolicy('m-bylabel', 'default', [label('bylabel')], [{ apiVersion: 'apps/v1', kind: 'Deployment', labelSelector: { matchLabels: { app: 'web' } } }]),
+      clusterOverridePolicy('zzz-cop', [label('cop')]),
+    ];
+    const p = render({ objects }).placements[0];
+    assert.deepEqual(p?.overrides.map((o) => o.name), ['zzz-cop', 'z-all', 'm-bylabel', 'a-byname']);
+    assert.equal(at(p?.object, 'metadata.labels.who'), 'byname');
+  });
+
+  it('skips rules whose targetCluster does not match, and applies the deprecated top-level form', () => {
+    const deprecated = { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'OverridePolicy', metadata: { name: 'old', namespace: 'default' }, spec: { targetCluster: { clusterNames: ['m2'] }, overriders: { labelsOverrider: [{ operator: 'add', value: { old: 'yes' } }] } } };
+    const { m1, m2 } = renderWith([], deployment(), [deprecated]);
+    assert.equal(at(m1, 'metadata.labels.old'), undefined);
+    assert.equal(at(m2, 'metadata.labels.old'), 'yes');
+  });
+
+  it('says which policy and rule set each changed path', () => {
+    const objects = [deployment('web', 'default', { replicas: 2 }), propagationPolicy('pp', 'default', [selectDeployment()], { replicaScheduling: {} }), cluster('m1'), overridePolicy('op', 'default', [label('x'), { overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 5 }] } }])];
+    const [p] = renderDetailed({ objects }, { explain: true }).placements;
+    assert.ok(p);
+    const rows = explainPlacement(p);
+    assert.deepEqual(rows.map((r) => [r.path, r.setBy]), [
+      ['/spec/replicas', 'OverridePolicy default/op spec.overrideRules[1].overriders.plaintext[0]'],
+      ['/metadata/labels/who', 'OverridePolicy default/op spec.overrideRules[0].overriders.labelsOverrider[0]'],
+    ]);
+    assert.deepEqual(rows[0]?.overwritten, ['PropagationPolicy default/pp placement.replicaScheduling']);
+  });
+});
+
+describe('render: output hygiene and bad input', () => {
+  it('removes server-populated fields and never changes its input', () => {
+    const t = deployment();
+    (t.metadata as Obj).uid = 'u';
+    (t.metadata as Obj).resourceVersion = '9';
+    t.status = { readyReplicas: 1 };
+    const before = JSON.stringify(t);
+    const { m1 } = renderWith([{ overriders: { labelsOverrider: [{ operator: 'add', value: { a: 'b' } }] } }], t);
+    assert.equal(at(m1, 'metadata.uid'), undefined);
+    assert.equal(at(m1, 'status'), undefined);
+    assert.equal(JSON.stringify(t), before);
+  });
+
+  it('reports unusable documents and keeps rendering the rest', () => {
+    const r = render({ objects: [42, { kind: 'Deployment' }, { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'Mystery', metadata: { name: 'm' } }, deployment(), ppAll, ...members] });
+    assert.equal(r.placements.length, 2);
+    assert.deepEqual(r.errors.map((e) => e.message), ['document 1 is not an object', 'apiVersion: Required value', 'kind: Unsupported value: "Mystery": supported values: "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy", "ClusterOverridePolicy"']);
+  });
+
+  it('does not throw for input that is not even a list', () => {
+    assert.deepEqual(render({ objects: undefined as unknown as unknown[] }), { placements: [], unmatched: [], errors: [] });
+  });
+});

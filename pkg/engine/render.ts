@@ -1,0 +1,186 @@
+// The engine's pipeline, a pure function of its input objects:
+//   sort inputs → claim each template for one propagation policy → pick clusters, divide replicas →
+//   per cluster: copy the template, set its replicas, apply the matching override rules in order,
+//   drop server-populated fields → placements + provenance.
+// A failure for one (template, cluster) pair is reported in `errors` and the other pairs still render.
+
+import { clusterInfo, sortInputs, type PolicyEntry, type Template } from './inputs.js';
+import { cloneJson, isObject, obj, type JsonObject } from './json.js';
+import { PropagationMatcher } from './match.js';
+import { OverrideCatalog, type OverrideRule } from './overrides.js';
+import { applyOverriders, OverrideError } from './overriders/index.js';
+import { divideReplicas, PlacementError, selectClusters, templateReplicas } from './placement.js';
+import { clusterMatches } from './selectors.js';
+import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
+import { PatchError } from './patch.js';
+
+export interface RenderInput {
+  objects: unknown[];
+}
+
+export interface Placement {
+  cluster: string;
+  object: Record<string, unknown>;
+  policy: PolicyRef;
+  overrides: PolicyRef[];
+}
+
+export interface RenderError {
+  object: ObjectRef;
+  cluster?: string;
+  message: string;
+}
+
+/** The library contract of DESIGN.md. */
+export interface RenderResult {
+  placements: Placement[];
+  unmatched: ObjectRef[];
+  errors: RenderError[];
+}
+
+export interface DetailedPlacement extends Placement {
+  template: ObjectRef;
+  /** Every rule applied, in order. */
+  rules: AppliedRule[];
+  /** Every path written, in order (replica division first); later entries win on the same path. */
+  changes: Change[];
+}
+
+export interface DetailedResult {
+  placements: DetailedPlacement[];
+  unmatched: ObjectRef[];
+  errors: RenderError[];
+}
+
+export interface RenderOptions {
+  /** Record changed paths (for --explain); off by default, it costs an allocation per write. */
+  explain?: boolean;
+  /** Only render for these clusters (the clusters are still all known to placement and division). */
+  clusters?: readonly string[];
+}
+
+const SERVER_FIELDS = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'ownerReferences', 'finalizers', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
+
+/** Drops what the API server owns, so the object can be applied to another cluster. */
+export function pruneServerFields(o: JsonObject): JsonObject {
+  delete o.status;
+  const meta = obj(o.metadata);
+  if (meta) for (const k of SERVER_FIELDS) delete meta[k];
+  return o;
+}
+
+function describe(p: PolicyEntry): string {
+  return `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`;
+}
+
+function rulePath(rule: OverrideRule): string {
+  return rule.index < 0 ? 'spec.overriders' : `spec.overrideRules[${rule.index}].overriders`;
+}
+
+function renderOne(
+  t: Template,
+  claim: PolicyEntry,
+  cluster: ClusterInfo,
+  replicas: number | undefined,
+  rules: readonly OverrideRule[],
+  explain: boolean,
+): DetailedPlacement {
+  let doc: unknown = cloneJson(t.object);
+  const changes: Change[] = [];
+  if (replicas !== undefined && isObject(doc)) {
+    const spec = obj(doc.spec) ?? ((doc.spec = {}));
+    const op = Object.prototype.hasOwnProperty.call(spec, 'replicas') ? 'replace' : 'add';
+    spec.replicas = replicas;
+    if (explain) changes.push({ path: '/spec/replicas', op, source: { policy: claim.ref, overrider: 'placement.replicaScheduling' } });
+  }
+  if (isObject(doc) && t.ref.namespace !== undefined) {
+    const meta = obj(doc.metadata);
+    if (meta && meta.namespace === undefined) meta.namespace = t.ref.namespace;
+  }
+  const applied: AppliedRule[] = [];
+  for (const rule of rules) {
+    if (rule.targetCluster !== undefined && !clusterMatches(cluster, rule.targetCluster)) continue;
+    const ctx = { cluster, source: { policy: rule.policy.ref, rule: rule.index }, changes: explain ? changes : undefined };
+    try {
+      doc = applyOverriders(doc, rule.overriders, ctx, t.ref.kind);
+    } catch (err: unknown) {
+      if (err instanceof OverrideError || err instanceof PatchError) {
+        throw new OverrideError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, { cause: err });
+      }
+      throw err;
+    }
+    applied.push({ policy: rule.policy.ref, rule: rule.index });
+  }
+  if (!isObject(doc)) throw new OverrideError('the overrides replaced the object with something that is not an object');
+  const overrides: PolicyRef[] = [];
+  for (const a of applied) {
+    const last = overrides[overrides.length - 1];
+    if (!last || last.kind !== a.policy.kind || last.name !== a.policy.name || last.namespace !== a.policy.namespace) overrides.push(a.policy);
+  }
+  return { cluster: cluster.name, object: pruneServerFields(doc), policy: claim.ref, overrides, template: t.ref, rules: applied, changes };
+}
+
+export function renderDetailed(input: RenderInput, options: RenderOptions = {}): DetailedResult {
+  const objects = isObject(input) && Array.isArray(input.objects) ? input.objects : [];
+  const inputs = sortInputs(objects);
+  const result: DetailedResult = { placements: [], unmatched: [], errors: inputs.errors.map((e) => ({ object: e.object, message: e.message })) };
+  const matcher = new PropagationMatcher(inputs.propagation);
+  const catalog = new OverrideCatalog(inputs.overrides);
+  const only = options.clusters ? new Set(options.clusters) : undefined;
+  const explain = options.explain === true;
+
+  for (const t of inputs.templates) {
+    const claim = matcher.claim(t);
+    if (!claim) {
+      result.unmatched.push(t.ref);
+      continue;
+    }
+    const policy = claim.policy;
+    const placement = obj(policy.spec.placement);
+    let targets: ClusterInfo[];
+    let division: Map<string, number> | undefined;
+    let replicas: number | undefined;
+    try {
+      targets = selectClusters(placement, inputs.clusters).clusters;
+      replicas = templateReplicas(t.ref.kind, t.object);
+      division = divideReplicas(placement, replicas, targets);
+    } catch (err: unknown) {
+      if (!(err instanceof PlacementError)) throw err;
+      result.errors.push({ object: t.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
+      continue;
+    }
+    if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
+    if (targets.length === 0) {
+      result.errors.push({
+        object: t.ref,
+        message: `${describe(policy)}: no cluster matches its placement (${inputs.clusters.length} cluster${inputs.clusters.length === 1 ? '' : 's'} known${inputs.clusters.length ? `: ${inputs.clusters.map((c) => c.name).join(', ')}` : ''})`,
+      });
+      continue;
+    }
+    const rules = catalog.rulesFor(t);
+    for (const cluster of targets) {
+      if (only && !only.has(cluster.name)) continue;
+      try {
+        result.placements.push(renderOne(t, policy, cluster, division ? division.get(cluster.name) : undefined, rules, explain));
+      } catch (err: unknown) {
+        // Known failures carry their own message; anything else is still reported for this pair only.
+        const known = err instanceof OverrideError || err instanceof PatchError;
+        const message = err instanceof Error ? err.message : String(err);
+        result.errors.push({ object: t.ref, cluster: cluster.name, message: known ? message : `unexpected error: ${message}` });
+      }
+    }
+  }
+  return result;
+}
+
+/** DESIGN.md's `render`: per-cluster objects, unmatched templates and errors. Never throws for bad input. */
+export function render(input: RenderInput): RenderResult {
+  const r = renderDetailed(input);
+  return {
+    placements: r.placements.map((p) => ({ cluster: p.cluster, object: p.object, policy: p.policy, overrides: p.overrides })),
+    unmatched: r.unmatched,
+    errors: r.errors,
+  };
+}
+
+export { clusterInfo };

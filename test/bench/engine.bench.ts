@@ -1,0 +1,124 @@
+// Engine benchmarks (`npm run bench`). Prints a table; targets on a 2-core machine: (a) >= 20,000 renders/s,
+// (b) under 2 s. A render is one (template, cluster) pair.
+
+import { performance } from 'node:perf_hooks';
+import { sortInputs } from '../../pkg/engine/inputs.js';
+import { PropagationMatcher } from '../../pkg/engine/match.js';
+import { renderDetailed } from '../../pkg/engine/render.js';
+import { cluster, configMap, deployment, overridePolicy, propagationPolicy, type Obj } from '../builders.js';
+
+const REGIONS = ['eu-west-1', 'eu-central-1', 'us-east-1', 'us-west-2', 'ap-south-1'];
+
+function renderWorkload(): Obj[] {
+  const objects: Obj[] = [];
+  for (let i = 0; i < 1000; i++) {
+    objects.push(
+      deployment(`app-${i}`, 'bench', {
+        replicas: 6,
+        labels: { app: `app-${i}`, tier: i % 2 ? 'web' : 'api' },
+        containers: [
+          { name: 'main', image: `registry.example.com/team/app-${i}:1.${i % 10}.0`, command: ['/app'], args: ['--port=8080'], env: [{ name: 'MODE', value: 'x' }], resources: { limits: { memory: '512Mi' } } },
+          { name: 'sidecar', image: 'registry.example.com/infra/proxy:2.1' },
+        ],
+      }),
+    );
+  }
+  objects.push(configMap('settings', 'bench', { 'app.yaml': 'db:\n  host: x\n  pool: 5\n', 'flags.json': '{"a":true}' }));
+  for (let c = 0; c < 20; c++) {
+    objects.push(cluster(`member-${String(c).padStart(2, '0')}`, { labels: { env: c % 4 === 0 ? 'dev' : 'prod', idx: String(c) }, provider: c % 2 ? 'aws' : 'gcp', region: REGIONS[c % REGIONS.length] ?? 'x', zones: ['a'] }));
+  }
+  objects.push(
+    propagationPolicy('all', 'bench', [{ apiVersion: 'apps/v1', kind: 'Deployment' }, { apiVersion: 'v1', kind: 'ConfigMap' }], {
+      replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' },
+    }),
+  );
+  const dep = [{ apiVersion: 'apps/v1', kind: 'Deployment' }];
+  const prod = { labelSelector: { matchLabels: { env: 'prod' } } };
+  const ops: Obj[] = [
+    overridePolicy('op-00-image-registry', 'bench', [{ overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' }] } }], dep),
+    overridePolicy('op-01-image-tag', 'bench', [{ targetCluster: prod, overriders: { imageOverrider: [{ predicate: { path: '/spec/template/spec/containers[name=main]/image' }, component: 'Tag', operator: 'add', value: '-hardened' }] } }], dep),
+    overridePolicy('op-02-command', 'bench', [{ overriders: { commandOverrider: [{ containerName: 'main', operator: 'add', value: ['--cluster=${cluster.name}'] }] } }], dep),
+    overridePolicy('op-03-args', 'bench', [{ targetCluster: prod, overriders: { argsOverrider: [{ containerName: 'main', operator: 'add', value: ['--log=warn'] }, { containerName: 'main', operator: 'remove', value: ['--port=8080'] }] } }], dep),
+    overridePolicy('op-04-labels', 'bench', [{ overriders: { labelsOverrider: [{ operator: 'add', value: { cluster: '${cluster.name}', env: "${cluster.labels['env']}" } }] } }], dep),
+    overridePolicy('op-05-annotations', 'bench', [{ overriders: { annotationsOverrider: [{ operator: 'add', value: { 'example.com/region': '${cluster.region}', 'example.com/provider': '${cluster.provider}' } }] } }], dep),
+    overridePolicy('op-06-plaintext', 'bench', [{ overriders: { plaintext: [{ path: '/spec/template/spec/containers[name=main]/resources/limits/memory', operator: 'replace', value: '1Gi' }, { path: '/spec/template/spec/containers[name=main]/env/-', operator: 'add', value: { name: 'REGION', value: '${cluster.region}' } }] } }], dep),
+    overridePolicy('op-07-labels-by-selector', 'bench', [{ overriders: { labelsOverrider: [{ operator: 'replace', value: { tier: 'frontend' } }] } }], [{ apiVersion: 'apps/v1', kind: 'Deployment', labelSelector: { matchLabels: { tier: 'web' } } }]),
+    overridePolicy('op-08-field-yaml', 'bench', [{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/db/host', operator: 'replace', value: 'db.${cluster.region}' }] }] } }], [{ apiVersion: 'v1', kind: 'ConfigMap' }]),
+    overridePolicy('op-09-field-json', 'bench', [{ overriders: { fieldOverrider: [{ fieldPath: '/data/flags.json', json: [{ subPath: '/b', operator: 'add', value: '${cluster.name}' }] }] } }], [{ apiVersion: 'v1', kind: 'ConfigMap' }]),
+  ];
+  return [...objects, ...ops];
+}
+
+function matchingWorkload(): Obj[] {
+  const objects: Obj[] = [];
+  const kinds = [
+    { apiVersion: 'apps/v1', kind: 'Deployment' },
+    { apiVersion: 'v1', kind: 'ConfigMap' },
+    { apiVersion: 'v1', kind: 'Service' },
+    { apiVersion: 'apps/v1', kind: 'StatefulSet' },
+  ];
+  for (let n = 0; n < 100; n++) {
+    const ns = `team-${n}`;
+    for (let i = 0; i < 100; i++) {
+      const k = kinds[i % kinds.length] ?? kinds[0];
+      objects.push({ ...k, metadata: { name: `obj-${i}`, namespace: ns, labels: { app: `app-${i % 10}` } } });
+    }
+    for (let p = 0; p < 20; p++) {
+      const k = kinds[p % kinds.length] ?? kinds[0];
+      const selector = p < 10 ? { ...k, name: `obj-${p * 7}` } : p < 16 ? { ...k, labelSelector: { matchLabels: { app: `app-${p % 10}` } } } : { ...k };
+      objects.push(propagationPolicy(`pp-${p}`, ns, [selector], undefined, p % 5 === 0 ? { priority: p } : {}));
+    }
+  }
+  return objects;
+}
+
+function mib(kb: number): string {
+  return `${(kb / 1024).toFixed(0)} MiB`;
+}
+
+function benchRender(): string[] {
+  const objects = renderWorkload();
+  renderDetailed({ objects }); // warm-up
+  const times: number[] = [];
+  let renders = 0;
+  let errors = 0;
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const r = renderDetailed({ objects });
+    times.push(performance.now() - t0);
+    renders = r.placements.length;
+    errors = r.errors.length;
+  }
+  times.sort((a, b) => a - b);
+  const median = times[2] ?? 0;
+  return [
+    '(a) render: 1,000 Deployments + 1 ConfigMap x 20 clusters x 10 OverridePolicies (every overrider)',
+    `    renders per run      ${renders} (errors: ${errors})`,
+    `    median run           ${median.toFixed(0)} ms (best ${(times[0] ?? 0).toFixed(0)} ms, worst ${(times[4] ?? 0).toFixed(0)} ms)`,
+    `    throughput           ${Math.round(renders / (median / 1000)).toLocaleString('en-US')} renders/s  (target >= 20,000)`,
+    `    peak RSS             ${mib(process.resourceUsage().maxRSS)}`,
+  ];
+}
+
+function benchMatching(): string[] {
+  const objects = matchingWorkload();
+  const inputs = sortInputs(objects);
+  const times: number[] = [];
+  let claimed = 0;
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    const matcher = new PropagationMatcher(inputs.propagation);
+    claimed = 0;
+    for (const t of inputs.templates) if (matcher.claim(t)) claimed++;
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return [
+    '(b) matching: 10,000 templates against 2,000 PropagationPolicies (index build included)',
+    `    templates claimed    ${claimed} of ${inputs.templates.length} (policies: ${inputs.propagation.length})`,
+    `    median time          ${(times[1] ?? 0).toFixed(1)} ms  (target < 2,000 ms)`,
+  ];
+}
+
+const lines = [`flotilla engine benchmark — node ${process.version}`, '', ...benchRender(), '', ...benchMatching()];
+console.log(lines.join('\n'));

@@ -1,0 +1,11 @@
+// The webhook package: one HTTPS server answering /validate, /mutate, /convert, /healthz, /readyz and
+// /metrics. Everything but server.ts is free of I/O.
+
+export * from './types.js';
+export { BadRequestError, allowed, denied, errored, patched, decodeAdmissionReview } from './admission.js';
+export { validateRequest, toValidationShape, EMPTY_INVENTORY, type ValidatingOptions, type Inventory, type ClusterInfo } from './validating.js';
+export { mutateRequest, type MutatingOptions } from './mutating.js';
+export { reviewConversion } from './conversion.js';
+export { WebhookHandler, MAX_BODY_BYTES, type HandlerOptions, type HttpRequest, type HttpResponse } from './handler.js';
+export { WebhookServer, WebhookServerError, type WebhookServerOptions, type Logger } from './server.js';
+export { admissionRequestReview, conversionRequestReview, type AdmissionRequestInput } from './reviews.js';

@@ -1,0 +1,94 @@
+// /validate: decode → validateObject (api/validation) → AdmissionResponse. Policies of either
+// policy.flotilla.io version (and policy.karmada.io documents) and Clusters are judged; v1beta1 objects are
+// validated in their v1alpha1 form, whose field paths under spec are the same. Every rule and every
+// warning (unknown clusters, rules overwriting each other, selectors that match nothing) lives in
+// api/validation; this file only adapts the review to it.
+
+import { CONVERSION_ANNOTATION, ConversionError, V1ALPHA1, V1BETA1, convertObject } from '../../api/conversion/index.js';
+import { aggregate, validateObject, type ValidationContext } from '../../api/validation/index.js';
+import { allowed, denied, errored, isObject } from './admission.js';
+import type { AdmissionRequest, AdmissionResponse } from './types.js';
+
+/** A registered member cluster, as far as validation looks at it. */
+export interface ClusterInfo {
+  metadata?: { name?: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+}
+
+/** What the webhook knows about the hub; `undefined` means "not known", so no cluster warnings. */
+export interface Inventory {
+  clusters(): ReadonlyArray<ClusterInfo> | undefined;
+}
+
+export const EMPTY_INVENTORY: Inventory = { clusters: () => undefined };
+
+const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
+const CLUSTER_GROUPS = new Set(['cluster.flotilla.io', 'cluster.karmada.io']);
+const POLICY_KINDS = new Set(['PropagationPolicy', 'ClusterPropagationPolicy', 'OverridePolicy', 'ClusterOverridePolicy']);
+
+export interface ValidatingOptions {
+  inventory?: Inventory;
+}
+
+type Target = 'policy' | 'cluster' | undefined;
+
+function targetOf(object: unknown): Target {
+  if (!isObject(object) || typeof object.apiVersion !== 'string' || typeof object.kind !== 'string') return undefined;
+  const group = object.apiVersion.includes('/') ? object.apiVersion.slice(0, object.apiVersion.indexOf('/')) : '';
+  if (POLICY_GROUPS.has(group) && POLICY_KINDS.has(object.kind)) return 'policy';
+  if (CLUSTER_GROUPS.has(group) && object.kind === 'Cluster') return 'cluster';
+  return undefined;
+}
+
+/**
+ * The v1alpha1 form of a policy, for validation. The conversion annotation is dropped first, so a v1beta1
+ * object is judged as it is stored (its rules stay at spec.overrideRules).
+ */
+export function toValidationShape(object: Record<string, unknown>): Record<string, unknown> {
+  if (object.apiVersion !== V1BETA1) return object;
+  const copy = { ...object };
+  if (isObject(object.metadata) && isObject(object.metadata.annotations) && CONVERSION_ANNOTATION in object.metadata.annotations) {
+    const annotations = { ...object.metadata.annotations };
+    delete annotations[CONVERSION_ANNOTATION];
+    copy.metadata = { ...object.metadata, annotations };
+  }
+  return convertObject(copy, V1ALPHA1);
+}
+
+const dedupe = (xs: readonly string[]): string[] => [...new Set(xs)];
+
+export function validateRequest(request: AdmissionRequest, opts: ValidatingOptions = {}): AdmissionResponse {
+  const { uid, operation } = request;
+  if (operation !== 'CREATE' && operation !== 'UPDATE') return allowed(uid);
+  const target = targetOf(request.object);
+  if (target === undefined || !isObject(request.object)) return allowed(uid);
+  const inventory = opts.inventory ?? EMPTY_INVENTORY;
+
+  let object: Record<string, unknown>;
+  let oldObject: unknown;
+  try {
+    object = target === 'policy' ? toValidationShape(request.object) : request.object;
+    oldObject = isObject(request.oldObject) && targetOf(request.oldObject) === target ? (target === 'policy' ? toValidationShape(request.oldObject) : request.oldObject) : undefined;
+  } catch (e: unknown) {
+    if (e instanceof ConversionError) return denied(uid, e.message);
+    throw e;
+  }
+
+  const ctx: ValidationContext = { operation, requirePermanentId: true };
+  if (oldObject !== undefined) ctx.oldObject = oldObject;
+  const clusters = inventory.clusters();
+  if (clusters) ctx.clusters = clusters;
+  const result = validateObject(object, ctx);
+  const warnings = dedupe(result.warnings);
+  if (result.errors.length > 0) return denied(uid, aggregate(result.errors), warnings);
+  return allowed(uid, warnings);
+}
+
+/** For callers that must never throw (the HTTP handler): unexpected failures become a 500 in the review. */
+export function validateRequestSafely(request: AdmissionRequest, opts: ValidatingOptions = {}): AdmissionResponse {
+  try {
+    return validateRequest(request, opts);
+  } catch (e: unknown) {
+    return errored(request.uid, 500, `validation failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}

@@ -25,14 +25,17 @@ export function renderValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   try {
-    return JSON.stringify(value);
+    // JSON.stringify gives undefined for functions and symbols, and throws on cycles and bigints.
+    const json: string | undefined = JSON.stringify(value);
+    return json ?? Object.prototype.toString.call(value);
   } catch {
-    return String(value);
+    return Object.prototype.toString.call(value);
   }
 }
 
 export function formatFieldError(e: FieldError): string {
-  if (e.type === 'Required value' || e.type === 'Forbidden' || e.type === 'Too many') {
+  // As field.Error.ErrorBody: these types never print the bad value.
+  if (e.type === 'Required value' || e.type === 'Forbidden' || e.type === 'Too long' || e.type === 'Too many') {
     return `${e.field}: ${e.type}${e.detail ? `: ${e.detail}` : ''}`;
   }
   return `${e.field}: ${e.type}: ${renderValue(e.value)}${e.detail ? `: ${e.detail}` : ''}`;

@@ -16,7 +16,8 @@ export function cloneJson<T>(v: T): T {
   }
   if (v !== null && typeof v === 'object') {
     const out: JsonObject = {};
-    for (const k of Object.keys(v)) out[k] = cloneJson((v as JsonObject)[k]);
+    // for…in over a plain parsed object visits its own keys in order and allocates no key array.
+    for (const k in v) out[k] = cloneJson((v as JsonObject)[k]);
     return out as T;
   }
   return v;

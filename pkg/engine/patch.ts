@@ -57,7 +57,8 @@ interface Located {
   parentPointer: string;
 }
 
-function escapeKey(k: string): string {
+export function escapeKey(k: string): string {
+  if (!k.includes('~') && !k.includes('/')) return k;
   return k.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

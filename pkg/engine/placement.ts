@@ -120,31 +120,30 @@ export function templateReplicas(kind: string, object: Record<string, unknown>):
  * fewer seats, then the smaller name (Karmada's order without a binding UID).
  */
 export function websterSeats(replicas: number, weights: ReadonlyArray<{ name: string; weight: number }>): Map<string, number> {
-  const seats = new Map<string, number>(weights.map((w) => [w.name, 0]));
-  const live = weights.filter((w) => w.weight > 0);
-  for (let s = 0; s < replicas && live.length > 0; s++) {
-    let best: { name: string; weight: number } | undefined;
-    let bestScore = -1;
-    for (const w of live) {
-      const a = seats.get(w.name) ?? 0;
+  const seats = weights.map(() => 0);
+  for (let s = 0; s < replicas; s++) {
+    let best = -1;
+    let bestScore = 0;
+    for (let i = 0; i < weights.length; i++) {
+      const w = weights[i] as { name: string; weight: number };
+      if (w.weight <= 0) continue;
+      const a = seats[i] as number;
       const score = w.weight / (2 * a + 1);
-      if (best === undefined || score > bestScore) {
-        best = w;
+      if (best < 0 || score > bestScore) {
+        best = i;
         bestScore = score;
-        continue;
-      }
-      if (score === bestScore) {
-        const ab = seats.get(best.name) ?? 0;
-        if (a < ab || (a === ab && w.name < best.name)) {
-          best = w;
+      } else if (score === bestScore) {
+        const ab = seats[best] as number;
+        if (a < ab || (a === ab && w.name < (weights[best] as { name: string }).name)) {
+          best = i;
           bestScore = score;
         }
       }
     }
-    if (!best) break;
-    seats.set(best.name, (seats.get(best.name) ?? 0) + 1);
+    if (best < 0) break;
+    seats[best] = (seats[best] as number) + 1;
   }
-  return seats;
+  return new Map(weights.map((w, i) => [w.name, seats[i] as number]));
 }
 
 /**

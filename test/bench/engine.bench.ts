@@ -14,7 +14,7 @@ function renderWorkload(): Obj[] {
   for (let i = 0; i < 1000; i++) {
     objects.push(
       deployment(`app-${i}`, 'bench', {
-        replicas: 6,
+        replicas: 40,
         labels: { app: `app-${i}`, tier: i % 2 ? 'web' : 'api' },
         containers: [
           { name: 'main', image: `registry.example.com/team/app-${i}:1.${i % 10}.0`, command: ['/app'], args: ['--port=8080'], env: [{ name: 'MODE', value: 'x' }], resources: { limits: { memory: '512Mi' } } },

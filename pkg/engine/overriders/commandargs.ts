@@ -5,7 +5,7 @@
 import type { CommandArgsOverrider } from '../../../api/policy/v1alpha1/types.js';
 import { isObject, stringList } from '../json.js';
 import { getValue } from '../patch.js';
-import { containerListPaths, expand, write, type OverrideContext } from './context.js';
+import { containerListPaths, expand, record, type OverrideContext } from './context.js';
 
 export function applyCommandArgsOverrider(
   doc: unknown,
@@ -16,7 +16,7 @@ export function applyCommandArgsOverrider(
   kind: string,
 ): unknown {
   const values = expand(stringList(o.value), ctx, name);
-  let out = doc;
+  const out = doc;
   for (const listPath of containerListPaths(kind, false)) {
     const list = getValue(out, listPath);
     if (!list.found || !Array.isArray(list.value)) continue;
@@ -28,7 +28,8 @@ export function applyCommandArgsOverrider(
       if (o.operator === 'add') next = [...current, ...values];
       else if (o.operator === 'remove') next = current.filter((x) => !values.includes(x));
       else next = current;
-      out = write(out, { op: present ? 'replace' : 'add', path: `${list.pointer}/${i}/${field}`, value: next }, ctx, name);
+      c[field] = next;
+      record(ctx, present ? 'replace' : 'add', () => `${list.pointer}/${i}/${field}`, name);
     });
   }
   return out;

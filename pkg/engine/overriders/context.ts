@@ -28,6 +28,14 @@ export function write(doc: unknown, op: PatchOperation, ctx: OverrideContext, ov
   return res.doc;
 }
 
+/**
+ * Records a change made directly on the object (the overriders that already hold the container or map
+ * they edit skip path parsing on the hot path); `pointer` is only built when provenance is wanted.
+ */
+export function record(ctx: OverrideContext, op: Change['op'], pointer: () => string, overrider: string): void {
+  ctx.changes?.push({ path: pointer(), op, source: { ...ctx.source, overrider } });
+}
+
 /** Expands per-cluster variables in a value, turning a failure into an OverrideError naming the overrider. */
 export function expand<T>(value: T, ctx: OverrideContext, overrider: string): T {
   try {

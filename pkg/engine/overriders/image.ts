@@ -6,7 +6,7 @@ import type { ImageOverrider } from '../../../api/policy/v1alpha1/types.js';
 import { overrideImage } from '../../image/index.js';
 import { isObject, str } from '../json.js';
 import { getValue } from '../patch.js';
-import { containerListPaths, expand, OverrideError, write, type OverrideContext } from './context.js';
+import { containerListPaths, expand, OverrideError, record, write, type OverrideContext } from './context.js';
 
 function rewrite(image: string, o: ImageOverrider, value: string | undefined, name: string): string {
   try {
@@ -26,13 +26,14 @@ export function applyImageOverrider(doc: unknown, o: ImageOverrider, ctx: Overri
     if (typeof got.value !== 'string') throw new OverrideError(`${name}: failed to obtain imageValue with predicate path(${predicatePath}), error: failed to convert path(${predicatePath}) to string`);
     return write(doc, { op: 'replace', path: got.pointer, value: rewrite(got.value, o, value, name) }, ctx, name);
   }
-  let out = doc;
+  const out = doc;
   for (const listPath of containerListPaths(kind, o.includeInitContainers === true)) {
     const list = getValue(out, listPath);
     if (!list.found || !Array.isArray(list.value)) continue;
     list.value.forEach((c: unknown, i: number) => {
-      const image = isObject(c) && typeof c.image === 'string' ? c.image : '';
-      out = write(out, { op: 'replace', path: `${list.pointer}/${i}/image`, value: rewrite(image, o, value, name) }, ctx, name);
+      if (!isObject(c)) throw new OverrideError(`${name}: ${list.pointer}/${i} is not a container object`);
+      c.image = rewrite(typeof c.image === 'string' ? c.image : '', o, value, name);
+      record(ctx, 'replace', () => `${list.pointer}/${i}/image`, name);
     });
   }
   return out;

@@ -4,7 +4,8 @@
 
 import type { LabelAnnotationOverrider } from '../../../api/policy/v1alpha1/types.js';
 import { isObject, stringMap } from '../json.js';
-import { expand, write, type OverrideContext } from './context.js';
+import { escapeKey } from '../patch.js';
+import { expand, record, type OverrideContext } from './context.js';
 
 export function applyMetadataOverrider(
   doc: unknown,
@@ -28,13 +29,19 @@ export function applyMetadataOverrider(
     m[field] = {};
   }
   const current = m[field] as Record<string, unknown>;
-  let out: unknown = doc;
   for (const [key, raw] of entries) {
-    const path = `/metadata/${field}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const pointer = () => `/metadata/${field}/${escapeKey(key)}`;
     const present = Object.prototype.hasOwnProperty.call(current, key);
-    if (o.operator === 'add') out = write(out, { op: 'add', path, value: expand(raw, ctx, name) }, ctx, name);
-    else if (o.operator === 'replace' && present) out = write(out, { op: 'replace', path, value: expand(raw, ctx, name) }, ctx, name);
-    else if (o.operator === 'remove' && present) out = write(out, { op: 'remove', path }, ctx, name);
+    if (o.operator === 'add') {
+      current[key] = expand(raw, ctx, name);
+      record(ctx, 'add', pointer, name);
+    } else if (o.operator === 'replace' && present) {
+      current[key] = expand(raw, ctx, name);
+      record(ctx, 'replace', pointer, name);
+    } else if (o.operator === 'remove' && present) {
+      delete current[key];
+      record(ctx, 'remove', pointer, name);
+    }
   }
-  return out;
+  return doc;
 }

@@ -120,6 +120,8 @@ describe('validateObject: order and collection', () => {
       { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'OverridePolicy', metadata: 'x', spec: { overrideRules: [null, { overriders: [] }, { overriders: { plaintext: 'x', fieldOverrider: [{ json: {} }] } }] } },
       { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'p', labels: [] }, spec: { resourceSelectors: [1], failover: { application: 1 }, suspension: [] } },
       { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'c' }, spec: { taints: 'x', proxyURL: 5 } },
+      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'toString' },
+      propagationPolicy('p', 'shop', [{ apiVersion: 'v1', kind: 'constructor' }, { apiVersion: 'v1', kind: '__proto__' }]),
     ];
     for (const w of weird) assert.doesNotThrow(() => validateObject(w, { operation: 'UPDATE', oldObject: 5, requirePermanentId: true }));
   });

@@ -86,6 +86,7 @@ describe('apiVersionKindWarning', () => {
     ['accepts every served version of a kind', 'autoscaling/v1', 'HorizontalPodAutoscaler', false],
     ['leaves custom groups alone, whatever the kind is called', 'serving.knative.dev/v1', 'Service', false],
     ['leaves kinds it does not know alone', 'v1', 'Widget', false],
+    ['treats a kind named like an object property as unknown', 'v1', 'constructor', false],
   ];
   for (const [name, apiVersion, kind, warns] of cases) {
     it(name, () => assert.equal(apiVersionKindWarning({ apiVersion, kind }, 's') !== undefined, warns));

@@ -157,7 +157,7 @@ export function apiVersionKindWarning(selector: Obj, path: string): string | und
   const apiVersion = str(selector, 'apiVersion');
   const kind = str(selector, 'kind');
   if (apiVersion === undefined || kind === undefined) return undefined;
-  const served = BUILT_IN_KINDS[kind];
+  const served = Object.hasOwn(BUILT_IN_KINDS, kind) ? BUILT_IN_KINDS[kind] : undefined;
   if (!served || served.includes(apiVersion) || !isBuiltInGroup(apiVersion)) return undefined;
   return `${path}: kind ${kind} is served as ${served.join(' or ')}, not ${apiVersion}; selectors compare apiVersion exactly, so this one matches no ${kind} on a current cluster`;
 }

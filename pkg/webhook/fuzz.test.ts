@@ -134,7 +134,8 @@ function assertWellFormed(req: HttpRequest, res: HttpResponse): void {
     if (!r.allowed) assert.ok(isObject(r.status) && typeof r.status.message === 'string' && typeof r.status.code === 'number');
     if (r.patch !== undefined) {
       assert.equal(r.patchType, 'JSONPatch');
-      assert.ok(Array.isArray(JSON.parse(Buffer.from(String(r.patch), 'base64').toString('utf8'))));
+      assert.equal(typeof r.patch, 'string');
+      assert.ok(Array.isArray(JSON.parse(Buffer.from(r.patch as string, 'base64').toString('utf8'))));
     }
   }
 }

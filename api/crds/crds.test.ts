@@ -1,0 +1,131 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { customResourceDefinitions, unusedExtras, type CustomResourceDefinition, type JSONSchemaProps } from './index.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+const crd = (name: string): CustomResourceDefinition => {
+  const found = customResourceDefinitions().find((c) => c.metadata.name === name);
+  assert.ok(found, name);
+  return found;
+};
+const schemaOf = (name: string, version: string): JSONSchemaProps => {
+  const v = crd(name).spec.versions.find((x) => x.name === version);
+  assert.ok(v, `${name} ${version}`);
+  return v.schema.openAPIV3Schema;
+};
+/** The schema node at a dotted path with [] for list items, from the root of the object. */
+function nodeAt(schema: JSONSchemaProps, path: string): JSONSchemaProps | undefined {
+  let cur: JSONSchemaProps | undefined = schema;
+  for (const part of path.split('.')) {
+    const list = part.endsWith('[]');
+    cur = cur?.properties?.[list ? part.slice(0, -2) : part];
+    if (list) cur = cur?.items;
+  }
+  return cur;
+}
+
+void describe('hack/verify-crds', () => {
+  void it('passes on the checked-in deploy/crds', () => {
+    const r = spawnSync(join(ROOT, 'hack/verify-crds'), ['--no-build'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  });
+
+  void it('fails with a diff naming the file when a CRD was edited by hand', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crds-'));
+    try {
+      cpSync(join(ROOT, 'deploy/crds'), dir, { recursive: true });
+      const file = join(dir, 'policy.flotilla.io_overridepolicies.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('storage: true', 'storage: false'));
+      const r = spawnSync(join(ROOT, 'hack/verify-crds'), ['--no-build', dir], { encoding: 'utf8' });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /out of date/);
+      assert.match(r.stderr, /policy\.flotilla\.io_overridepolicies\.yaml/);
+      assert.match(r.stderr, /^-\s+storage: false$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+void describe('customResourceDefinitions', () => {
+  void it('names only schema paths in its defaults and markers', () => {
+    assert.deepStrictEqual(unusedExtras(), []);
+  });
+
+  void it('serves both policy versions, stores v1beta1 and converts through the webhook', () => {
+    for (const plural of ['propagationpolicies', 'clusterpropagationpolicies', 'overridepolicies', 'clusteroverridepolicies']) {
+      const spec = crd(`${plural}.policy.flotilla.io`).spec;
+      assert.deepStrictEqual(spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, false], ['v1beta1', true, true]]);
+      assert.equal(spec.conversion?.strategy, 'Webhook');
+      assert.deepStrictEqual(spec.conversion?.webhook.conversionReviewVersions, ['v1', 'v1beta1']);
+      assert.equal(spec.conversion?.webhook.clientConfig.service.path, '/convert');
+    }
+  });
+
+  void it('defines a cluster-scoped Cluster with one version, a status subresource and no conversion', () => {
+    const spec = crd('clusters.cluster.flotilla.io').spec;
+    assert.equal(spec.scope, 'Cluster');
+    assert.deepStrictEqual(spec.versions.map((v) => v.name), ['v1alpha1']);
+    assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
+    assert.equal(spec.conversion, undefined);
+  });
+
+  void it('gives every node a type unless it keeps unknown fields, as structural schemas must', () => {
+    const walk = (s: JSONSchemaProps, at: string): void => {
+      assert.ok(s.type !== undefined || s['x-kubernetes-preserve-unknown-fields'] === true, `${at} has no type`);
+      assert.ok(!(s.properties && s.additionalProperties), `${at} has both properties and additionalProperties`);
+      if (s.default !== undefined && s.enum) assert.ok(s.enum.includes(s.default as string), `${at} default is not in its enum`);
+      for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${at}.${k}`);
+      if (s.items) walk(s.items, `${at}[]`);
+      if (s.additionalProperties) walk(s.additionalProperties, `${at}{}`);
+    };
+    for (const c of customResourceDefinitions()) for (const v of c.spec.versions) walk(v.schema.openAPIV3Schema, `${c.metadata.name}/${v.name}`);
+  });
+
+  const constraints: Array<{ crd: string; path: string; expect: Partial<JSONSchemaProps> }> = [
+    { crd: 'propagationpolicies', path: 'spec.resourceSelectors', expect: { type: 'array', minItems: 1 } },
+    { crd: 'propagationpolicies', path: 'spec.resourceSelectors[]', expect: { required: ['apiVersion', 'kind'] } },
+    { crd: 'propagationpolicies', path: 'spec.preemption', expect: { enum: ['Always', 'Never'], default: 'Never' } },
+    { crd: 'propagationpolicies', path: 'spec.conflictResolution', expect: { enum: ['Abort', 'Overwrite'], default: 'Abort' } },
+    { crd: 'propagationpolicies', path: 'spec.priority', expect: { type: 'integer', format: 'int32', default: 0 } },
+    { crd: 'propagationpolicies', path: 'spec.schedulerName', expect: { default: 'default-scheduler' } },
+    { crd: 'propagationpolicies', path: 'spec.placement.replicaScheduling.replicaSchedulingType', expect: { enum: ['Duplicated', 'Divided'], default: 'Divided' } },
+    { crd: 'propagationpolicies', path: 'spec.placement.clusterAffinities[].affinityName', expect: { minLength: 1, maxLength: 32 } },
+    { crd: 'propagationpolicies', path: 'spec.placement.replicaScheduling.weightPreference.staticWeightList[].weight', expect: { minimum: 1 } },
+    { crd: 'propagationpolicies', path: 'spec.failover.application.decisionConditions.tolerationSeconds', expect: { default: 300 } },
+    { crd: 'propagationpolicies', path: 'spec.failover.application.purgeMode', expect: { enum: ['Directly', 'Gracefully', 'Never'], default: 'Gracefully' } },
+    { crd: 'propagationpolicies', path: 'spec.resourceSelectors[].labelSelector', expect: { 'x-kubernetes-map-type': 'atomic' } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[]', expect: { required: ['overriders'] } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.plaintext[].value', expect: { 'x-kubernetes-preserve-unknown-fields': true } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.fieldOverrider[].json[].value', expect: { 'x-kubernetes-preserve-unknown-fields': true } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.imageOverrider[].includeInitContainers', expect: { type: 'boolean' } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.imageOverrider[].component', expect: { enum: ['Registry', 'Repository', 'Tag'] } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.commandOverrider[].operator', expect: { enum: ['add', 'remove'] } },
+    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.labelsOverrider[]', expect: { required: ['operator', 'value'] } },
+  ];
+  for (const c of constraints) {
+    void it(`carries ${JSON.stringify(c.expect)} at ${c.crd} ${c.path} in both versions`, () => {
+      for (const version of ['v1alpha1', 'v1beta1']) {
+        const node = nodeAt(schemaOf(`${c.crd}.policy.flotilla.io`, version), c.path);
+        assert.ok(node, `${version}: no ${c.path}`);
+        for (const [k, v] of Object.entries(c.expect)) assert.deepStrictEqual(node[k as keyof JSONSchemaProps], v, `${version} ${c.path}.${k}`);
+      }
+    });
+  }
+
+  void it('keeps the deprecated fields in v1alpha1 only', () => {
+    for (const [plural, fields] of [['overridepolicies', ['targetCluster', 'overriders']], ['clusterpropagationpolicies', ['association']]] as const) {
+      for (const f of fields) {
+        assert.ok(nodeAt(schemaOf(`${plural}.policy.flotilla.io`, 'v1alpha1'), `spec.${f}`), `v1alpha1 ${plural} ${f}`);
+        assert.equal(nodeAt(schemaOf(`${plural}.policy.flotilla.io`, 'v1beta1'), `spec.${f}`), undefined, `v1beta1 ${plural} ${f}`);
+      }
+    }
+  });
+});

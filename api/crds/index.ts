@@ -1,0 +1,320 @@
+// The CustomResourceDefinitions of policy.flotilla.io and cluster.flotilla.io, as data. deploy/crds/*.yaml
+// is rendered from here by hack/update-crds and checked by hack/verify-crds.
+//
+// One source for the constraints: the structural schemas are generated from the schemas api/validation
+// checks objects against (types, enums, required fields, minItems, lengths, minimums), so what the
+// apiserver rejects by itself and what `flotilla validate` rejects offline cannot drift apart. This file
+// adds what only a CRD has: Karmada's server-side defaults, list/map types, descriptions, versions,
+// printer columns and the conversion webhook.
+
+import { stringify } from 'yaml';
+
+import { CLUSTER_SPEC, OVERRIDE_SPEC, PROPAGATION_SPEC, type Schema } from '../validation/schema.js';
+
+export const POLICY_GROUP = 'policy.flotilla.io';
+export const CLUSTER_GROUP = 'cluster.flotilla.io';
+
+/** Where the apiserver sends ConversionReviews; `flotilla certs patch` fills in the CA bundle. */
+export const CONVERSION_SERVICE = { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/convert', port: 443 } as const;
+
+/** Fields v1alpha1 has and v1beta1 folds away (api/policy/v1beta1). */
+const V1ALPHA1_ONLY: Readonly<Record<'propagation' | 'override', readonly string[]>> = {
+  propagation: ['association'],
+  override: ['targetCluster', 'overriders'],
+};
+
+/** OpenAPI v3 as CRDs take it (apiextensions.k8s.io/v1 JSONSchemaProps), the subset we emit. */
+export interface JSONSchemaProps {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'boolean';
+  description?: string;
+  format?: string;
+  enum?: string[];
+  default?: unknown;
+  minimum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  items?: JSONSchemaProps;
+  properties?: Record<string, JSONSchemaProps>;
+  additionalProperties?: JSONSchemaProps;
+  required?: string[];
+  'x-kubernetes-preserve-unknown-fields'?: true;
+  'x-kubernetes-list-type'?: 'atomic';
+  'x-kubernetes-map-type'?: 'atomic';
+}
+
+/** What a CRD adds at one field path (dotted, `[]` for list items, relative to `spec`). */
+interface FieldExtras {
+  default?: unknown;
+  description?: string;
+  listType?: 'atomic';
+  mapType?: 'atomic';
+}
+
+type Extras = Readonly<Record<string, FieldExtras>>;
+
+/** Label selectors are replaced whole (metav1.LabelSelector's markers); so are requirement values. */
+function selectorExtras(prefix: string, opts: { fieldSelector: boolean } = { fieldSelector: true }): Record<string, FieldExtras> {
+  return {
+    [`${prefix}.labelSelector`]: { mapType: 'atomic' },
+    [`${prefix}.labelSelector.matchExpressions`]: { listType: 'atomic' },
+    [`${prefix}.labelSelector.matchExpressions[].values`]: { listType: 'atomic' },
+    ...(opts.fieldSelector ? { [`${prefix}.fieldSelector.matchExpressions[].values`]: { listType: 'atomic' as const } } : {}),
+  };
+}
+
+const PROPAGATION_EXTRAS: Extras = {
+  resourceSelectors: { description: 'The resource templates this policy propagates; at least one. A selector with a name ignores its labelSelector.' },
+  association: { description: 'Deprecated: use propagateDeps. Not read.' },
+  propagateDeps: { description: 'Propagate the ConfigMaps, Secrets, PVCs and ServiceAccounts the selected workloads reference.' },
+  placement: { description: 'Which member clusters receive the resources and how replicas are divided among them.' },
+  priority: { default: 0, description: 'Explicit priority; when several policies match a template the highest wins.' },
+  preemption: { default: 'Never', description: 'Always: this policy may take over templates claimed by lower-priority policies.' },
+  schedulerName: { default: 'default-scheduler', description: 'Scheduler for the derived bindings. Immutable.' },
+  conflictResolution: { default: 'Abort', description: 'What to do with an object that already exists on a member and was not created by Flotilla.' },
+  'placement.replicaScheduling.replicaSchedulingType': { default: 'Divided' },
+  'failover.application.decisionConditions.tolerationSeconds': { default: 300 },
+  'failover.application.purgeMode': { default: 'Gracefully' },
+  'failover.cluster.purgeMode': { default: 'Gracefully' },
+  ...selectorExtras('resourceSelectors[]', { fieldSelector: false }),
+  ...selectorExtras('placement.clusterAffinity'),
+  ...selectorExtras('placement.clusterAffinities[]'),
+  ...selectorExtras('placement.clusterAffinities[].overflowAffinities[]'),
+  ...selectorExtras('placement.replicaScheduling.weightPreference.staticWeightList[].targetCluster'),
+};
+
+const OVERRIDE_EXTRAS: Extras = {
+  resourceSelectors: { description: 'The resources this policy overrides; empty: every resource (in its namespace for an OverridePolicy).' },
+  overrideRules: { description: 'Rules applied in order, each to the clusters its targetCluster selects (all when absent).' },
+  targetCluster: { description: 'Deprecated: use overrideRules[].targetCluster. Read only when overrideRules is empty.' },
+  overriders: { description: 'Deprecated: use overrideRules[].overriders. Read only when overrideRules is empty.' },
+  'overrideRules[].overriders.plaintext[].value': { description: 'Any JSON; required for add and replace.' },
+  'overriders.plaintext[].value': { description: 'Any JSON; required for add and replace.' },
+  ...selectorExtras('resourceSelectors[]', { fieldSelector: false }),
+  ...selectorExtras('overrideRules[].targetCluster'),
+  ...selectorExtras('targetCluster'),
+};
+
+const CLUSTER_EXTRAS: Extras = {
+  apiEndpoint: { description: "The member cluster's kube-apiserver." },
+  secretRef: { description: 'Secret holding the credentials Flotilla uses to reach the member.' },
+  zone: { description: 'Deprecated: use zones. Never used for matching.' },
+};
+
+/** Renders a validation Schema as a structural OpenAPI schema, adding the CRD-only extras by path. */
+export function toOpenAPI(schema: Schema, extras: Extras = {}, path = ''): JSONSchemaProps {
+  const out: JSONSchemaProps = {};
+  const extra = extras[path];
+  if (extra?.description) out.description = extra.description;
+  switch (schema.type) {
+    case 'any':
+      out['x-kubernetes-preserve-unknown-fields'] = true;
+      break;
+    case 'string':
+      out.type = 'string';
+      if (schema.enum) out.enum = [...schema.enum];
+      if (schema.minLength !== undefined) out.minLength = schema.minLength;
+      if (schema.maxLength !== undefined) out.maxLength = schema.maxLength;
+      break;
+    case 'integer':
+      out.type = 'integer';
+      if (schema.format) out.format = schema.format;
+      if (schema.minimum !== undefined) out.minimum = schema.minimum;
+      break;
+    case 'boolean':
+      out.type = 'boolean';
+      break;
+    case 'array':
+      out.type = 'array';
+      out.items = toOpenAPI(schema.items, extras, `${path}[]`);
+      if (schema.minItems !== undefined) out.minItems = schema.minItems;
+      break;
+    case 'map':
+      out.type = 'object';
+      out.additionalProperties = toOpenAPI(schema.values, extras, `${path}{}`);
+      break;
+    case 'object': {
+      out.type = 'object';
+      const names = Object.keys(schema.properties).sort();
+      out.properties = Object.fromEntries(names.map((n) => [n, toOpenAPI(schema.properties[n] as Schema, extras, path ? `${path}.${n}` : n)]));
+      if (schema.required && schema.required.length > 0) out.required = [...schema.required].sort();
+      break;
+    }
+  }
+  if (extra?.default !== undefined) out.default = extra.default;
+  if (extra?.listType) out['x-kubernetes-list-type'] = extra.listType;
+  if (extra?.mapType) out['x-kubernetes-map-type'] = extra.mapType;
+  return out;
+}
+
+/** Every path toOpenAPI visits in a schema, in the notation of the extras tables. */
+function pathsOf(schema: Schema, path = '', out = new Set<string>()): Set<string> {
+  out.add(path);
+  if (schema.type === 'array') pathsOf(schema.items, `${path}[]`, out);
+  if (schema.type === 'map') pathsOf(schema.values, `${path}{}`, out);
+  if (schema.type === 'object') for (const [n, s] of Object.entries(schema.properties)) pathsOf(s, path ? `${path}.${n}` : n, out);
+  return out;
+}
+
+/** Extras naming a path their schema does not have (a typo would silently drop a default). */
+export function unusedExtras(): string[] {
+  const unused: string[] = [];
+  for (const [schema, extras] of [[PROPAGATION_SPEC, PROPAGATION_EXTRAS], [OVERRIDE_SPEC, OVERRIDE_EXTRAS], [CLUSTER_SPEC, CLUSTER_EXTRAS]] as const) {
+    const paths = pathsOf(schema);
+    unused.push(...Object.keys(extras).filter((k) => !paths.has(k)));
+  }
+  return unused;
+}
+
+function without(schema: Schema, fields: readonly string[]): Schema {
+  if (schema.type !== 'object') return schema;
+  return { ...schema, properties: Object.fromEntries(Object.entries(schema.properties).filter(([k]) => !fields.includes(k))) };
+}
+
+function topLevel(spec: JSONSchemaProps | undefined, opts: { specRequired: boolean; status?: boolean }): JSONSchemaProps {
+  const properties: Record<string, JSONSchemaProps> = {
+    apiVersion: { type: 'string', description: 'Versioned schema of this representation of the object.' },
+    kind: { type: 'string', description: 'REST resource this object represents.' },
+    metadata: { type: 'object' },
+  };
+  if (spec) properties.spec = spec;
+  if (opts.status) properties.status = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  return { type: 'object', properties, ...(opts.specRequired ? { required: ['spec'] } : {}) };
+}
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'date';
+  jsonPath: string;
+  priority?: number;
+  description?: string;
+}
+
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+export interface CustomResourceDefinition {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string; labels: Record<string, string> };
+  spec: {
+    group: string;
+    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[]; categories: string[] };
+    scope: 'Namespaced' | 'Cluster';
+    versions: Array<{
+      name: string;
+      served: boolean;
+      storage: boolean;
+      schema: { openAPIV3Schema: JSONSchemaProps };
+      additionalPrinterColumns: PrinterColumn[];
+      subresources?: { status: Record<string, never> };
+    }>;
+    conversion?: {
+      strategy: 'Webhook';
+      webhook: {
+        conversionReviewVersions: string[];
+        clientConfig: { service: { namespace: string; name: string; path: string; port: number } };
+      };
+    };
+  };
+}
+
+const LABELS = { 'app.kubernetes.io/part-of': 'flotilla' };
+
+interface PolicyKind {
+  kind: string;
+  plural: string;
+  shortName: string;
+  scope: 'Namespaced' | 'Cluster';
+  family: 'propagation' | 'override';
+}
+
+const POLICY_KINDS: readonly PolicyKind[] = [
+  { kind: 'PropagationPolicy', plural: 'propagationpolicies', shortName: 'pp', scope: 'Namespaced', family: 'propagation' },
+  { kind: 'ClusterPropagationPolicy', plural: 'clusterpropagationpolicies', shortName: 'cpp', scope: 'Cluster', family: 'propagation' },
+  { kind: 'OverridePolicy', plural: 'overridepolicies', shortName: 'op', scope: 'Namespaced', family: 'override' },
+  { kind: 'ClusterOverridePolicy', plural: 'clusteroverridepolicies', shortName: 'cop', scope: 'Cluster', family: 'override' },
+];
+
+function policyCRD(k: PolicyKind): CustomResourceDefinition {
+  const spec = k.family === 'propagation' ? PROPAGATION_SPEC : OVERRIDE_SPEC;
+  const extras = k.family === 'propagation' ? PROPAGATION_EXTRAS : OVERRIDE_EXTRAS;
+  const columns: PrinterColumn[] =
+    k.family === 'propagation'
+      ? [
+          { name: 'Conflict-Resolution', type: 'string', jsonPath: '.spec.conflictResolution' },
+          { name: 'Priority', type: 'integer', jsonPath: '.spec.priority' },
+          AGE,
+        ]
+      : [AGE];
+  const version = (name: 'v1alpha1' | 'v1beta1') => ({
+    name,
+    served: true,
+    storage: name === 'v1beta1',
+    schema: { openAPIV3Schema: topLevel(toOpenAPI(name === 'v1beta1' ? without(spec, V1ALPHA1_ONLY[k.family]) : spec, extras), { specRequired: true }) },
+    additionalPrinterColumns: columns,
+  });
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${k.plural}.${POLICY_GROUP}`, labels: LABELS },
+    spec: {
+      group: POLICY_GROUP,
+      names: { kind: k.kind, listKind: `${k.kind}List`, plural: k.plural, singular: k.kind.toLowerCase(), shortNames: [k.shortName], categories: ['flotilla'] },
+      scope: k.scope,
+      versions: [version('v1alpha1'), version('v1beta1')],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1', 'v1beta1'], clientConfig: { service: { ...CONVERSION_SERVICE } } },
+      },
+    },
+  };
+}
+
+function clusterCRD(): CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `clusters.${CLUSTER_GROUP}`, labels: LABELS },
+    spec: {
+      group: CLUSTER_GROUP,
+      names: { kind: 'Cluster', listKind: 'ClusterList', plural: 'clusters', singular: 'cluster', categories: ['flotilla'] },
+      scope: 'Cluster',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: topLevel(toOpenAPI(CLUSTER_SPEC, CLUSTER_EXTRAS), { specRequired: false, status: true }) },
+          additionalPrinterColumns: [
+            { name: 'Provider', type: 'string', jsonPath: '.spec.provider' },
+            { name: 'Region', type: 'string', jsonPath: '.spec.region' },
+            { name: 'Sync-Mode', type: 'string', jsonPath: '.spec.syncMode' },
+            { name: 'API-Endpoint', type: 'string', jsonPath: '.spec.apiEndpoint', priority: 1 },
+            AGE,
+          ],
+          subresources: { status: {} },
+        },
+      ],
+    },
+  };
+}
+
+/** Every CRD, in install order. */
+export function customResourceDefinitions(): CustomResourceDefinition[] {
+  return [...POLICY_KINDS.map(policyCRD), clusterCRD()];
+}
+
+/** Names of the CRDs whose conversion settings carry the webhook's CA bundle. */
+export const CONVERTIBLE_CRD_NAMES: readonly string[] = POLICY_KINDS.map((k) => `${k.plural}.${POLICY_GROUP}`);
+
+const HEADER = '# Generated by hack/update-crds from api/crds. Do not edit.\n';
+
+/** The files of deploy/crds: one YAML document per CRD, and the kustomization listing them. */
+export function renderCRDFiles(): Array<{ name: string; content: string }> {
+  const files = customResourceDefinitions().map((crd) => ({
+    name: `${crd.spec.group}_${crd.spec.names.plural}.yaml`,
+    content: HEADER + stringify(crd, { lineWidth: 0 }),
+  }));
+  const kustomization = { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: files.map((f) => f.name) };
+  return [...files, { name: 'kustomization.yaml', content: HEADER + stringify(kustomization, { lineWidth: 0 }) }];
+}

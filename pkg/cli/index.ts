@@ -3,8 +3,10 @@
 import { UsageError, type Command, type CommandIO } from './command.js';
 import { command as render } from './render.js';
 import { command as validate } from './validate.js';
+import { command as webhook } from './webhook.js';
+import { command as certs } from './certs.js';
 
-export const commands: readonly Command[] = [render, validate];
+export const commands: readonly Command[] = [render, validate, webhook, certs];
 
 export const VERSION = '0.1.0';
 

@@ -9,3 +9,4 @@ export { reviewConversion } from './conversion.js';
 export { WebhookHandler, MAX_BODY_BYTES, type HandlerOptions, type HttpRequest, type HttpResponse } from './handler.js';
 export { WebhookServer, WebhookServerError, type WebhookServerOptions, type Logger } from './server.js';
 export { admissionRequestReview, conversionRequestReview, type AdmissionRequestInput } from './reviews.js';
+export { PollingInventory, type PollingInventoryOptions } from './inventory.js';

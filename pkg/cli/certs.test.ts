@@ -1,0 +1,214 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import jsonpatch from 'fast-json-patch';
+
+import { command } from './certs.js';
+import type { CommandIO } from './command.js';
+
+type Obj = Record<string, unknown>;
+
+function io(env: NodeJS.ProcessEnv = {}): CommandIO & { out: () => string; err: () => string } {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c: Buffer) => (out += c.toString()));
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return { stdout, stderr, stdin: new PassThrough(), env, signal: new AbortController().signal, out: () => out, err: () => err };
+}
+
+/** Just enough of an apiserver for the certs flow: GET, POST (create) and JSON-patch PATCH on stored objects. */
+class FakeAPIServer {
+  readonly objects = new Map<string, Obj>();
+  readonly requests: string[] = [];
+  private server: Server | undefined;
+  port = 0;
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        const path = (req.url ?? '').split('?')[0] ?? '';
+        this.requests.push(`${req.method} ${path}`);
+        const reply = (code: number, value: unknown) => {
+          res.writeHead(code, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(value));
+        };
+        const status = (code: number, reason: string) => reply(code, { apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message: `${reason}: ${path}` });
+        if (req.method === 'GET') {
+          const o = this.objects.get(path);
+          return o ? reply(200, o) : status(404, 'NotFound');
+        }
+        if (req.method === 'POST') {
+          const o = JSON.parse(body) as { metadata: { name: string } };
+          const at = `${path}/${o.metadata.name}`;
+          if (this.objects.has(at)) return status(409, 'AlreadyExists');
+          this.objects.set(at, o);
+          return reply(201, o);
+        }
+        if (req.method === 'PATCH') {
+          const o = this.objects.get(path);
+          if (!o) return status(404, 'NotFound');
+          assert.equal(req.headers['content-type'], 'application/json-patch+json');
+          const patched = jsonpatch.applyPatch(structuredClone(o), JSON.parse(body) as jsonpatch.Operation[], true, false).newDocument;
+          this.objects.set(path, patched);
+          return reply(200, patched);
+        }
+        return status(405, 'MethodNotAllowed');
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server?.address() as AddressInfo).port;
+  }
+
+  kubeconfig(dir: string): string {
+    const file = join(dir, 'kubeconfig');
+    const config = {
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'fake',
+      clusters: [{ name: 'fake', cluster: { server: `http://127.0.0.1:${this.port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'fake', user: { token: 'token' } }],
+      contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
+    };
+    writeFileSync(file, JSON.stringify(config));
+    return file;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+}
+
+const WEBHOOK_CONFIG = (kind: string) => ({
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind,
+  metadata: { name: 'flotilla' },
+  webhooks: ['a', 'b'].map((n) => ({ name: `${n}.flotilla.io`, admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { service: { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/validate' } } })),
+});
+const CRD = (name: string, conversion: boolean) => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name },
+  spec: {
+    group: 'policy.flotilla.io',
+    names: { kind: 'X', plural: name.split('.')[0] },
+    scope: 'Namespaced',
+    versions: [],
+    ...(conversion ? { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/convert' } } } } } : {}),
+  },
+});
+
+void describe('flotilla certs create --cert-dir', () => {
+  let dir: string;
+  before(() => (dir = mkdtempSync(join(tmpdir(), 'certs-'))));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  void it('writes a CA and a serving certificate for the Service names and extra hosts, signed by that CA', async () => {
+    const t = io();
+    const code = await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', dir, '--hosts', '127.0.0.1,hook.example.com'], t);
+    assert.equal(code, 0, t.err());
+    const ca = new X509Certificate(readFileSync(join(dir, 'ca.crt')));
+    const cert = new X509Certificate(readFileSync(join(dir, 'tls.crt')));
+    assert.ok(cert.verify(ca.publicKey), 'signed by the CA');
+    assert.ok(cert.checkPrivateKey(createPrivateKey(readFileSync(join(dir, 'tls.key')))), 'the key matches');
+    const sans = (cert.subjectAltName ?? '').split(', ');
+    for (const san of ['DNS:hook', 'DNS:hook.sys', 'DNS:hook.sys.svc', 'DNS:hook.sys.svc.cluster.local', 'DNS:hook.example.com', 'IP Address:127.0.0.1']) assert.ok(sans.includes(san), san);
+    assert.equal(statSync(join(dir, 'tls.key')).mode & 0o777, 0o600);
+  });
+
+  const usage: Array<{ name: string; args: string[] }> = [
+    { name: 'create without --service', args: ['create', '--namespace', 'sys', '--cert-dir', '/tmp/x'] },
+    { name: 'neither --secret nor --cert-dir', args: ['create', '--service', 'hook', '--namespace', 'sys'] },
+    { name: 'a non-numeric --valid-days', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', 'soon'] },
+    { name: 'patch without --secret', args: ['patch', '--namespace', 'sys'] },
+    { name: 'an unknown flag', args: ['create', '--servce', 'hook'] },
+    { name: 'an unknown subcommand', args: ['rotate'] },
+  ];
+  for (const u of usage) {
+    void it(`rejects ${u.name} as a usage error`, async () => {
+      await assert.rejects(command.run(u.args, io()), (e: unknown) => e instanceof Error && e.name === 'UsageError');
+    });
+  }
+});
+
+void describe('flotilla certs against an apiserver', () => {
+  const api = new FakeAPIServer();
+  let dir: string;
+  let kubeconfig: string;
+  const SECRET = '/api/v1/namespaces/sys/secrets/hook-cert';
+
+  before(async () => {
+    await api.start();
+    dir = mkdtempSync(join(tmpdir(), 'certs-'));
+    kubeconfig = api.kubeconfig(dir);
+    api.objects.set('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/flotilla', WEBHOOK_CONFIG('ValidatingWebhookConfiguration'));
+    api.objects.set('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/flotilla', WEBHOOK_CONFIG('MutatingWebhookConfiguration'));
+    for (const name of ['overridepolicies.policy.flotilla.io', 'propagationpolicies.policy.flotilla.io']) api.objects.set(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, CRD(name, true));
+    api.objects.set('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/plain.policy.flotilla.io', CRD('plain.policy.flotilla.io', false));
+  });
+  after(async () => {
+    await api.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it('creates a TLS Secret with the CA, certificate and key', async () => {
+    const t = io();
+    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--kubeconfig', kubeconfig], t), 0, t.err());
+    const secret = api.objects.get(SECRET) as { type: string; data: Record<string, string> };
+    assert.equal(secret.type, 'kubernetes.io/tls');
+    assert.deepStrictEqual(Object.keys(secret.data).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+    const ca = new X509Certificate(Buffer.from(secret.data['ca.crt'] ?? '', 'base64'));
+    assert.ok(new X509Certificate(Buffer.from(secret.data['tls.crt'] ?? '', 'base64')).verify(ca.publicKey));
+  });
+
+  void it('keeps an existing Secret and writes its certificate to --cert-dir', async () => {
+    const before = structuredClone(api.objects.get(SECRET)) as { data: Record<string, string> };
+    const out = join(dir, 'out');
+    const t = io({ KUBECONFIG: kubeconfig });
+    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--cert-dir', out], t), 0, t.err());
+    assert.match(t.out(), /exists; keeping its certificate/);
+    assert.deepStrictEqual(api.objects.get(SECRET), before);
+    assert.equal(readFileSync(join(out, 'tls.crt'), 'utf8'), Buffer.from(before.data['tls.crt'] ?? '', 'base64').toString());
+  });
+
+  void it('patches the CA bundle into every webhook and each named CRD', async () => {
+    const t = io();
+    const crds = 'overridepolicies.policy.flotilla.io,propagationpolicies.policy.flotilla.io';
+    const code = await command.run(['patch', '--secret', 'hook-cert', '--namespace', 'sys', '--validating', 'flotilla', '--mutating', 'flotilla', '--crds', crds, '--kubeconfig', kubeconfig], t);
+    assert.equal(code, 0, t.err());
+    const ca = (api.objects.get(SECRET) as { data: Record<string, string> }).data['ca.crt'];
+    for (const kind of ['validating', 'mutating']) {
+      const config = api.objects.get(`/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/flotilla`) as { webhooks: Array<{ clientConfig: Obj }> };
+      assert.deepStrictEqual(config.webhooks.map((w) => w.clientConfig.caBundle), [ca, ca]);
+      assert.equal(config.webhooks[0]?.clientConfig.service !== undefined, true, 'the service reference is kept');
+    }
+    for (const name of crds.split(',')) {
+      const crd = api.objects.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`) as { spec: { conversion: { webhook: { clientConfig: Obj } } } };
+      assert.equal(crd.spec.conversion.webhook.clientConfig.caBundle, ca);
+    }
+  });
+
+  void it('fails, naming it, when a CRD has no conversion webhook, and still patches the others', async () => {
+    const t = io();
+    const code = await command.run(['patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'plain.policy.flotilla.io,missing.policy.flotilla.io,overridepolicies.policy.flotilla.io', '--kubeconfig', kubeconfig], t);
+    assert.equal(code, 1);
+    assert.match(t.err(), /CustomResourceDefinition plain\.policy\.flotilla\.io: has no conversion webhook to patch/);
+    assert.match(t.err(), /CustomResourceDefinition missing\.policy\.flotilla\.io: HTTP 404/);
+    assert.match(t.out(), /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/);
+  });
+
+  void it('fails when the Secret does not exist', async () => {
+    const t = io();
+    assert.equal(await command.run(['patch', '--secret', 'nope', '--namespace', 'sys', '--crds', '', '--kubeconfig', kubeconfig], t), 1);
+    assert.match(t.err(), /reading Secret sys\/nope: HTTP 404/);
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+
+import { createCA, createServingCert } from '../certs/index.js';
+import type { CommandIO } from './command.js';
+import { command, parseDuration } from './webhook.js';
+
+function io(signal: AbortSignal): CommandIO & { err: () => string } {
+  const stderr = new PassThrough();
+  let err = '';
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal, err: () => err };
+}
+
+const get = (port: number, ca: string, path: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, ca }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+
+void describe('flotilla webhook', () => {
+  void it('serves over HTTPS until its signal aborts, then exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-cli-'));
+    const ca = createCA('cli-ca');
+    const serving = createServingCert(ca, { commonName: 'w', ipAddresses: ['127.0.0.1'] });
+    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
+    writeFileSync(join(dir, 'tls.key'), serving.keyPem);
+    const abort = new AbortController();
+    const t = io(abort.signal);
+    const exit = command.run(['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], t);
+    let port = 0;
+    for (let i = 0; i < 100 && port === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const line = t.err().split('\n').find((l) => l.includes('"webhook listening"'));
+      if (line) port = (JSON.parse(line) as { port: number }).port;
+    }
+    assert.ok(port > 0, t.err());
+    assert.deepStrictEqual(await get(port, ca.certPem, '/readyz'), { status: 200, body: 'ok' });
+    abort.abort();
+    assert.equal(await exit, 0);
+    assert.match(t.err(), /"msg":"webhook stopped"/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it('exits 1 with a message when the certificate cannot be loaded', async () => {
+    const t = io(new AbortController().signal);
+    assert.equal(await command.run(['--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0'], t), 1);
+    assert.match(t.err(), /cannot load the serving certificate/);
+  });
+
+  const usage: Array<{ name: string; args: string[] }> = [
+    { name: 'missing certificate flags', args: ['--port', '8443'] },
+    { name: 'a port out of range', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--port', '70000'] },
+    { name: 'a malformed reload interval', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', 'often'] },
+    { name: 'a positional argument', args: ['serve'] },
+  ];
+  for (const u of usage) {
+    void it(`rejects ${u.name} as a usage error`, async () => {
+      await assert.rejects(command.run(u.args, io(new AbortController().signal)), (e: unknown) => e instanceof Error && e.name === 'UsageError');
+    });
+  }
+});
+
+void describe('parseDuration', () => {
+  const cases: Array<[string | undefined, number]> = [[undefined, 7], ['500ms', 500], ['10s', 10_000], ['2m', 120_000], ['3', 3000], ['1.5s', 1500]];
+  for (const [input, ms] of cases) {
+    void it(`reads ${JSON.stringify(input)} as ${ms} ms`, () => assert.equal(parseDuration('--x', input, 7), ms));
+  }
+});

@@ -3,7 +3,7 @@
 // rejects malformed objects by itself and applies Karmada's defaults, and kubectl shows the printer columns.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { describe, it, before, after } from 'node:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,12 +21,26 @@ type Obj = Record<string, unknown>;
 const GROUP = 'policy.flotilla.io';
 const NS = 'crds-test';
 
+/** Runs kubectl without blocking: a webhook it may end up calling is served by this very process. */
+function kubectl(kubeconfig: string, args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
 /**
  * `kubectl apply --server-side` of a List. CRDs go through kubectl: client-node re-serializes built-in kinds
  * through its models, which drop `x-kubernetes-*` keys from schema properties.
  */
-function kubectlApply(kubeconfig: string, objects: unknown[]): void {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'apply', '--server-side', '--field-manager=flotilla-test', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }), encoding: 'utf8' });
+async function kubectlApply(kubeconfig: string, objects: unknown[]): Promise<void> {
+  const r = await kubectl(kubeconfig, ['apply', '--server-side', '--field-manager=flotilla-test', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
   assert.equal(r.status, 0, r.stderr);
 }
 
@@ -68,7 +82,7 @@ void describe('the CRDs on a real apiserver', () => {
       if (c.spec.conversion) c.spec.conversion.webhook.clientConfig = { url: `https://127.0.0.1:${started.address.port}/convert`, caBundle: Buffer.from(ca.certPem).toString('base64') };
       return c;
     });
-    kubectlApply(env().hub.kubeconfigPath, crds);
+    await kubectlApply(env().hub.kubeconfigPath, crds);
     await applyManifests(env().hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }]);
     await waitForCRDsEstablished(env().hub, customResourceDefinitions().map((c) => c.metadata.name), 60_000);
   });
@@ -145,8 +159,8 @@ void describe('the CRDs on a real apiserver', () => {
     }
   }
 
-  void it('shows the printer columns in kubectl', () => {
-    const r = spawnSync('kubectl', ['--kubeconfig', env().hub.kubeconfigPath, 'get', 'propagationpolicies.policy.flotilla.io', '-n', NS], { encoding: 'utf8' });
+  void it('shows the printer columns in kubectl', async () => {
+    const r = await kubectl(env().hub.kubeconfigPath, ['get', 'propagationpolicies.policy.flotilla.io', '-n', NS]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^NAME\s+CONFLICT-RESOLUTION\s+PRIORITY\s+AGE$/m);
     assert.match(r.stdout, /^defaults\s+Abort\s+0\s+\S+$/m);

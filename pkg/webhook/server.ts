@@ -41,6 +41,8 @@ export interface WebhookServerOptions {
   logger?: Logger;
 }
 
+const IDLE_CONNECTION_TIMEOUT_MS = 120_000;
+
 /** Bodies beyond the limit are read and dropped up to this size (so the client sees the 413), then cut. */
 const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
@@ -74,6 +76,9 @@ export class WebhookServer {
     const server = createServer({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }, (req, res) => this.onRequest(req, res));
     server.requestTimeout = 30_000;
     server.headersTimeout = 10_000;
+    // Keep idle connections longer than clients do (Go's transport: 90 s), so the apiserver reuses them
+    // rather than paying a TLS handshake whenever its load rises, and never sends on one we just closed.
+    server.keepAliveTimeout = IDLE_CONNECTION_TIMEOUT_MS;
     server.on('clientError', (_err, socket) => socket.destroy());
     server.on('tlsClientError', () => undefined);
     this.server = server;

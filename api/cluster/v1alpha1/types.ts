@@ -12,7 +12,7 @@ export const KIND = 'Cluster';
 export interface Taint {
   key: string;
   value?: string;
-  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' | string;
+  effect: string; // one of 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute'
   timeAdded?: string;
 }
 
@@ -23,7 +23,7 @@ export interface LocalSecretReference {
 
 export interface ClusterSpec {
   id?: string;
-  syncMode?: 'Push' | 'Pull' | string;
+  syncMode?: string; // one of 'Push' | 'Pull'
   apiEndpoint?: string;
   secretRef?: LocalSecretReference;
   impersonatorSecretRef?: LocalSecretReference;

@@ -36,7 +36,7 @@ export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
 export interface LabelSelectorRequirement {
   key: string;
-  operator: LabelSelectorOperator | string;
+  operator: string; // one of LabelSelectorOperator
   values?: string[];
 }
 
@@ -86,14 +86,14 @@ export interface ClusterAffinityTerm extends ClusterAffinity {
 
 export interface Toleration {
   key?: string;
-  operator?: 'Exists' | 'Equal' | string;
+  operator?: string; // one of 'Exists' | 'Equal'
   value?: string;
-  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' | string;
+  effect?: string; // one of 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute'
   tolerationSeconds?: number;
 }
 
 export interface SpreadConstraint {
-  spreadByField?: 'cluster' | 'region' | 'zone' | 'provider' | string;
+  spreadByField?: string; // one of 'cluster' | 'region' | 'zone' | 'provider'
   spreadByLabel?: string;
   maxGroups?: number;
   minGroups?: number;
@@ -106,12 +106,12 @@ export interface StaticClusterWeight {
 
 export interface ClusterPreferences {
   staticWeightList?: StaticClusterWeight[];
-  dynamicWeight?: 'AvailableReplicas' | string;
+  dynamicWeight?: string; // one of 'AvailableReplicas'
 }
 
 export interface ReplicaSchedulingStrategy {
-  replicaSchedulingType?: 'Duplicated' | 'Divided' | string;
-  replicaDivisionPreference?: 'Aggregated' | 'Weighted' | string;
+  replicaSchedulingType?: string; // one of 'Duplicated' | 'Divided'
+  replicaDivisionPreference?: string; // one of 'Aggregated' | 'Weighted'
   weightPreference?: ClusterPreferences;
 }
 
@@ -136,13 +136,13 @@ export interface StatePreservationRule {
 
 export interface ApplicationFailoverBehavior {
   decisionConditions: { tolerationSeconds?: number };
-  purgeMode?: 'Directly' | 'Gracefully' | 'Never' | string;
+  purgeMode?: string; // one of 'Directly' | 'Gracefully' | 'Never'
   gracePeriodSeconds?: number;
   statePreservation?: { rules: StatePreservationRule[] };
 }
 
 export interface ClusterFailoverBehavior {
-  purgeMode?: 'Directly' | 'Gracefully' | string;
+  purgeMode?: string; // one of 'Directly' | 'Gracefully'
   statePreservation?: { rules: StatePreservationRule[] };
 }
 
@@ -169,12 +169,12 @@ export interface PropagationSpec {
   placement?: Placement;
   /** nil is 0. */
   priority?: number;
-  preemption?: 'Always' | 'Never' | string;
+  preemption?: string; // one of 'Always' | 'Never'
   dependentOverrides?: string[];
   schedulerName?: string;
   failover?: FailoverBehavior;
-  conflictResolution?: 'Abort' | 'Overwrite' | string;
-  activationPreference?: 'Lazy' | string;
+  conflictResolution?: string; // one of 'Abort' | 'Overwrite'
+  activationPreference?: string; // one of 'Lazy'
   suspension?: Suspension;
   preserveResourcesOnDeletion?: boolean;
   schedulePriority?: SchedulePriority;
@@ -190,8 +190,8 @@ export interface ImagePredicate {
 
 export interface ImageOverrider {
   predicate?: ImagePredicate;
-  component: 'Registry' | 'Repository' | 'Tag' | string;
-  operator: OverriderOperator | string;
+  component: string; // one of 'Registry' | 'Repository' | 'Tag'
+  operator: string; // one of OverriderOperator
   value?: string;
   /**
    * Flotilla extension: also rewrite `initContainers` when no predicate is given. Off by default, as in
@@ -202,18 +202,18 @@ export interface ImageOverrider {
 
 export interface CommandArgsOverrider {
   containerName: string;
-  operator: 'add' | 'remove' | string;
+  operator: string; // one of 'add' | 'remove'
   value?: string[];
 }
 
 export interface LabelAnnotationOverrider {
-  operator: OverriderOperator | string;
+  operator: string; // one of OverriderOperator
   value: Record<string, string>;
 }
 
 export interface PatchOperation {
   subPath: string;
-  operator: OverriderOperator | string;
+  operator: string; // one of OverriderOperator
   /** Any JSON. Required for add/replace, forbidden for remove. */
   value?: unknown;
 }
@@ -226,7 +226,7 @@ export interface FieldOverrider {
 
 export interface PlaintextOverrider {
   path: string;
-  operator: OverriderOperator | string;
+  operator: string; // one of OverriderOperator
   value?: unknown;
 }
 

@@ -7,13 +7,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 import { AdmissionregistrationV1Api, ApiException, ApiextensionsV1Api, CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 
 import { CONVERTIBLE_CRD_NAMES } from '../../api/crds/index.js';
 import { createCA, createServingCert, type KeyPair } from '../certs/index.js';
-import { UsageError, type Command, type CommandIO } from './command.js';
+import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
 
 const usage = `Create the webhook's serving certificate, or put its CA where the apiserver needs it.
 
@@ -107,7 +106,7 @@ function secretMaterial(secret: V1Secret): Material | undefined {
 }
 
 async function create(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parse(args, {
+  const values = parseFlags(args, {
     service: { type: 'string' },
     namespace: { type: 'string' },
     secret: { type: 'string' },
@@ -190,7 +189,7 @@ function caBundleOps(prefix: string, count: number, caBundle: string): Array<{ o
 }
 
 async function patch(args: string[], io: CommandIO): Promise<number> {
-  const { values } = parse(args, {
+  const values = parseFlags(args, {
     secret: { type: 'string' },
     namespace: { type: 'string' },
     validating: { type: 'string' },
@@ -255,13 +254,6 @@ async function patch(args: string[], io: CommandIO): Promise<number> {
   return failures.length > 0 ? 1 : 0;
 }
 
-function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
-  try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
-  } catch (e: unknown) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
-}
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const [sub, ...rest] = args;

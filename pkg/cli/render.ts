@@ -1,10 +1,9 @@
 // `flotilla render`: per-cluster final objects from templates, policies and Clusters, offline.
 
-import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { formatExplanation, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
 import { checkDocuments, formatFieldError } from './check.js';
-import { UsageError, type Command, type CommandIO } from './command.js';
+import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
 import { describeRef, readInputs, SourceIndex } from './inputs.js';
 
 const usage = `Render the final object each member cluster gets, without any cluster.
@@ -33,23 +32,12 @@ function header(p: DetailedPlacement): string {
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
+  const values = parseFlags(args, {
         filename: { type: 'string', short: 'f', multiple: true },
         output: { type: 'string', short: 'o', default: 'yaml' },
         cluster: { type: 'string', multiple: true },
         explain: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      allowPositionals: false,
-      strict: true,
-    }));
-  } catch (err: unknown) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+      });
   if (values.help) {
     io.stdout.write(`${usage}\n`);
     return 0;

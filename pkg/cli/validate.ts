@@ -1,9 +1,8 @@
 // `flotilla validate`: the webhook's admission rules, offline.
 
-import { parseArgs } from 'node:util';
 import { refOf } from '../engine/index.js';
 import { checkDocuments, formatFieldError } from './check.js';
-import { UsageError, type Command, type CommandIO } from './command.js';
+import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
 import { readInputs } from './inputs.js';
 
 const usage = `Check policies and Clusters against the rules the admission webhook enforces, without any cluster.
@@ -25,17 +24,7 @@ function who(o: unknown): string {
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: { filename: { type: 'string', short: 'f', multiple: true }, help: { type: 'boolean', short: 'h', default: false } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err: unknown) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+  const values = parseFlags(args, { filename: { type: 'string', short: 'f', multiple: true } });
   if (values.help) {
     io.stdout.write(`${usage}\n`);
     return 0;

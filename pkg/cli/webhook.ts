@@ -1,12 +1,11 @@
 // `flotilla webhook`: the admission and conversion webhook server (pkg/webhook), configured from flags.
 
-import { parseArgs } from 'node:util';
 
 import { CustomObjectsApi } from '@kubernetes/client-node';
 
 import { PollingInventory, WebhookHandler, WebhookServer, WebhookServerError, type ClusterInfo, type Logger } from '../webhook/index.js';
 import { describeKubeError, loadKubeConfig } from './certs.js';
-import { UsageError, type Command, type CommandIO } from './command.js';
+import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
 
 const usage = `Serve the admission and conversion webhooks over HTTPS (TLS 1.2 or later).
 
@@ -42,11 +41,7 @@ function jsonLogger(stream: NodeJS.WritableStream): Logger {
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
+  const values = parseFlags(args, {
         'tls-cert-file': { type: 'string' },
         'tls-private-key-file': { type: 'string' },
         port: { type: 'string', default: '8443' },
@@ -54,14 +49,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
         'cert-reload-interval': { type: 'string' },
         kubeconfig: { type: 'string' },
         'cluster-list-interval': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err: unknown) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
+      });
   if (values.help) {
     io.stdout.write(`${usage}\n`);
     return 0;

@@ -3,7 +3,6 @@
 // rejects malformed objects by itself and applies Karmada's defaults, and kubectl shows the printer columns.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { describe, it, before, after } from 'node:test';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,24 +15,12 @@ import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import { WebhookHandler, WebhookServer } from '../../pkg/webhook/index.js';
 import { applyManifests, waitForCRDsEstablished } from '../envtest/index.js';
 import { useEnvironment } from '../envtest/suite.js';
+import { kubectl } from '../envtest/kubectl.js';
 
 type Obj = Record<string, unknown>;
 const GROUP = 'policy.flotilla.io';
 const NS = 'crds-test';
 
-/** Runs kubectl without blocking: a webhook it may end up calling is served by this very process. */
-function kubectl(kubeconfig: string, args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 /**
  * `kubectl apply --server-side` of a List. CRDs go through kubectl: client-node re-serializes built-in kinds

@@ -51,7 +51,7 @@ function startListener(port: number, log: string): Promise<ManagedProcess> {
 void describe('ManagedProcess', () => {
   void it('stops the whole process group, grandchildren included', async () => {
     const p = await ManagedProcess.start('group', 'bash', ['-c', 'sleep 300 & sleep 300 & wait'], join(dir, 'group.log'));
-    for (let i = 0; i < 50 && groupMembers(p.pid).length < 3; i++) await sleep(20);
+    for (let i = 0; i < 250 && groupMembers(p.pid).length < 3; i++) await sleep(20);
     assert.equal(groupMembers(p.pid).length, 3, 'bash and two sleeps');
     await p.stop(5000);
     assert.equal(p.exitStatus?.signal, 'SIGTERM');
@@ -59,8 +59,11 @@ void describe('ManagedProcess', () => {
   });
 
   void it('escalates to SIGKILL when the group ignores SIGTERM for the grace period', async () => {
-    const p = await ManagedProcess.start('stubborn', 'bash', ['-c', "trap '' TERM; sleep 300 & wait"], join(dir, 'stubborn.log'));
-    await sleep(100); // let bash install the trap
+    const log = join(dir, 'stubborn.log');
+    const p = await ManagedProcess.start('stubborn', 'bash', ['-c', "trap '' TERM; echo trap-$((1+1)); sleep 300 & wait"], log);
+    // Wait until bash has installed the trap (a loaded machine can take longer than any fixed sleep); the
+    // marker is computed so the command line the log starts with does not already contain it.
+    for (let i = 0; i < 250 && !readFileSync(log, 'utf8').includes('trap-2'); i++) await sleep(20);
     const began = Date.now();
     await p.stop(400);
     assert.ok(Date.now() - began >= 400, 'waited the grace period first');

@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 
 import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { START_TIMEOUT_MS, useEnvironment } from '../envtest/suite.js';
+import { kubectl } from '../envtest/kubectl.js';
 
 const K8S_VERSION = 'v1.33.13';
 
@@ -51,18 +52,6 @@ function managers(entries: V1ManagedFieldsEntry[] | undefined): string[] {
   return (entries ?? []).map((e) => `${e.manager ?? ''}/${e.operation ?? ''}`);
 }
 
-function runKubectl(args: string[], stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
-  });
-}
 
 /**
  * True while the pid names a process that has not terminated. A zombie (terminated, not yet reaped by
@@ -165,8 +154,8 @@ void describe('a hub and two member clusters', () => {
         deployment('ssa-kubectl', 'web', `registry.example/web:${c.name}`),
       ];
       const yaml = docs.map((d) => stringify(d)).join('---\n');
-      const out = await runKubectl(['--kubeconfig', c.kubeconfigPath, 'apply', '--server-side', '-f', '-'], yaml);
-      assert.equal(out.code, 0, `${c.name}: ${out.stderr}`);
+      const out = await kubectl(c.kubeconfigPath, ['apply', '--server-side', '-f', '-'], yaml);
+      assert.equal(out.status, 0, `${c.name}: ${out.stderr}`);
       assert.match(out.stdout, /configmap\/settings serverside-applied/);
       assert.match(out.stdout, /deployment\.apps\/web serverside-applied/);
     }
@@ -181,14 +170,14 @@ void describe('a hub and two member clusters', () => {
 
   void it('writes a members kubeconfig whose context for each member reaches that member', async () => {
     for (const member of env().members) {
-      const out = await runKubectl([
-        '--kubeconfig', env().membersKubeconfigPath, '--context', member.name,
+      const out = await kubectl(env().membersKubeconfigPath, [
+        '--context', member.name,
         'get', 'configmap', 'settings', '-n', 'ssa-client-node', '-o', 'jsonpath={.data.cluster}',
       ]);
-      assert.equal(out.code, 0, out.stderr);
+      assert.equal(out.status, 0, out.stderr);
       assert.equal(out.stdout, member.name);
     }
-    const contexts = await runKubectl(['--kubeconfig', env().membersKubeconfigPath, 'config', 'get-contexts', '-o', 'name']);
+    const contexts = await kubectl(env().membersKubeconfigPath, ['config', 'get-contexts', '-o', 'name']);
     assert.deepEqual(contexts.stdout.trim().split('\n'), ['member1', 'member2']);
   });
 
@@ -210,7 +199,7 @@ void describe('a hub and two member clusters', () => {
     }]);
     await waitForCRDsEstablished(hub, ['widgets.envtest.flotilla.io']);
     await applyManifests(hub, [{ apiVersion: 'envtest.flotilla.io/v1', kind: 'Widget', metadata: { namespace: 'default', name: 'w' }, spec: { size: 3 } }]);
-    const out = await runKubectl(['--kubeconfig', hub.kubeconfigPath, 'get', 'widgets', 'w', '-n', 'default', '-o', 'jsonpath={.spec.size}']);
+    const out = await kubectl(hub.kubeconfigPath, ['get', 'widgets', 'w', '-n', 'default', '-o', 'jsonpath={.spec.size}']);
     assert.equal(out.stdout, '3', out.stderr);
   });
 

@@ -5,7 +5,6 @@
 // instead of through the Service.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import type { CommandIO } from '../../pkg/cli/command.js';
 import { PollingInventory, WebhookHandler, WebhookServer, type ClusterInfo } from '../../pkg/webhook/index.js';
 import { applyManifests, waitForCRDsEstablished } from '../envtest/index.js';
 import { useEnvironment } from '../envtest/suite.js';
+import { kubectl } from '../envtest/kubectl.js';
 
 type Obj = Record<string, unknown>;
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -30,19 +30,6 @@ const GROUP = 'policy.flotilla.io';
 const SYSTEM_NS = 'flotilla-system';
 const NS = 'webhook-it';
 
-/** Runs kubectl without blocking: the webhook it ends up calling is served by this very process. */
-function kubectl(kubeconfig: string, args: string[], input?: unknown): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input === undefined ? '' : JSON.stringify(input));
-  });
-}
 
 function cliIO(): CommandIO & { err: () => string } {
   const stderr = new PassThrough();

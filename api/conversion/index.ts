@@ -243,3 +243,18 @@ function takeFields(obj: JSONObject): V1alpha1Fields | undefined {
 export function isConvertible(apiVersion: unknown): boolean {
   return versionOf(apiVersion) !== undefined;
 }
+
+/**
+ * The v1alpha1 form of a policy, for validation. The conversion annotation is dropped first, so a v1beta1
+ * object is judged as it is stored (its rules stay at spec.overrideRules).
+ */
+export function toValidationShape(object: Record<string, unknown>): Record<string, unknown> {
+  if (object.apiVersion !== V1BETA1) return object;
+  const copy = { ...object };
+  if (isObject(object.metadata) && isObject(object.metadata.annotations) && CONVERSION_ANNOTATION in object.metadata.annotations) {
+    const annotations = { ...object.metadata.annotations };
+    delete annotations[CONVERSION_ANNOTATION];
+    copy.metadata = { ...object.metadata, annotations };
+  }
+  return convertObject(copy, V1ALPHA1);
+}

@@ -2,13 +2,12 @@
 // apply them before they could exist on a control plane. Shared by `render` (which leaves denied objects
 // out, as the API server would) and `validate`.
 
-import { convertObject } from '../../api/conversion/index.js';
+import { toValidationShape } from '../../api/conversion/index.js';
 import { formatFieldError, validateObject, type FieldError } from '../../api/validation/index.js';
 import { refOf } from '../engine/index.js';
 import type { SourcedDocument } from './inputs.js';
 
 const ADMITTED_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io', 'cluster.flotilla.io', 'cluster.karmada.io']);
-const V1ALPHA1 = 'policy.flotilla.io/v1alpha1';
 
 export function groupOf(o: unknown): string {
   const v = refOf(o).apiVersion;
@@ -37,7 +36,7 @@ function toV1alpha1(o: unknown): { object: unknown; error?: FieldError } {
   const ref = refOf(o);
   if (ref.apiVersion !== 'policy.flotilla.io/v1beta1') return { object: o };
   try {
-    return { object: convertObject(o as Record<string, unknown>, V1ALPHA1) };
+    return { object: toValidationShape(o as Record<string, unknown>) };
   } catch (err: unknown) {
     return { object: o, error: { type: 'Invalid value', field: 'apiVersion', value: ref.apiVersion, detail: err instanceof Error ? err.message : String(err) } };
   }

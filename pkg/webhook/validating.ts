@@ -4,7 +4,7 @@
 // warning (unknown clusters, rules overwriting each other, selectors that match nothing) lives in
 // api/validation; this file only adapts the review to it.
 
-import { CONVERSION_ANNOTATION, ConversionError, V1ALPHA1, V1BETA1, convertObject } from '../../api/conversion/index.js';
+import { ConversionError, toValidationShape } from '../../api/conversion/index.js';
 import { aggregate, validateObject, type ValidationContext } from '../../api/validation/index.js';
 import { allowed, denied, errored, isObject } from './admission.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
@@ -40,20 +40,6 @@ function targetOf(object: unknown): Target {
   return undefined;
 }
 
-/**
- * The v1alpha1 form of a policy, for validation. The conversion annotation is dropped first, so a v1beta1
- * object is judged as it is stored (its rules stay at spec.overrideRules).
- */
-export function toValidationShape(object: Record<string, unknown>): Record<string, unknown> {
-  if (object.apiVersion !== V1BETA1) return object;
-  const copy = { ...object };
-  if (isObject(object.metadata) && isObject(object.metadata.annotations) && CONVERSION_ANNOTATION in object.metadata.annotations) {
-    const annotations = { ...object.metadata.annotations };
-    delete annotations[CONVERSION_ANNOTATION];
-    copy.metadata = { ...object.metadata, annotations };
-  }
-  return convertObject(copy, V1ALPHA1);
-}
 
 const dedupe = (xs: readonly string[]): string[] => [...new Set(xs)];
 

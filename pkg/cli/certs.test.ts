@@ -6,22 +6,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import jsonpatch from 'fast-json-patch';
 
+import { captureIO, type CapturedIO } from '../../test/cli-io.js';
 import { command } from './certs.js';
-import type { CommandIO } from './command.js';
 
 type Obj = Record<string, unknown>;
 
-function io(env: NodeJS.ProcessEnv = {}): CommandIO & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return { stdout, stderr, stdin: new PassThrough(), env, signal: new AbortController().signal, out: () => out, err: () => err };
+function io(env: NodeJS.ProcessEnv = {}): CapturedIO {
+  return captureIO({ env });
 }
 
 /** Just enough of an apiserver for the certs flow: GET, POST (create) and JSON-patch PATCH on stored objects. */

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
+import { captureIO } from '../../test/cli-io.js';
 import { run } from './index.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -13,14 +13,9 @@ const fixture = (p: string) => join(root, 'test/fixtures', p);
 const quickstart = join(root, 'examples/quickstart');
 
 async function flotilla(args: string[], stdin = ''): Promise<{ code: number; out: string; err: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c: Buffer) => (out += c.toString()));
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = await run(args, { stdout, stderr, stdin: Readable.from([stdin]), env: {}, signal: new AbortController().signal });
-  return { code, out, err };
+  const io = captureIO({ stdin });
+  const code = await run(args, io);
+  return { code, out: io.out(), err: io.err() };
 }
 
 describe('flotilla (dispatch)', () => {

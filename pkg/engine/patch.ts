@@ -8,7 +8,7 @@
 //
 // Every written value is a deep copy, so the result never shares structure with a policy.
 
-import { formatPath, parsePath, type PathSegment } from '../../api/path/index.js';
+import { parsePath, type PathSegment } from '../../api/path/index.js';
 import { cloneJson, isObject, type JsonObject } from './json.js';
 
 export class PatchError extends Error {
@@ -177,4 +177,3 @@ export function getValue(doc: unknown, path: string): { found: boolean; value?: 
   return { found: true, value: cur, pointer };
 }
 
-export { formatPath };

@@ -4,7 +4,7 @@
 //   drop server-populated fields → placements + provenance.
 // A failure for one (template, cluster) pair is reported in `errors` and the other pairs still render.
 
-import { clusterInfo, sortInputs, type PolicyEntry, type Template } from './inputs.js';
+import { sortInputs, type PolicyEntry, type Template } from './inputs.js';
 import { cloneJson, isObject, obj, type JsonObject } from './json.js';
 import { PropagationMatcher } from './match.js';
 import { OverrideCatalog, type OverrideRule } from './overrides.js';
@@ -183,4 +183,3 @@ export function render(input: RenderInput): RenderResult {
   };
 }
 
-export { clusterInfo };

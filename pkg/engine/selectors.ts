@@ -1,7 +1,7 @@
 // Selector semantics (Karmada pkg/util/selector.go): label selectors, resource selectors with implicit
 // priority, and cluster affinity matching.
 
-import { arr, isObject, obj, str, stringList, stringMap } from './json.js';
+import { arr, isObject, obj, str, stringList } from './json.js';
 import type { ClusterInfo, ObjectRef } from './types.js';
 
 /** Implicit priority of a selector match. */
@@ -153,4 +153,3 @@ export function clusterMatches(cluster: ClusterInfo, affinity: unknown): boolean
   return names.length === 0 || names.includes(cluster.name);
 }
 
-export { stringMap };

@@ -19,8 +19,7 @@ export function useEnvironment(opts: EnvironmentOptions = {}): () => Environment
     env = await startEnvironment(opts);
   }, { timeout: START_TIMEOUT_MS });
   afterEach((t) => {
-    // TestContext.passed exists at run time on Node 20, but @types/node 20 does not declare it.
-    if ((t as unknown as { passed?: boolean }).passed === false) failed = true;
+    if (!t.passed) failed = true;
   });
   after(async () => {
     await env?.stop({ keepLogs: failed });

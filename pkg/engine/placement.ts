@@ -115,35 +115,154 @@ export function templateReplicas(kind: string, object: Record<string, unknown>):
   return undefined;
 }
 
+/** Most replicas a template can ask for: spec.replicas is an int32 in every Kubernetes workload. */
+export const MAX_REPLICAS = 2_147_483_647;
+
+/** One cluster's weight; the name breaks ties. */
+type Weighted = { readonly name: string; readonly weight: number };
+
 /**
  * Webster / Sainte-Laguë: each seat goes to the highest weight/(2·assigned+1); ties go to the cluster with
- * fewer seats, then the smaller name (Karmada's order without a binding UID).
+ * fewer seats, then the smaller name, then the earlier entry (Karmada's order without a binding UID).
+ * Weights that are not positive (or NaN) get nothing; when no weight is positive nobody gets a seat.
+ *
+ * Handing seats out one by one costs O(replicas × clusters), which is half a minute for an int32 replica
+ * count. The same answer in O(clusters) passes: seat k (0-based) of cluster i has the priority
+ * p(i,k) = weight_i/(2k+1), computed in the same floating point as one-by-one would, and the one-by-one
+ * method always takes the best remaining seat in the order (priority desc, k asc, name asc, index asc)
+ * — every cluster's seats are already in that order — so it ends with exactly the first `replicas` seats of
+ * that order. The priority λ of the last seat taken is found by bisecting the doubles (at most 64 rounds,
+ * each counting the seats with p ≥ λ per cluster); the seats with p > λ are all taken, and the rest go to the
+ * seats with p = λ in (k, name, index) order.
+ *
+ * `replicas` must be an integer from 0 to MAX_REPLICAS (a RangeError otherwise).
  */
-export function websterSeats(replicas: number, weights: ReadonlyArray<{ name: string; weight: number }>): Map<string, number> {
+export function websterSeats(replicas: number, weights: ReadonlyArray<Weighted>): Map<string, number> {
+  if (!Number.isInteger(replicas) || replicas < 0 || replicas > MAX_REPLICAS) {
+    throw new RangeError(`replicas must be an integer from 0 to ${MAX_REPLICAS}, not ${replicas}`);
+  }
   const seats = weights.map(() => 0);
-  for (let s = 0; s < replicas; s++) {
-    let best = -1;
-    let bestScore = 0;
-    for (let i = 0; i < weights.length; i++) {
-      const w = weights[i] as { name: string; weight: number };
-      if (w.weight <= 0) continue;
-      const a = seats[i] as number;
-      const score = w.weight / (2 * a + 1);
-      if (best < 0 || score > bestScore) {
-        best = i;
-        bestScore = score;
-      } else if (score === bestScore) {
-        const ab = seats[best] as number;
-        if (a < ab || (a === ab && w.name < (weights[best] as { name: string }).name)) {
-          best = i;
-          bestScore = score;
-        }
+  const eligible = weights.flatMap((w, i) => (w.weight > 0 ? [i] : []));
+  if (replicas > 0 && eligible.length > 0) assignSeats(replicas, weights, eligible, seats);
+  return new Map(weights.map((w, i) => [w.name, seats[i] as number]));
+}
+
+function assignSeats(replicas: number, weights: ReadonlyArray<Weighted>, eligible: readonly number[], seats: number[]): void {
+  const weightOf = (i: number): number => (weights[i] as Weighted).weight;
+  // Every eligible cluster has `replicas` seats on offer with p >= 0, so λ = 0 always leaves enough.
+  let lo = bitsOf(0);
+  let hi = bitsOf(Number.POSITIVE_INFINITY) + 1n; // one past +Infinity: no λ there
+  while (hi - lo > 1n) {
+    const mid = (lo + hi) >> 1n;
+    const lambda = doubleOf(mid);
+    let count = 0;
+    for (const i of eligible) {
+      count += seatsAtLeast(weightOf(i), lambda, replicas);
+      if (count >= replicas) break;
+    }
+    if (count >= replicas) lo = mid;
+    else hi = mid;
+  }
+  const lambda = doubleOf(lo);
+  const above = lambda === Number.POSITIVE_INFINITY ? undefined : doubleOf(lo + 1n);
+  // Seats with p > λ are all taken (fewer than `replicas` of them, or λ would be higher); seats with p = λ
+  // are [taken_i, upTo_i) for each cluster and share what is left.
+  let left = replicas;
+  const upTo = new Map<number, number>();
+  for (const i of eligible) {
+    const taken = above === undefined ? 0 : seatsAtLeast(weightOf(i), above, replicas);
+    seats[i] = taken;
+    left -= taken;
+    upTo.set(i, seatsAtLeast(weightOf(i), lambda, replicas));
+  }
+  if (left <= 0) return;
+  // Tied seats go by k first: find the level K below which every tied seat is taken.
+  const tiedBelow = (level: number): number => {
+    let n = 0;
+    for (const i of eligible) n += Math.max(0, Math.min(level, upTo.get(i) ?? 0) - (seats[i] as number));
+    return n;
+  };
+  let kLo = 0;
+  let kHi = replicas + 1;
+  while (kHi - kLo > 1) {
+    const mid = Math.floor((kLo + kHi) / 2);
+    if (tiedBelow(mid) <= left) kLo = mid;
+    else kHi = mid;
+  }
+  const level = kLo;
+  left -= tiedBelow(level);
+  for (const i of eligible) seats[i] = Math.max(seats[i] as number, Math.min(level, upTo.get(i) ?? 0));
+  // Then, at that level, by name and input order.
+  const atLevel = eligible.filter((i) => (seats[i] as number) === level && (upTo.get(i) ?? 0) > level);
+  atLevel.sort((a, b) => compareNames((weights[a] as Weighted).name, (weights[b] as Weighted).name) || a - b);
+  for (const i of atLevel.slice(0, left)) seats[i] = (seats[i] as number) + 1;
+}
+
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * How many of a cluster's first `limit` seats have p(k) = weight/(2k+1) >= λ. p falls as k grows, so the
+ * answer is the first k where the test fails; it is guessed from the real-number solution and then
+ * confirmed (or found by galloping and bisection from the guess) with the same floating-point expression
+ * the one-by-one method uses.
+ */
+function seatsAtLeast(weight: number, lambda: number, limit: number): number {
+  const passes = (k: number): boolean => weight / (2 * k + 1) >= lambda;
+  const real = lambda > 0 ? Math.floor((weight / lambda - 1) / 2) + 1 : limit;
+  let guess = Number.isFinite(real) ? Math.min(limit, Math.max(0, real)) : real > 0 ? limit : 0;
+  // Invariant sought: passes(guess - 1) (or guess = 0) and !passes(guess) (or guess = limit).
+  if (guess < limit && passes(guess)) {
+    let good = guess;
+    let bad = limit;
+    for (let step = 1; good + step < limit; step *= 2) {
+      if (passes(good + step)) good += step;
+      else {
+        bad = good + step;
+        break;
       }
     }
-    if (best < 0) break;
-    seats[best] = (seats[best] as number) + 1;
+    guess = firstFailure(passes, good, bad);
+  } else if (guess > 0 && !passes(guess - 1)) {
+    let bad = guess - 1;
+    let good = -1;
+    for (let step = 1; bad - step >= 0; step *= 2) {
+      if (passes(bad - step)) {
+        good = bad - step;
+        break;
+      }
+      bad -= step;
+    }
+    guess = firstFailure(passes, good, bad);
   }
-  return new Map(weights.map((w, i) => [w.name, seats[i] as number]));
+  return guess;
+}
+
+/** With passes(good) (or good = -1) and !passes(bad) (or bad = the limit): the first k that fails. */
+function firstFailure(passes: (k: number) => boolean, good: number, bad: number): number {
+  let g = good;
+  let b = bad;
+  while (b - g > 1) {
+    const mid = Math.floor((g + b) / 2);
+    if (passes(mid)) g = mid;
+    else b = mid;
+  }
+  return b;
+}
+
+// Non-negative doubles sort as their IEEE-754 bit patterns do, so bisecting the bits bisects the values.
+const f64 = new Float64Array(1);
+const u64 = new BigUint64Array(f64.buffer);
+
+function bitsOf(x: number): bigint {
+  f64[0] = x;
+  return u64[0] as bigint;
+}
+
+function doubleOf(bits: bigint): number {
+  u64[0] = bits;
+  return f64[0] as number;
 }
 
 /**
@@ -174,5 +293,6 @@ export function divideReplicas(placement: Record<string, unknown> | undefined, r
     return { name: c.name, weight: rules.length === 0 ? 1 : w };
   });
   if (weights.every((w) => w.weight === 0)) weights = weights.map((w) => ({ ...w, weight: 1 }));
+  if (replicas > MAX_REPLICAS) throw new PlacementError(`spec.replicas ${replicas} cannot be divided: Kubernetes allows at most ${MAX_REPLICAS} (int32)`);
   return websterSeats(replicas, weights);
 }

@@ -14,7 +14,7 @@ export function own<T>(o: Readonly<Record<string, T>>, key: string): T | undefin
  * `__proto__` (Object.prototype's accessor turns it into a prototype change); it is defined instead, as
  * JSON.parse does, so the key is kept as data and no prototype changes.
  */
-export function setOwn<T>(o: Record<string, T>, key: string, value: T): void {
+export function setOwn<T>(o: Record<string, T>, key: string, value: NoInfer<T>): void {
   if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
   else o[key] = value;
 }

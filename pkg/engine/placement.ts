@@ -10,7 +10,7 @@
 // decides by name order (spread constraints, documented) or reports that it cannot (dynamic weights,
 // Aggregated) instead of guessing.
 
-import { arr, isObject, obj, str } from './json.js';
+import { arr, isObject, obj, own, str } from './json.js';
 import { clusterMatches } from './selectors.js';
 import type { ClusterInfo } from './types.js';
 
@@ -41,7 +41,10 @@ function toleratesAll(cluster: ClusterInfo, tolerations: unknown[]): boolean {
 
 function groupValue(cluster: ClusterInfo, constraint: Record<string, unknown>): string[] {
   const byLabel = str(constraint.spreadByLabel);
-  if (byLabel) return cluster.labels[byLabel] !== undefined ? [cluster.labels[byLabel] ?? ''] : [];
+  if (byLabel) {
+    const value = own(cluster.labels, byLabel);
+    return value !== undefined ? [value] : [];
+  }
   switch (str(constraint.spreadByField) ?? 'cluster') {
     case 'region':
       return cluster.region ? [cluster.region] : [];

@@ -300,3 +300,74 @@ describe('render: output hygiene and bad input', () => {
     assert.deepEqual(render({ objects: undefined as unknown as unknown[] }), { placements: [], unmatched: [], errors: [] });
   });
 });
+
+describe('render: keys that name Object.prototype members', () => {
+  const cm = (data: string) => JSON.parse(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":${data}}`) as Obj;
+  const renderCm = (template: Obj, rules: Obj[] = [], clusters: Obj[] = members) => {
+    const r = render({ objects: [template, propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }]), overridePolicy('op', 'default', rules), ...clusters] });
+    return { r, by: Object.fromEntries(r.placements.map((p) => [p.cluster, p.object])) };
+  };
+  const assertPlain = (o: unknown): void => {
+    assert.equal(Object.getPrototypeOf(o), Object.prototype);
+    assert.equal(({} as Obj).polluted, undefined);
+  };
+
+  it('keeps a ConfigMap data key named __proto__', () => {
+    const { by } = renderCm(cm('{"__proto__":"x","a":"b"}'));
+    const data = at(by.m1, 'data') as Obj;
+    assertPlain(data);
+    assert.deepEqual(Object.keys(data), ['__proto__', 'a']);
+    assert.equal(JSON.stringify(data), '{"__proto__":"x","a":"b"}');
+  });
+
+  it('keeps __proto__ keys inside a plaintext value, without inheriting from them', () => {
+    const value = JSON.parse('{"__proto__":{"polluted":"yes"},"region":"${cluster.region}"}') as Obj;
+    const { by } = renderCm(cm('{"a":"b"}'), [{ overriders: { plaintext: [{ path: '/data/nested', operator: 'add', value }] } }]);
+    const nested = at(by.m1, 'data.nested') as Obj;
+    assertPlain(nested);
+    assert.equal(JSON.stringify(nested), '{"__proto__":{"polluted":"yes"},"region":"eu-west-1"}');
+    assert.equal(nested.polluted, undefined);
+  });
+
+  it('keeps __proto__ keys in documents a field overrider edits', () => {
+    const value = JSON.parse('{"__proto__":"${cluster.name}"}') as Obj;
+    const template = cm(JSON.stringify({ 'a.yaml': '__proto__:\n  x: 1\nb: 2\n', 'a.json': '{"__proto__":{"x":1},"b":2}' }));
+    const { by } = renderCm(template, [
+      { overriders: { fieldOverrider: [{ fieldPath: '/data/a.yaml', yaml: [{ subPath: '/b', operator: 'replace', value }] }, { fieldPath: '/data/a.json', json: [{ subPath: '/b', operator: 'replace', value }] }] } },
+    ]);
+    assert.equal((at(by.m1, 'data') as Obj)['a.yaml'], '__proto__:\n  x: 1\nb:\n  __proto__: m1\n');
+    assert.equal((at(by.m1, 'data') as Obj)['a.json'], '{"__proto__":{"x":1},"b":{"__proto__":"m1"}}');
+  });
+
+  it('writes a label key named __proto__ as a label', () => {
+    const value = JSON.parse('{"__proto__":"${cluster.name}"}') as Obj;
+    const { by } = renderCm(cm('{}'), [{ overriders: { labelsOverrider: [{ operator: 'add', value }] } }]);
+    const labels = at(by.m1, 'metadata.labels') as Obj;
+    assertPlain(labels);
+    assert.equal(JSON.stringify(labels), '{"__proto__":"m1"}');
+  });
+
+  for (const key of ['constructor', '__proto__', 'toString']) {
+    it(`fails \${cluster.labels['${key}']} on a cluster without that label`, () => {
+      const { r } = renderCm(cm('{}'), [{ overriders: { labelsOverrider: [{ operator: 'add', value: { a: `\${cluster.labels['${key}']}` } }] } }]);
+      assert.equal(r.placements.length, 0);
+      assert.deepEqual(
+        r.errors.map((e) => e.message),
+        ['m1', 'm2'].map((c) => `OverridePolicy default/op: spec.overrideRules[0].overriders.labelsOverrider[0]: cluster ${c} has no label ${JSON.stringify(key)}`),
+      );
+    });
+  }
+
+  it('spreads by a label named constructor only over clusters that have it', () => {
+    const placement = { spreadConstraints: [{ spreadByLabel: 'constructor', maxGroups: 1 }] };
+    const r = render({ objects: [configMap('cfg'), propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }], placement), cluster('a'), cluster('b', { labels: { constructor: 'x' } })] });
+    assert.deepEqual(r.placements.map((p) => p.cluster), ['b']);
+  });
+
+  it('matches a selector on a label named constructor only where the label is set', () => {
+    const rules = [{ targetCluster: { labelSelector: { matchExpressions: [{ key: 'constructor', operator: 'Exists' }] } }, overriders: { labelsOverrider: [{ operator: 'add', value: { hit: 'yes' } }] } }];
+    const { by } = renderCm(cm('{}'), rules, [cluster('a'), cluster('b', { labels: { constructor: 'x' } })]);
+    assert.equal(at(by.a, 'metadata.labels'), undefined);
+    assert.deepEqual(at(by.b, 'metadata.labels'), { hit: 'yes' });
+  });
+});

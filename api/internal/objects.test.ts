@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { own, setOwn } from './objects.js';
+import { MAX_DEPTH, own, setOwn, tooDeepUnder } from './objects.js';
 
 describe('own', () => {
   const labels: Record<string, string> = { env: 'prod' };
@@ -39,5 +39,27 @@ describe('setOwn', () => {
     setOwn(o, '__proto__', 1);
     setOwn(o, '__proto__', 2);
     assert.equal(own(o, '__proto__'), 2);
+  });
+});
+
+describe('tooDeepUnder', () => {
+  const nest = (levels: number, leaf: unknown = 'x'): unknown => {
+    let v = leaf;
+    for (let i = 0; i < levels; i++) v = { a: v };
+    return v;
+  };
+  it('accepts a document nested exactly MAX_DEPTH levels', () => assert.equal(tooDeepUnder({ spec: nest(MAX_DEPTH - 1) }), undefined));
+  it('names the top-level key of a document nested one level more', () => assert.equal(tooDeepUnder({ kind: 'x', spec: nest(MAX_DEPTH) }), 'spec'));
+  it('counts arrays as levels', () => {
+    let v: unknown = 1;
+    for (let i = 0; i < 10; i++) v = [v];
+    assert.equal(tooDeepUnder({ data: v }, 10), 'data');
+    assert.equal(tooDeepUnder({ data: v }, 11), undefined);
+  });
+  it('measures a million levels without recursion', () => assert.equal(tooDeepUnder(nest(1_000_000)), 'a'));
+  it('takes scalars and shallow values as they are', () => {
+    assert.equal(tooDeepUnder('x'), undefined);
+    assert.equal(tooDeepUnder(null), undefined);
+    assert.equal(tooDeepUnder({ a: [1, { b: 2 }] }), undefined);
   });
 });

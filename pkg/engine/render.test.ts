@@ -12,6 +12,7 @@ import {
   selectDeployment,
   type Obj,
 } from '../../test/builders.js';
+import { MAX_DEPTH } from '../../api/internal/objects.js';
 import { render, renderDetailed } from './render.js';
 import { explainPlacement } from './explain.js';
 
@@ -294,6 +295,23 @@ describe('render: output hygiene and bad input', () => {
     const r = render({ objects: [42, { kind: 'Deployment' }, { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'Mystery', metadata: { name: 'm' } }, deployment(), ppAll, ...members] });
     assert.equal(r.placements.length, 2);
     assert.deepEqual(r.errors.map((e) => e.message), ['document 1 is not an object', 'apiVersion: Required value', 'kind: Unsupported value: "Mystery": supported values: "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy", "ClusterOverridePolicy"']);
+  });
+
+  it('reports a document nested deeper than MAX_DEPTH and renders the rest', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const r = render({ objects: [{ ...configMap('deep'), data: deep }, configMap('flat'), propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }]), ...members] });
+    assert.deepEqual(r.errors, [{ object: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'deep' }, message: `data: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep` }]);
+    assert.deepEqual(r.placements.map((p) => `${String(at(p.object, 'metadata.name'))}@${p.cluster}`), ['flat@m1', 'flat@m2']);
+  });
+
+  it('reports a field document too deep to write back as that overrider\'s error', () => {
+    const json = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const { result } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/j', json: [{ subPath: '/b', operator: 'add', value: 1 }] }] } }], configMap('cfg', 'default', { j: json }));
+    assert.deepEqual(
+      result.errors.map((e) => e.message),
+      ['m1', 'm2'].map(() => 'OverridePolicy default/op: spec.overrideRules[0].overriders.fieldOverrider[0]: cannot write /data/j back as JSON: Maximum call stack size exceeded'),
+    );
   });
 
   it('does not throw for input that is not even a list', () => {

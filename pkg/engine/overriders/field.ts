@@ -24,6 +24,18 @@ function patchDocument(document: unknown, ops: unknown[], ctx: OverrideContext, 
   return doc;
 }
 
+/**
+ * Writes the patched document back as text. The document came from a string in the template, so its depth
+ * is not bounded by the input checks; a document too deep to write is this overrider's error.
+ */
+function serialize(write: () => string, name: string, fieldPath: string, format: string): string {
+  try {
+    return write();
+  } catch (err: unknown) {
+    throw new OverrideError(`${name}: cannot write ${fieldPath} back as ${format}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
 export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: OverrideContext, name: string): unknown {
   const fieldPath = String(o.fieldPath ?? '');
   const got = getValue(doc, fieldPath);
@@ -40,7 +52,7 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
       throw new OverrideError(`${name}: ${fieldPath} does not hold valid YAML: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     const patched = patchDocument(parsed ?? null, yamlOps, ctx, name, 'yaml');
-    text = stringifyYaml(patched, { sortMapEntries: true, indentSeq: false, indent: 2 });
+    text = serialize(() => stringifyYaml(patched, { sortMapEntries: true, indentSeq: false, indent: 2 }), name, fieldPath, 'YAML');
   } else if (jsonOps.length > 0) {
     let parsed: unknown;
     try {
@@ -48,7 +60,8 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
     } catch (err: unknown) {
       throw new OverrideError(`${name}: ${fieldPath} does not hold valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    text = JSON.stringify(patchDocument(parsed, jsonOps, ctx, name, 'json'));
+    const patched = patchDocument(parsed, jsonOps, ctx, name, 'json');
+    text = serialize(() => JSON.stringify(patched), name, fieldPath, 'JSON');
   } else {
     text = '';
   }

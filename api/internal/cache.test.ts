@@ -15,13 +15,12 @@ describe('BoundedCache', () => {
     assert.equal(c.get('12345'), undefined);
     assert.equal(c.size, 0);
   });
-  it('evicts the least recently used entry at the entry limit', () => {
+  it('evicts the oldest entry at the entry limit', () => {
     const c = new BoundedCache<number>({ maxEntries: 2, maxKeyLength: 100, maxTotalLength: 10_000 });
     c.set('a', 1);
     c.set('b', 2);
-    c.get('a');
     c.set('c', 3);
-    assert.deepEqual([c.get('a'), c.get('b'), c.get('c')], [1, undefined, 3]);
+    assert.deepEqual([c.get('a'), c.get('b'), c.get('c')], [undefined, 2, 3]);
   });
   it('keeps the total charge within maxTotalLength however many distinct keys arrive', () => {
     const limit = 10 * (100 + ENTRY_OVERHEAD);

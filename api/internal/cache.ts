@@ -1,7 +1,9 @@
 // A parse cache whose memory is bounded whatever the input: entries are charged by key length, keys
 // longer than `maxKeyLength` are never stored (parsing them again is linear, and keeping them is what
-// lets a stream of large one-off inputs grow the heap), and the least recently used entries go first
-// when the entry count or the total charge would pass its limit.
+// lets a stream of large one-off inputs grow the heap), and the oldest entries go first when the entry
+// count or the total charge would pass its limit. Eviction is by insertion order, not by use: a hit costs
+// one Map lookup (reordering on every hit costs more than the parses it saves on the render path), and an
+// evicted entry that is still in use is simply parsed and stored again.
 
 export interface CacheLimits {
   /** Most entries kept. */
@@ -22,13 +24,7 @@ export class BoundedCache<V> {
   constructor(private readonly limits: CacheLimits) {}
 
   get(key: string): V | undefined {
-    const hit = this.entries.get(key);
-    if (hit !== undefined) {
-      // Map keeps insertion order: re-inserting makes this the most recently used entry.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-    }
-    return hit;
+    return this.entries.get(key);
   }
 
   /** Stores the entry unless its key is too long to be worth keeping; evicts the oldest entries to fit. */

@@ -95,6 +95,8 @@ const TAGS: ReadCase[] = [
   { yaml: 'v: !!map [1]' },
   { yaml: 'v: !!merge <<' },
   { yaml: '%TAG !k! tag:yaml.org,2002:\n---\nv: !k!int "5"' },
+  { yaml: '%YAML 1.1\n---\nv: yes' },
+  { yaml: '%YAML 1.2\n---\nv: yes' },
 ];
 
 const MERGES: ReadCase[] = [

@@ -408,9 +408,12 @@ export function readYamlStream(text: string, limits: ReadLimits = DEFAULT_LIMITS
     if (failed.has(n)) return;
     const [start, , end] = doc.range;
     const bad = chars.filter((c) => c.offset >= start && c.offset < Math.max(end, start + 1));
-    if (doc.errors.length > 0 || bad.length > 0) {
+    // libyaml reads YAML 1.1 only: "found incompatible YAML document".
+    const version = doc.directives?.yaml.explicit ? doc.directives.yaml.version : '1.1';
+    if (doc.errors.length > 0 || bad.length > 0 || version !== '1.1') {
       for (const e of doc.errors) errors.push(problem(n, e.pos[0], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`));
       for (const c of bad) errors.push(problem(n, c.offset, c.message));
+      if (version !== '1.1') errors.push(problem(n, start, `%YAML ${version}: kubectl reads only YAML 1.1 documents; remove the directive`));
       return;
     }
     try {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -191,6 +191,7 @@ void describe('-f DIR and -R', () => {
     await file('tree/top.yaml', `${configMap('top', '  a: b\n')}---\n${POLICY}---\n${CLUSTER}`);
     await file('tree/nested/deep.yml', configMap('deep', '  a: b\n'));
     await file('tree/notes.txt', 'not a manifest');
+    await symlink('..', join(dir, 'tree/nested/back'));
   });
   const names = (out: string): string[] => (rendered(out) as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name);
 
@@ -198,10 +199,10 @@ void describe('-f DIR and -R', () => {
     const r = await flotilla(['render', '-f', tree]);
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(names(r.out), ['top']);
-    assert.match(r.err, /note: .*tree: subdirectory nested not read; -R reads them/);
+    assert.match(r.err, /note: .*tree: subdirectory nested not read; -R reads it/);
   });
 
-  it('-R descends, in render and validate', async () => {
+  it('-R descends, in render and validate, and reads a directory reached again through a symlink once', async () => {
     const r = await flotilla(['render', '-f', tree, '-R']);
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(names(r.out), ['deep', 'top']);

@@ -103,11 +103,11 @@ async function listFiles(path: string, recursive: boolean, errors: string[], not
   const out: string[] = [];
   const visited = new Set<string>();
   const walk = async (dir: string): Promise<void> => {
-    const real = await realpath(dir);
-    if (visited.has(real)) return; // a symlink loop
-    visited.add(real);
     let names: string[];
     try {
+      const real = await realpath(dir);
+      if (visited.has(real)) return; // a symlink back to a directory being read: its files are read once
+      visited.add(real);
       names = (await readdir(dir)).sort(byName);
     } catch (err: unknown) {
       errors.push(`${dir}: ${message(err)}`);
@@ -130,7 +130,8 @@ async function listFiles(path: string, recursive: boolean, errors: string[], not
         out.push(p);
       }
     }
-    if (skipped.length > 0) notes.push(`${dir}: subdirector${skipped.length === 1 ? 'y' : 'ies'} ${skipped.join(', ')} not read; -R reads them`);
+    if (skipped.length === 1) notes.push(`${dir}: subdirectory ${skipped.join('')} not read; -R reads it`);
+    else if (skipped.length > 1) notes.push(`${dir}: subdirectories ${skipped.join(', ')} not read; -R reads them`);
   };
   await walk(path);
   return out;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parse, parseAllDocuments } from 'yaml';
 import { captureIO } from '../../test/cli-io.js';
+import { readYaml, readYamlStream } from '../yaml/index.js';
 import { run } from './index.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -44,7 +44,7 @@ describe('flotilla render', () => {
   it('renders the quickstart: one document per (template, cluster)', async () => {
     const r = await flotilla(['render', '-f', quickstart]);
     assert.equal(r.code, 0, r.err);
-    const docs = parseAllDocuments(r.out).map((d) => d.toJS() as { kind: string; metadata: { name: string } });
+    const docs = readYamlStream(r.out).documents.map((d) => d.value as { kind: string; metadata: { name: string } });
     assert.ok(docs.length >= 4);
     assert.match(r.out, /# cluster: eu-west/);
     assert.doesNotMatch(r.err, /error:/);
@@ -72,14 +72,14 @@ describe('flotilla render', () => {
     ].join('\n---\n');
     const r = await flotilla(['render', '-f', '-'], input);
     assert.equal(r.code, 0, r.err);
-    assert.deepEqual(parse(r.out.split('\n').filter((l) => !l.startsWith('#')).join('\n')), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: 'b' } });
+    assert.deepEqual(readYaml(r.out.split('\n').filter((l) => !l.startsWith('#')).join('\n')), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: 'b' } });
   });
 
   const bad: Array<{ name: string; file: string; message: RegExp }> = [
     { name: 'malformed YAML names the file, line and column', file: 'bad/malformed.yaml', message: /error: .*malformed\.yaml:\d+:\d+: invalid YAML/ },
-    { name: 'an invalid policy names the file, object and field', file: 'bad/invalid-policy.yaml', message: /error: .*invalid-policy\.yaml: OverridePolicy default\/bad-paths: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path: Invalid value: "spec\/replicas"/ },
-    { name: 'an unknown policy kind is reported', file: 'bad/unknown-kind.yaml', message: /unknown-kind\.yaml: PlacementPolicy default\/typo: kind: Unsupported value: "PlacementPolicy"/ },
-    { name: 'a path missing on one cluster fails that cluster only', file: 'bad/missing-path.yaml', message: /missing-path\.yaml \(document 1\): Deployment default\/web on cluster member2: OverridePolicy default\/pause: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]: replace operation does not apply/ },
+    { name: 'an invalid policy names the file, object and field', file: 'bad/invalid-policy.yaml', message: /error: .*invalid-policy\.yaml: OverridePolicy\/default\/bad-paths: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path: Invalid value: "spec\/replicas"/ },
+    { name: 'an unknown policy kind is reported', file: 'bad/unknown-kind.yaml', message: /unknown-kind\.yaml: PlacementPolicy\/default\/typo: kind: Unsupported value: "PlacementPolicy"/ },
+    { name: 'a path missing on one cluster fails that cluster only', file: 'bad/missing-path.yaml', message: /missing-path\.yaml \(document 1\): Deployment\/default\/web on cluster member2: OverridePolicy default\/pause: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]: replace operation does not apply/ },
     { name: 'a file that does not exist', file: 'bad/nope.yaml', message: /nope\.yaml: no such file or directory/ },
   ];
   for (const c of bad) {

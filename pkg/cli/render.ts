@@ -1,54 +1,100 @@
 // `flotilla render`: per-cluster final objects from templates, policies and Clusters, offline.
 
-import { stringify } from 'yaml';
-import { formatExplanation, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
+import { describePolicy, explainPlacement, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
+import { writeYaml } from '../yaml/index.js';
 import { checkDocuments, formatFieldError } from './check.js';
 import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
-import { describeRef, readInputs, SourceIndex } from './inputs.js';
+import { describeRef, dropDuplicates, INPUT_FLAGS, INPUT_USAGE, inputOptions, readInputs, SourceIndex } from './inputs.js';
+import { Interrupted } from './interrupt.js';
 
 const usage = `Render the final object each member cluster gets, without any cluster.
 
 Usage:
-  flotilla render -f PATH... [-o yaml|json] [--cluster NAME] [--explain]
+  flotilla render -f PATH... [-R] [-o yaml|json] [--cluster NAME] [--explain]
 
 Reads resource templates, PropagationPolicies, ClusterPropagationPolicies, OverridePolicies,
 ClusterOverridePolicies and Clusters (policy.flotilla.io or policy.karmada.io, cluster.flotilla.io or
 cluster.karmada.io) from files, directories and '-' (stdin); prints one document per (template, cluster).
+YAML is read and written as kubectl reads it (YAML 1.1 scalars: yes is true, 0644 is 420).
 
 Options:
-  -f, --filename PATH   file, directory (recursive: *.yaml, *.yml, *.json) or '-'; repeatable
+${INPUT_USAGE}
   -o, --output FORMAT   yaml (default) or json
       --cluster NAME    only the objects for this cluster; repeatable
       --explain         say which policy and rule set each changed field (YAML comments; "explain" in JSON)
   -h, --help            this help
 
-Policies and Clusters the admission webhook would deny are reported and left out.
-Exit status: 0 rendered; 1 invalid input or a failed render (every problem is printed); 2 usage.`;
+Policies and Clusters the admission webhook would deny are reported and left out. An object given twice
+(same group, kind, namespace and name) is a warning, and the later copy is used, as kubectl apply leaves it.
+Exit status: 0 rendered; 1 invalid input, nothing to render or a failed render (every problem is printed);
+2 usage; 130/143 interrupted by SIGINT/SIGTERM.`;
+
+/**
+ * Text for a YAML comment: input strings (names, paths) may hold line breaks or control characters that
+ * would end the comment and inject YAML into the output, so such text is written JSON-quoted.
+ */
+function commentText(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  const unsafe = /[\x00-\x1F\x7F-\x9F\u2028\u2029\uFFFE\uFFFF]/g;
+  return unsafe.test(s) ? JSON.stringify(s).replace(unsafe, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`) : s;
+}
 
 function header(p: DetailedPlacement): string {
-  const t = p.template;
-  const overrides = p.overrides.map((o) => `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`).join(', ');
-  return `# cluster: ${p.cluster}\n# template: ${describeRef(t)}\n# policy: ${describeRef(p.policy)}\n${overrides ? `# overrides: ${overrides}\n` : ''}`;
+  const fields: Array<[string, string]> = [
+    ['cluster', p.cluster],
+    ['template', describeRef(p.template)],
+    ['policy', describeRef(p.policy)],
+    ...(p.overrides.length > 0 ? [['overrides', p.overrides.map(describeRef).join(', ')] as [string, string]] : []),
+  ];
+  return fields.map(([k, v]) => `# ${k}: ${commentText(v)}\n`).join('');
+}
+
+/**
+ * `--explain` as YAML comments: which policy and rule set each changed path, last writer first. The
+ * wording is pkg/engine's (formatExplanation); only the text from the input is made comment-safe.
+ */
+function explanation(p: DetailedPlacement): string {
+  const head = [`# ${commentText(`${describePolicy(p.template)} -> cluster ${p.cluster}`)}`, `#   ${commentText(`claimed by ${describePolicy(p.policy)}`)}`];
+  const rows = explainPlacement(p);
+  if (rows.length === 0) return `${[...head, '#   no field changed'].join('\n')}\n`;
+  const width = Math.min(60, Math.max(...rows.map((r) => commentText(r.path || '/').length)));
+  const lines = rows.map((r) => {
+    const extra = r.overwritten.length ? ` (overwrote: ${r.overwritten.join('; ')})` : '';
+    return `#   ${commentText(r.path || '/').padEnd(width)}  ${commentText(`${r.op === 'remove' ? 'removed by' : 'set by'} ${r.setBy}${extra}`)}`;
+  });
+  return `${[...head, ...lines].join('\n')}\n`;
 }
 
 async function run(args: string[], io: CommandIO): Promise<number> {
   const values = parseFlags(args, {
-        filename: { type: 'string', short: 'f', multiple: true },
-        output: { type: 'string', short: 'o', default: 'yaml' },
-        cluster: { type: 'string', multiple: true },
-        explain: { type: 'boolean', default: false },
-      });
+    ...INPUT_FLAGS,
+    output: { type: 'string', short: 'o', default: 'yaml' },
+    cluster: { type: 'string', multiple: true },
+    explain: { type: 'boolean', default: false },
+  });
   if (values.help) {
     io.stdout.write(`${usage}\n`);
     return 0;
   }
-  const files = values.filename ?? [];
-  if (files.length === 0) throw new UsageError('at least one -f PATH is required');
+  const input = inputOptions(values);
   if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`--output must be yaml or json, not ${JSON.stringify(values.output)}`);
 
   const problems: string[] = [];
-  const { documents, errors: readErrors } = await readInputs(files, io.stdin);
-  problems.push(...readErrors);
+  let read;
+  try {
+    read = await readInputs(input, io);
+  } catch (err: unknown) {
+    if (!(err instanceof Interrupted)) throw err;
+    io.stderr.write(`flotilla render: ${err.message}\n`);
+    return err.exitCode;
+  }
+  problems.push(...read.errors);
+  for (const n of read.notes) io.stderr.write(`note: ${n}\n`);
+  const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
+  for (const w of duplicates) io.stderr.write(`warning: ${w}\n`);
+  if (read.documents.length === 0 && read.errors.length === 0) {
+    problems.push(`nothing to render: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`);
+  }
   const sources = new SourceIndex(documents);
   const check = checkDocuments(documents);
   const denied = new Set(check.denials.map((d) => d.document));
@@ -86,7 +132,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     };
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
   } else {
-    const docs = result.placements.map((p) => `${header(p)}${values.explain ? formatExplanation(p) : ''}${stringify(p.object, { indentSeq: false, lineWidth: 0 })}`);
+    const docs = result.placements.map((p) => `${header(p)}${values.explain ? explanation(p) : ''}${writeYaml(p.object)}`);
     if (docs.length > 0) io.stdout.write(`${docs.join('---\n')}`);
   }
   for (const u of result.unmatched) {

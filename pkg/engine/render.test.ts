@@ -196,6 +196,16 @@ describe('render: field overrider', () => {
     assert.equal(at(m1, 'data')?.constructor, Object);
     assert.equal((at(m1, 'data') as Record<string, string>)['app.yaml'], 'a:\n  host: new\n  list:\n  - x\nb: 1\n');
   });
+  it('reads and writes the YAML as Karmada does (sigs.k8s.io/yaml, YAML 1.1): yes is true, 0644 is 420, "on" stays a string', () => {
+    const cm11 = configMap('cfg', 'default', { 'app.yaml': 'mode: 0644\nenabled: yes\nsize: 1_000\n' });
+    const { m1 } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/flag', operator: 'add', value: 'on' }] }] } }], cm11);
+    assert.equal((at(m1, 'data') as Record<string, string>)['app.yaml'], 'enabled: true\nflag: "on"\nmode: 420\nsize: 1000\n');
+  });
+  it('fails, naming line and column, for YAML with a duplicate key', () => {
+    const dup = configMap('cfg', 'default', { 'app.yaml': 'a: 1\na: 2\n' });
+    const { result } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/b', operator: 'add', value: 1 }] }] } }], dup);
+    assert.match(result.errors[0]?.message ?? '', /\/data\/app\.yaml does not hold valid YAML: 2:1: duplicate key "a"/);
+  });
   it('edits JSON inside a string and keeps it compact and in order', () => {
     const { m1 } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.json', json: [{ subPath: '/a/port', operator: 'add', value: 5432 }] }] } }], cm);
     assert.equal((at(m1, 'data') as Record<string, string>)['app.json'], '{"z":1,"a":{"host":"old","port":5432}}');

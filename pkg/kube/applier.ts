@@ -91,6 +91,14 @@ export interface ApplierOptions {
 }
 
 const CRD_GROUP = 'apiextensions.k8s.io';
+/**
+ * Label on a namespace the applier created because objects of the set needed it. Such a namespace is
+ * not in the set (never pruned), but if the input later names it, it is taken into the set without a
+ * conflict: it was this set's doing.
+ */
+export const CREATED_FOR_LABEL = 'flotilla.io/created-for-applyset';
+/** Most pages of one LIST followed (500 objects each); an apiserver that keeps going is an error. */
+const MAX_LIST_PAGES = 10_000;
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 const LIST_PAGE = 500;
 
@@ -110,6 +118,7 @@ interface LiveMeta {
   uid: string;
   resourceVersion: string;
   partOf: string | undefined;
+  createdFor: string | undefined;
   deleting: boolean;
   annotations: Record<string, unknown>;
   managedFields: ManagedFieldsEntry[];
@@ -308,7 +317,8 @@ export class MemberApplier {
       }
       const listing = await this.listing(info, i.id.namespace, false);
       const existing = listing.items.get(i.id.name);
-      if (existing && existing.partOf !== this.id && i.conflictResolution !== 'Overwrite') {
+      const ours = existing?.partOf === this.id || (existing?.createdFor === this.id && i.group === '' && i.id.kind === 'Namespace');
+      if (existing && !ours && i.conflictResolution !== 'Overwrite') {
         const whose = existing.partOf ? `it belongs to apply set ${existing.partOf}` : `it has no ${PART_OF_LABEL}=${this.id} label`;
         this.finish(i, 'conflict', `already exists on the member and is not part of this apply set (${whose}); left alone — set conflictResolution: Overwrite on the claiming policy to take it over`);
         return;
@@ -454,7 +464,7 @@ export class MemberApplier {
     const got = await this.client.request({ method: 'GET', path });
     if (got.status !== 404) return true; // exists, or not readable: the object's own request will tell
     if (this.o.mode !== 'apply') return false;
-    const res = await this.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } });
+    const res = await this.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [CREATED_FOR_LABEL]: this.id } } } });
     if (res.status === 201) {
       this.emit({ apiVersion: 'v1', kind: 'Namespace', name, action: 'created', message: 'created for the objects in it; not part of the apply set, never pruned' });
       return true;
@@ -482,7 +492,9 @@ export class MemberApplier {
   private async fetchListing(info: ResourceInfo, namespace: string, onlySet: boolean): Promise<Listing> {
     const items = new Map<string, LiveMeta>();
     let cont: string | undefined;
+    let pages = 0;
     do {
+      if (++pages > MAX_LIST_PAGES) throw new Error(`listing ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: more than ${MAX_LIST_PAGES} pages`);
       const res = await this.client.request<{ metadata?: { continue?: string }; items?: Array<{ metadata?: JsonObject }> }>({
         method: 'GET',
         path: resourcePath(info, namespace || undefined),
@@ -500,6 +512,7 @@ export class MemberApplier {
           uid: ownString(m, 'uid') ?? '',
           resourceVersion: ownString(m, 'resourceVersion') ?? '',
           partOf: ownString(m.labels, PART_OF_LABEL),
+          createdFor: ownString(m.labels, CREATED_FOR_LABEL),
           deleting: ownString(m, 'deletionTimestamp') !== undefined,
           annotations: isObject(m.annotations) ? m.annotations : {},
           managedFields: Array.isArray(m.managedFields) ? m.managedFields.filter(isObject) : [],

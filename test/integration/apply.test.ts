@@ -349,6 +349,16 @@ void describe('flotilla apply and diff on two member clusters', () => {
     assert.equal(get(await read(MEMBERS.us, '/apis/example.com/v1/namespaces/widgets/widgets/w1'), 'spec.size'), 5);
     const again = await flotilla(['diff', '-f', crdInput]);
     assert.equal(again.code, 0, again.err);
+
+    // The namespace was created for the Widget; naming it in the input later takes it into the set.
+    assert.match(r.out, /eu-west: Namespace widgets created/);
+    docs.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'widgets', labels: { team: 'widgets' } } });
+    ((docs[2]?.spec as Obj).resourceSelectors as Obj[]).push({ apiVersion: 'v1', kind: 'Namespace', name: 'widgets' });
+    writeFileSync(join(crdInput, 'all.yaml'), docs.map((d) => stringify(d)).join('---\n'));
+    const adopt = await flotilla(['apply', '-f', crdInput]);
+    assert.equal(adopt.code, 0, adopt.err);
+    assert.match(adopt.out, /eu-west: Namespace widgets configured/);
+    assert.equal(get(await read(MEMBERS.us, '/api/v1/namespaces/widgets'), 'metadata.labels.team'), 'widgets');
   });
 
   it('applies to the member that answers when the other is down, names the other once, and converges once it is back', async () => {

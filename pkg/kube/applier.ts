@@ -170,9 +170,7 @@ export class MemberApplier {
 
   private async runSteps(desired: readonly DesiredObject[]): Promise<void> {
     const items = desired.map((d) => this.prepare(d));
-    const parent = await this.readParent();
-
-    await this.resolveKinds(items);
+    const [parent] = await Promise.all([this.readParent(), this.resolveKinds(items)]);
     this.o.onPlan?.(this.member, items.length);
     const live = items.filter((i) => !i.result);
     const applied = new Set<string>(live.map((i) => groupKindString(i.group, i.id.kind)));

@@ -5,7 +5,9 @@
 //   - first apply: `flotilla apply` (read files, render, discovery, ApplySet parent, one metadata LIST
 //     per member, 1,000 server-side applies, output) against the floor: a plain loop that sends the same
 //     1,000 rendered objects as server-side applies through the same client and concurrency;
-//   - no-change re-apply: `flotilla apply` again (nothing changes) against a floor of 1,000 GETs.
+//   - no-change re-apply: `flotilla apply` again (nothing changes) against a floor of 1,000 GETs; also
+//     timed, for reference, the same 1,000 server-side applies sent again (each a no-op), which is what
+//     one apply request per unchanged object would cost.
 // Flotilla and the floor write into different namespaces, so both create their objects; which one goes
 // first alternates between rounds. Targets: first apply <= 1.3x its floor, re-apply <= 1.3x its floor.
 
@@ -117,6 +119,7 @@ try {
   const kubeconfig = env.membersKubeconfigPath;
   const members = env.members.map((m) => m.name);
   const rows = { first: { flotilla: [] as number[], floor: [] as number[] }, again: { flotilla: [] as number[], floor: [] as number[] } };
+  const noopApplies: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const ns = `bench-${round}`;
     const floorNs = `floor-${round}`;
@@ -146,6 +149,7 @@ try {
       rows.again.floor.push(await floor(kubeconfig, members, perMember, 'get'));
       rows.again.flotilla.push(await flotillaApply(inputFile, kubeconfig, `bench-${round}`));
     }
+    noopApplies.push(await floor(kubeconfig, members, perMember, 'apply'));
     process.stderr.write(`round ${round}: first ${rows.first.flotilla.at(-1)?.toFixed(0)} ms vs floor ${rows.first.floor.at(-1)?.toFixed(0)} ms; re-apply ${rows.again.flotilla.at(-1)?.toFixed(0)} ms vs floor ${rows.again.floor.at(-1)?.toFixed(0)} ms\n`);
   }
   const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -160,6 +164,7 @@ try {
   console.log('|---|---|---|---|---|---|');
   console.log(line('first apply', rows.first, `${DEPLOYMENTS * members.length} server-side applies`));
   console.log(line('no-change re-apply', rows.again, `${DEPLOYMENTS * members.length} GETs`));
+  console.log(`\nfor reference: the same ${DEPLOYMENTS * members.length} server-side applies sent again, each changing nothing: ${fmt(median(noopApplies))} (${(median(noopApplies) / median(rows.again.floor)).toFixed(2)}x the GET floor)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await env.stop();

@@ -32,13 +32,13 @@ function readDocs(file: string): Obj[] {
   return parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj);
 }
 
-/** The quickstart as a two-cluster fleet: its templates and policies, the eu-west and us-east Clusters. */
+/** The quickstart as README's "Deploy to your clusters" uses it: its templates and policies, examples/fleet's Clusters. */
 function quickstart() {
   return {
     templates: readDocs(join(QUICKSTART, 'templates.yaml')),
     propagation: readDocs(join(QUICKSTART, 'propagation.yaml')),
     overrides: readDocs(join(QUICKSTART, 'overrides.yaml')),
-    clusters: readDocs(join(QUICKSTART, 'clusters.yaml')).filter((c) => (c.metadata as Obj).name !== 'dev'),
+    clusters: readDocs(join(ROOT, 'examples', 'fleet', 'clusters.yaml')),
     extra: [] as Obj[],
   };
 }

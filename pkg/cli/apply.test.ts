@@ -87,6 +87,14 @@ void describe('flotilla apply and diff: problems before any cluster is touched',
     assert.match(d.err, /no such file/);
   });
 
+  it('gives the problems as JSON with -o json', async () => {
+    const r = await cli(['apply', '-f', QUICKSTART, '--kubeconfig', join(dir, 'absent'), '-o', 'json']);
+    assert.equal(r.code, 1);
+    const j = JSON.parse(r.out) as { members: unknown[]; errors: string[] };
+    assert.deepEqual(j.members, []);
+    assert.match(j.errors[0] ?? '', /absent: no such file$/);
+  });
+
   it('reports bad kubeconfig YAML by line, without its content', async () => {
     const bad = write('bad-kubeconfig.yaml', `users:\n- name: u\n  user:\n    token: ${TOKEN}\n   oops: [\n`);
     const r = await cli(['apply', '-f', QUICKSTART, '--kubeconfig', bad]);

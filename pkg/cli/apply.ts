@@ -118,6 +118,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   if (plan.problems.length > 0) {
     for (const p of plan.problems) io.stderr.write(`error: ${p}\n`);
     io.stderr.write('nothing was applied\n');
+    if (values.output === 'json') io.stdout.write(`${JSON.stringify({ applySet: null, dryRun: dryRun === 'server', members: [], objects: [], errors: plan.problems }, null, 2)}\n`);
     return 1;
   }
   const output = new ApplyOutput(io.stdout, io.stderr, { format: values.output, tty: isTTY(io.stdout), dryRun: dryRun === 'server' });

@@ -106,6 +106,7 @@ void describe('apply output', () => {
     const j = toJson(reports, { name: 'flotilla-qs', namespace: 'flotilla-system', id: 'applyset-x-v1' }, false) as { members: Array<{ name: string; counts: Record<string, number>; unreachable: boolean }>; objects: Array<{ member: string; action: string; message?: string }> };
     assert.deepEqual(j.members.map((m) => [m.name, m.counts.configured, m.unreachable]), [['eu-west', 1, false], ['us-east', 0, true]]);
     assert.equal(j.objects.length, 5);
+    assert.deepEqual((j as unknown as { errors: string[] }).errors, ['us-east: unreachable: https://10.0.0.2:6443: connect ECONNREFUSED 10.0.0.2:6443']);
     assert.deepEqual(j.objects.find((o) => o.action === 'failed'), { member: 'eu-west', apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'bad', action: 'failed', message: 'Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1', warnings: ['unknown field "spec.foo"'] });
   });
 });

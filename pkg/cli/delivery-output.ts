@@ -135,5 +135,7 @@ export function toJson(reports: readonly MemberReport[], applySet: ApplySetInfo,
         ...(x.unreachable ? { unreachable: true } : {}),
       })),
     ),
+    /** Problems about a member rather than one object (unreachable, ApplySet parent); input problems when nothing ran. */
+    errors: reports.flatMap((r) => r.errors.map((e) => `${r.member}: ${e}`)),
   };
 }

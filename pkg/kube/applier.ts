@@ -162,9 +162,10 @@ export class MemberApplier {
       await this.runSteps(desired);
     } catch (err: unknown) {
       if (err instanceof TransportError) this.markUnreachable(err);
-      else if (!(err instanceof Unreachable)) this.errors.push(err instanceof Error ? err.message : String(err));
+      else if (!(err instanceof Unreachable) && !this.o.signal?.aborted) this.errors.push(err instanceof Error ? err.message : String(err));
     }
     if (this.unreachable) this.errors.unshift(`unreachable: ${this.unreachable.message}`);
+    if (this.o.signal?.aborted) this.errors.push('interrupted: the remaining work was not done');
     return { member: this.member, server: this.client.server, results: this.results, errors: this.errors, unreachable: this.unreachable !== undefined };
   }
 
@@ -610,11 +611,14 @@ export class MemberApplier {
     if (this.o.signal?.aborted) throw new Error('interrupted');
   }
 
+  /** A transport failure means the member is gone, unless it is this run being cancelled. */
   private markUnreachable(err: TransportError): void {
+    if (this.o.signal?.aborted) return;
     this.unreachable ??= err;
   }
 
   private failure(err: unknown): { message: string; unreachable?: boolean } {
+    if (this.o.signal?.aborted) return { message: 'interrupted' };
     if (err instanceof Unreachable || err instanceof TransportError) return { message: 'not done: the member is unreachable', unreachable: true };
     return { message: err instanceof Error ? err.message : String(err) };
   }

@@ -200,6 +200,20 @@ void describe('flotilla apply and diff on two member clusters', () => {
     for (const m of Object.values(MEMBERS)) assert.deepEqual(get(await deployment(m), 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=error']);
   });
 
+  it('--context delivers to one member only, with the replicas the whole fleet gives it', async () => {
+    const input = quickstart();
+    const runtime = byName(input.overrides, 'web-runtime');
+    ((((runtime.spec as Obj).overrideRules as Obj[])[0]?.overriders as Obj).argsOverrider as Obj[])[0]!.value = ['--log-level=debug'];
+    writeInput(input);
+    const r = await apply('--context', MEMBERS.eu);
+    assert.equal(r.code, 0, r.err);
+    assert.doesNotMatch(r.out, /us-east/);
+    const eu = await deployment(MEMBERS.eu);
+    assert.deepEqual(get(eu, 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=debug']);
+    assert.equal(get(eu, 'spec.replicas'), 5, 'weights 2:1 over eu-west and us-east, as without --context');
+    assert.deepEqual(get(await deployment(MEMBERS.us), 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=error'], 'us-east untouched');
+  });
+
   it('gives fields back when an override rule, then a whole OverridePolicy, is removed', async () => {
     const input = quickstart();
     const runtime = byName(input.overrides, 'web-runtime');

@@ -375,6 +375,32 @@ void describe('flotilla apply and diff on two member clusters', () => {
     assert.equal(get(await read(MEMBERS.us, '/api/v1/namespaces/widgets'), 'metadata.labels.team'), 'widgets');
   });
 
+  it('fails an object of a kind one member does not serve on that member only', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.org' },
+      spec: { group: 'example.org', scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+    };
+    assert.equal((await k(MEMBERS.eu, ['apply', '--server-side', '-f', '-'], crd)).status, 0);
+    assert.equal((await k(MEMBERS.eu, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/gadgets.example.org'])).status, 0);
+    const gadgets = join(dir, 'gadgets');
+    mkdirSync(gadgets);
+    const docs: Obj[] = [
+      { apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name: 'g1', namespace: 'gadgets' }, spec: { on: true } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g-config', namespace: 'gadgets' }, data: { a: 'b' } },
+      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'gadgets', namespace: 'gadgets' }, spec: { resourceSelectors: [{ apiVersion: 'example.org/v1', kind: 'Gadget' }, { apiVersion: 'v1', kind: 'ConfigMap' }] } },
+    ];
+    writeFileSync(join(gadgets, 'all.yaml'), docs.map((d) => stringify(d)).join('---\n'));
+    await eventually(async () => (await getJson(kc(MEMBERS.eu), '/apis/example.org/v1')).status, (s) => s === 200, WAIT_MS);
+    const r = await flotilla(['apply', '-f', gadgets]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /eu-west: Gadget\.example\.org gadgets\/g1 created/);
+    assert.match(r.out, /us-east: ConfigMap gadgets\/g-config created/);
+    assert.match(r.err, /^error: us-east: Gadget\.example\.org gadgets\/g1: unknown kind: the member does not serve example\.org\/v1$/m);
+    assert.ok(await read(MEMBERS.eu, '/apis/example.org/v1/namespaces/gadgets/gadgets/g1'));
+  });
+
   it('applies to the member that answers when the other is down, names the other once, and converges once it is back', async () => {
     const input = quickstart();
     input.templates = input.templates.filter((t) => t.kind !== 'ConfigMap');

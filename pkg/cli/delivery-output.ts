@@ -82,6 +82,7 @@ export class ApplyOutput {
     if (this.drawn) this.out.write('\r\x1b[2K');
     this.out.write(`${this.o.dryRun ? '\n(server dry run: nothing was changed)\n' : '\n'}${summaryTable(reports)}`);
     this.out.write(`apply set ${applySet.namespace}/${applySet.name} (${applySet.id})\n`);
+    for (const line of noteLines(reports)) this.err.write(`${line}\n`);
     for (const line of problemLines(reports)) this.err.write(`${line}\n`);
     return failed ? 1 : 0;
   }
@@ -100,6 +101,11 @@ export function summaryTable(reports: readonly MemberReport[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+/** Notes on objects that went through (a namespace created for the set, an object a dry run could not check). */
+export function noteLines(reports: readonly MemberReport[]): string[] {
+  return reports.flatMap((r) => r.results.filter((x) => x.message !== undefined && x.action !== 'failed' && x.action !== 'conflict').map((x) => `note: ${r.member}: ${describeObject(x)}: ${x.message ?? ''}`));
 }
 
 /** Member errors (once each), then conflicts and failures with the apiserver's message. */

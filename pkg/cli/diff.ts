@@ -7,10 +7,9 @@ import { stringify } from 'yaml';
 import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
 import { deliveryFlagConfig, kubeconfigSource, readDeliveryFlags } from './apply.js';
 import type { MemberReport, ObjectResult } from '../kube/index.js';
-import { describeObject } from '../kube/objects.js';
 import { unifiedDiff } from '../kube/diff.js';
 import { APPLIED_HASH_ANNOTATION } from '../kube/ownership.js';
-import { problemLines } from './delivery-output.js';
+import { noteLines, problemLines } from './delivery-output.js';
 import { VERSION } from './version.js';
 
 const usage = `Show what 'flotilla apply --prune' would change on each member cluster.
@@ -68,10 +67,9 @@ export function writeDiff(reports: readonly MemberReport[], io: Pick<CommandIO, 
         io.stdout.write(text);
       }
       if (r.action === 'conflict') changed = true;
-      if (r.message && (r.action === 'created' || r.action === 'configured')) io.stderr.write(`note: ${report.member}: ${describeObject(r)}: ${r.message}\n`);
     }
   }
-  for (const line of problemLines(reports)) io.stderr.write(`${line}\n`);
+  for (const line of [...noteLines(reports), ...problemLines(reports)]) io.stderr.write(`${line}\n`);
   const failed = reports.some((r) => r.errors.length > 0 || r.results.some((x) => x.action === 'failed'));
   return failed ? 2 : changed ? 1 : 0;
 }

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 
-import { AdmissionregistrationV1Api, ApiException, ApiextensionsV1Api, CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { KubeConfig, V1Secret } from '@kubernetes/client-node';
 
 import { CONVERTIBLE_CRD_NAMES } from '../../api/crds/index.js';
 import { createCA, createServingCert, type KeyPair } from '../certs/index.js';
@@ -45,11 +45,15 @@ export class CertsCommandError extends Error {
   }
 }
 
+/** @kubernetes/client-node, loaded when a command first needs it (render and validate never do). */
+const clientNode = () => import('@kubernetes/client-node');
+
 /**
  * The KubeConfig for a command: --kubeconfig, else $KUBECONFIG (first file), else in-cluster, else
  * ~/.kube/config when `homeDefault`. Undefined when none applies.
  */
-export function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv, opts: { homeDefault: boolean }): KubeConfig | undefined {
+export async function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv, opts: { homeDefault: boolean }): Promise<KubeConfig | undefined> {
+  const { KubeConfig } = await clientNode();
   const kc = new KubeConfig();
   const fromEnv = env.KUBECONFIG?.split(':').find((p) => p !== '');
   if (path) kc.loadFromFile(path);
@@ -62,7 +66,7 @@ export function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv,
 
 /** A readable message for a client-node failure. */
 export function describeKubeError(e: unknown): string {
-  if (e instanceof ApiException) {
+  if (isApiException(e)) {
     const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body);
     let message = body;
     try {
@@ -78,15 +82,19 @@ export function describeKubeError(e: unknown): string {
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
-const isNotFound = (e: unknown): boolean => e instanceof ApiException && e.code === 404;
-const isConflict = (e: unknown): boolean => e instanceof ApiException && e.code === 409;
+/** client-node's ApiException, recognised without loading the module: an HTTP status `code` and a `body`. */
+function isApiException(e: unknown): e is { code: number; body: unknown } {
+  return typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'number' && 'body' in e;
+}
+const isNotFound = (e: unknown): boolean => isApiException(e) && e.code === 404;
+const isConflict = (e: unknown): boolean => isApiException(e) && e.code === 409;
 
 function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
-function requireKubeConfig(path: string | undefined, io: CommandIO): KubeConfig {
-  const kc = loadKubeConfig(path, io.env, { homeDefault: true });
+async function requireKubeConfig(path: string | undefined, io: CommandIO): Promise<KubeConfig> {
+  const kc = await loadKubeConfig(path, io.env, { homeDefault: true });
   if (!kc) throw new UsageError('no cluster to talk to: pass --kubeconfig, set $KUBECONFIG, or run in a pod');
   return kc;
 }
@@ -132,7 +140,8 @@ async function create(args: string[], io: CommandIO): Promise<number> {
 
   let material: Material | undefined;
   if (values.secret) {
-    const core = requireKubeConfig(values.kubeconfig, io).makeApiClient(CoreV1Api);
+    const { CoreV1Api } = await clientNode();
+    const core = (await requireKubeConfig(values.kubeconfig, io)).makeApiClient(CoreV1Api);
     const name = values.secret;
     const read = async (): Promise<V1Secret | undefined> => {
       try {
@@ -200,7 +209,8 @@ async function patch(args: string[], io: CommandIO): Promise<number> {
   const { secret: name, namespace } = values;
   if (!name || !namespace) throw new UsageError('patch needs --secret and --namespace');
   const crds = values.crds === undefined ? [...CONVERTIBLE_CRD_NAMES] : list(values.crds);
-  const kc = requireKubeConfig(values.kubeconfig, io);
+  const kc = await requireKubeConfig(values.kubeconfig, io);
+  const { AdmissionregistrationV1Api, ApiextensionsV1Api, CoreV1Api } = await clientNode();
 
   let secret: V1Secret;
   try {

@@ -5,10 +5,13 @@ import { command as render } from './render.js';
 import { command as validate } from './validate.js';
 import { command as webhook } from './webhook.js';
 import { command as certs } from './certs.js';
+import { command as apply } from './apply.js';
+import { command as diff } from './diff.js';
+import { VERSION } from './version.js';
 
-export const commands: readonly Command[] = [render, validate, webhook, certs];
+export const commands: readonly Command[] = [render, validate, diff, apply, webhook, certs];
 
-export const VERSION = '0.1.0';
+export { VERSION };
 
 function mainUsage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

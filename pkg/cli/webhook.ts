@@ -1,7 +1,6 @@
 // `flotilla webhook`: the admission and conversion webhook server (pkg/webhook), configured from flags.
 
 
-import { CustomObjectsApi } from '@kubernetes/client-node';
 
 import { PollingInventory, WebhookHandler, WebhookServer, WebhookServerError, type ClusterInfo, type Logger } from '../webhook/index.js';
 import { describeKubeError, loadKubeConfig } from './certs.js';
@@ -66,12 +65,13 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   let inventory: PollingInventory | undefined;
   let kubeconfig;
   try {
-    kubeconfig = loadKubeConfig(values.kubeconfig, io.env, { homeDefault: false });
+    kubeconfig = await loadKubeConfig(values.kubeconfig, io.env, { homeDefault: false });
   } catch (e: unknown) {
     logger.error('cannot load the kubeconfig', { error: e instanceof Error ? e.message : String(e) });
     return 1;
   }
   if (kubeconfig) {
+    const { CustomObjectsApi } = await import('@kubernetes/client-node');
     const api = kubeconfig.makeApiClient(CustomObjectsApi);
     inventory = new PollingInventory({
       intervalMs: listIntervalMs,

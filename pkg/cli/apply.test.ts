@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -50,13 +50,13 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
 
 void describe('flotilla apply and diff: usage', () => {
   const cases: Array<[string, string[], RegExp]> = [
-    ['no -f', ['apply'], /at least one -f PATH is required/],
-    ['an unknown flag', ['apply', '-f', 'x', '--frobnicate'], /Unknown option '--frobnicate'/],
+    ['no -f', ['apply'], /flotilla apply: -f\/--filename is required/],
+    ['an unknown flag', ['apply', '-f', 'x', '--frobnicate'], /unknown flag --frobnicate/],
     ['a bad --concurrency', ['apply', '-f', 'x', '--concurrency', '0'], /--concurrency must be an integer from 1 to 1000/],
-    ['client-side dry run', ['apply', '-f', 'x', '--dry-run=client'], /--dry-run must be server or none/],
+    ['client-side dry run', ['apply', '-f', 'x', '--dry-run=client'], /--dry-run must be one of none, server; got "client"/],
     ['a bad --applyset', ['apply', '-f', 'x', '--applyset', 'Not_A_Name'], /--applyset "Not_A_Name": must be a lowercase DNS subdomain/],
-    ['a bad -o', ['apply', '-f', 'x', '-o', 'yaml'], /--output must be text or json/],
-    ['diff without -f', ['diff'], /at least one -f PATH is required/],
+    ['a bad -o', ['apply', '-f', 'x', '-o', 'yaml'], /--output must be one of text, json; got "yaml"/],
+    ['diff without -f', ['diff'], /flotilla diff: -f\/--filename is required/],
   ];
   for (const [name, args, message] of cases) {
     it(`exits 2 on ${name}`, async () => {
@@ -138,18 +138,19 @@ void describe('flotilla apply and diff: problems before any cluster is touched',
   });
 
   it('finds no kubeconfig without --kubeconfig, KUBECONFIG or HOME', async () => {
-    const r = await cli(['apply', '-f', QUICKSTART]);
+    const home = join(dir, 'empty-home');
+    mkdirSync(home, { recursive: true });
+    const r = await cli(['apply', '-f', QUICKSTART], { HOME: home });
     assert.equal(r.code, 1);
-    assert.match(r.err, /no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG/);
+    assert.match(r.err, /no kubeconfig found \(tried .*empty-home\/\.kube\/config\): pass --kubeconfig FILE or set KUBECONFIG/);
   });
 });
 
 void describe('kubeconfigSource', () => {
-  it('prefers --kubeconfig, then $KUBECONFIG (split), then ~/.kube/config', () => {
-    assert.deepEqual(kubeconfigSource('/x', { KUBECONFIG: '/a:/b', HOME: '/h' }), { path: '/x' });
-    assert.deepEqual(kubeconfigSource(undefined, { KUBECONFIG: '/a::/b', HOME: '/h' }), { envPaths: ['/a', '/b'] });
-    assert.deepEqual(kubeconfigSource(undefined, { HOME: '/h' }), { homePath: '/h/.kube/config' });
-    assert.deepEqual(kubeconfigSource(undefined, {}), {});
+  it('carries --kubeconfig, $KUBECONFIG and ~/.kube/config for the loader to choose from (it prefers them in that order)', () => {
+    assert.deepEqual(kubeconfigSource('/x', { KUBECONFIG: '/a:/b', HOME: '/h' }), { file: '/x', kubeconfigEnv: '/a:/b', homeFile: '/h/.kube/config' });
+    assert.deepEqual(kubeconfigSource(undefined, { KUBECONFIG: '/a::/b', HOME: '/h' }), { kubeconfigEnv: '/a::/b', homeFile: '/h/.kube/config' });
+    assert.deepEqual(kubeconfigSource(undefined, { HOME: '/h' }), { homeFile: '/h/.kube/config' });
   });
 });
 

@@ -1,45 +1,15 @@
 // `flotilla apply`: render, then server-side apply each member's objects to it, recorded in an ApplySet.
 // Options → plan (delivery.ts) → appliers (pkg/kube) → output (delivery-output.ts).
 
-import { join } from 'node:path';
-
-import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
+import type { CommandIO } from './command.js';
+import { UsageError } from './command.js';
+import type { ApplyFlags, DiffFlags } from './commands.js';
 import { ApplyOutput } from './delivery-output.js';
-import { INPUT_FLAGS, INPUT_USAGE, inputOptions, type InputOptions } from './inputs.js';
+import type { InputOptions } from './inputs.js';
 import { Interrupted } from './interrupt.js';
-import { VERSION } from './version.js';
-
-const usage = `Render, then apply each member cluster's objects to it with server-side apply.
-
-Usage:
-  flotilla apply -f PATH... [--kubeconfig FILE] [--context NAME]... [--prune] [--dry-run=server]
-                 [--applyset NAME] [--applyset-namespace NS] [--concurrency N] [-o text|json]
-
-Every context of the kubeconfig is a member cluster named after the context (--context picks some). A
-Cluster object in the input with a context's name gives that member its labels, provider, region, zones
-and taints; a Cluster object with no context of its name is an error.
-
-Objects are applied with field manager "flotilla" and labelled applyset.kubernetes.io/part-of=<id>; a
-Secret NS/NAME on each member records the set (the ApplySet convention kubectl uses). An object that
-already exists and is not in the set is left alone and reported as a conflict, unless the claiming
-policy says conflictResolution: Overwrite. CRDs and Namespaces go first; missing namespaces are created.
-
-Options:
-${INPUT_USAGE}
-      --kubeconfig FILE        default: the files in $KUBECONFIG, else ~/.kube/config
-      --context NAME           deliver to this member only; repeatable (placement still sees every context)
-      --prune                  delete objects this apply set holds on a member that no longer render for it
-      --dry-run MODE           server: the apiservers check every change, nothing is written
-      --applyset NAME          the apply set's name (default: flotilla-<base names of the -f paths>)
-      --applyset-namespace NS  namespace of the apply set's Secret on each member (default flotilla-system)
-      --concurrency N          requests in flight per member (default 16); members run in parallel
-  -o, --output FORMAT          text (default) or json
-  -h, --help                   this help
-
-Give --applyset when two inputs have paths with the same base names: they would share one set, and
---prune of one would delete the other's objects.
-Exit status: 0 everything applied; 1 invalid input, a conflict, a failed object or an unreachable member
-(every problem is printed); 2 usage.`;
+import { kubeConfigSource } from './kubeflags.js';
+import type { KubeconfigSource } from '../kube/kubeconfig.js';
+import { readVersion } from './version.js';
 
 export const DEFAULT_CONCURRENCY = 16;
 export const DEFAULT_APPLYSET_NAMESPACE = 'flotilla-system';
@@ -56,62 +26,30 @@ export interface DeliveryFlags {
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-export const deliveryFlagConfig = {
-  ...INPUT_FLAGS,
-  kubeconfig: { type: 'string' },
-  context: { type: 'string', multiple: true },
-  applyset: { type: 'string' },
-  'applyset-namespace': { type: 'string' },
-  concurrency: { type: 'string' },
-} as const;
-
 /** Checks the flags `apply` and `diff` share; a bad value is a UsageError. */
-export function readDeliveryFlags(values: {
-  filename?: string[] | undefined;
-  recursive?: boolean | undefined;
-  kubeconfig?: string | undefined;
-  context?: string[] | undefined;
-  applyset?: string | undefined;
-  'applyset-namespace'?: string | undefined;
-  concurrency?: string | undefined;
-}): DeliveryFlags {
-  const input = inputOptions(values);
-  const concurrency = values.concurrency === undefined ? DEFAULT_CONCURRENCY : Number(values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be an integer from 1 to 1000, not ${JSON.stringify(values.concurrency)}`);
+export function readDeliveryFlags(values: ApplyFlags | DiffFlags): DeliveryFlags {
+  const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
+  const concurrency = Number(values.concurrency);
+  if (!/^[0-9]+$/.test(values.concurrency) || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be an integer from 1 to 1000, not ${JSON.stringify(values.concurrency)}`);
   const name = values.applyset;
   if (name !== undefined && (name.length > 253 || !DNS_SUBDOMAIN.test(name))) throw new UsageError(`--applyset ${JSON.stringify(name)}: must be a lowercase DNS subdomain (a Secret name)`);
-  const ns = values['applyset-namespace'] ?? DEFAULT_APPLYSET_NAMESPACE;
+  const ns = values['applyset-namespace'];
   if (ns.length > 63 || !DNS_LABEL.test(ns)) throw new UsageError(`--applyset-namespace ${JSON.stringify(ns)}: must be a lowercase DNS label (a namespace name)`);
-  return { input, kubeconfig: values.kubeconfig, contexts: values.context ?? [], applySetName: name, applySetNamespace: ns, concurrency };
+  return { input, kubeconfig: values.kubeconfig, contexts: values.context, applySetName: name, applySetNamespace: ns, concurrency };
 }
 
-/** Where the kubeconfig comes from, read from the flags and the environment (the only env read). */
-export function kubeconfigSource(flag: string | undefined, env: NodeJS.ProcessEnv): { path?: string; envPaths?: string[]; homePath?: string } {
-  if (flag !== undefined) return { path: flag };
-  const envPaths = (env.KUBECONFIG ?? '').split(':').filter((p) => p !== '');
-  if (envPaths.length > 0) return { envPaths };
-  return env.HOME ? { homePath: join(env.HOME, '.kube', 'config') } : {};
+/** Where the kubeconfig comes from: --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's service account (every context kept). */
+export function kubeconfigSource(flag: string | undefined, env: NodeJS.ProcessEnv): KubeconfigSource {
+  return kubeConfigSource({ kubeconfig: flag }, env);
 }
 
 export function isTTY(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
-async function run(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, {
-    ...deliveryFlagConfig,
-    prune: { type: 'boolean', default: false },
-    'dry-run': { type: 'string' },
-    output: { type: 'string', short: 'o', default: 'text' },
-  });
-  if (values.help) {
-    io.stdout.write(`${usage}\n`);
-    return 0;
-  }
+export async function run(values: ApplyFlags, io: CommandIO): Promise<number> {
   const flags = readDeliveryFlags(values);
   const dryRun = values['dry-run'];
-  if (dryRun !== undefined && dryRun !== 'server' && dryRun !== 'none') throw new UsageError(`--dry-run must be server or none, not ${JSON.stringify(dryRun)} (client-side dry run: use flotilla render)`);
-  if (values.output !== 'text' && values.output !== 'json') throw new UsageError(`--output must be text or json, not ${JSON.stringify(values.output)}`);
 
   // Loaded here, not at the top: it brings in @kubernetes/client-node, which render and validate never need.
   const { planDelivery, deliver, defaultApplySetName } = await import('./delivery.js');
@@ -136,7 +74,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     mode: dryRun === 'server' ? 'dry-run' : 'apply',
     prune: values.prune,
     applySet,
-    tooling: `flotilla/v${VERSION}`,
+    tooling: `flotilla/v${await readVersion()}`,
     concurrency: flags.concurrency,
     signal: io.signal,
     onPlan: (m, n) => output.onPlan(m, n),
@@ -144,10 +82,3 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   });
   return output.finish(reports, { ...applySet, id: applySetId });
 }
-
-export const command: Command = {
-  name: 'apply',
-  summary: 'Apply the rendered objects to every member cluster of a kubeconfig (server-side apply, ApplySet prune)',
-  usage,
-  run,
-};

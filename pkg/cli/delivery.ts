@@ -64,7 +64,7 @@ export async function planDelivery(options: PlanOptions): Promise<Plan> {
     problems.push(...fleet.errors);
   } catch (err: unknown) {
     if (!(err instanceof KubeconfigError)) throw err;
-    problems.push(err.message);
+    problems.push(err.code === 'NONE' ? `${err.message}: pass --kubeconfig FILE or set KUBECONFIG` : err.message);
   }
 
   if (fleet.members.length === 0 || fleet.errors.length > 0) {

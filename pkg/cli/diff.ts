@@ -2,31 +2,16 @@
 // the apiserver's server-side dry run of the apply. Exit 0 nothing would change, 1 something would,
 // 2 an error (as `kubectl diff`).
 
-import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
-import { deliveryFlagConfig, kubeconfigSource, readDeliveryFlags } from './apply.js';
+import { UsageError, type CommandIO } from './command.js';
+import type { DiffFlags } from './commands.js';
+import { kubeconfigSource, readDeliveryFlags } from './apply.js';
 import type { MemberReport, ObjectResult } from '../kube/index.js';
 import { unifiedDiff } from '../kube/diff.js';
 import { APPLIED_HASH_ANNOTATION } from '../kube/ownership.js';
 import { noteLines, problemLines } from './delivery-output.js';
-import { VERSION } from './version.js';
 import { Interrupted } from './interrupt.js';
+import { readVersion } from './version.js';
 import { writeYaml } from '../yaml/index.js';
-
-const usage = `Show what 'flotilla apply --prune' would change on each member cluster.
-
-Usage:
-  flotilla diff -f PATH... [--kubeconfig FILE] [--context NAME]... [--applyset NAME]
-                [--applyset-namespace NS] [--concurrency N]
-
-Renders as apply does, asks each member's apiserver for a server-side dry run of every apply, and prints
-a unified diff per changed object against the live one (managedFields, status, resourceVersion,
-generation, uid and creationTimestamp left out), plus the objects of the apply set that --prune would
-delete. Conflicts (objects that exist and are not in the set) are listed on stderr and count as changes.
-
-Options: as for 'flotilla apply' (-f, --kubeconfig, --context, --applyset, --applyset-namespace,
---concurrency).
-
-Exit status: 0 nothing would change; 1 something would; 2 invalid input, a failure or usage.`;
 
 /** YAML for the diff, without the applied-hash bookkeeping annotation (it changes whenever anything does). */
 function yamlOf(o: Record<string, unknown> | null | undefined): string {
@@ -75,9 +60,9 @@ export function writeDiff(reports: readonly MemberReport[], io: Pick<CommandIO, 
 }
 
 /** Like every command, but an unexpected failure exits 2 here (1 means "differences found"). */
-async function run(args: string[], io: CommandIO): Promise<number> {
+export async function run(values: DiffFlags, io: CommandIO): Promise<number> {
   try {
-    return await runDiff(args, io);
+    return await runDiff(values, io);
   } catch (err: unknown) {
     if (err instanceof UsageError) throw err;
     io.stderr.write(`flotilla diff: ${err instanceof Error ? err.message : String(err)}\n`);
@@ -85,12 +70,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
   }
 }
 
-async function runDiff(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, deliveryFlagConfig);
-  if (values.help) {
-    io.stdout.write(`${usage}\n`);
-    return 0;
-  }
+async function runDiff(values: DiffFlags, io: CommandIO): Promise<number> {
   const flags = readDeliveryFlags(values);
   const { planDelivery, deliver, defaultApplySetName } = await import('./delivery.js');
   let plan;
@@ -110,17 +90,9 @@ async function runDiff(args: string[], io: CommandIO): Promise<number> {
     mode: 'diff',
     prune: true,
     applySet: { name: flags.applySetName ?? defaultApplySetName(flags.input.filenames), namespace: flags.applySetNamespace },
-    tooling: `flotilla/v${VERSION}`,
+    tooling: `flotilla/v${await readVersion()}`,
     concurrency: flags.concurrency,
     signal: io.signal,
   });
   return writeDiff(reports, io);
 }
-
-export const command: Command = {
-  name: 'diff',
-  summary: "Show what 'apply --prune' would change on each member cluster (exit 1 when something would)",
-  usage,
-  run,
-};
-

@@ -2,32 +2,17 @@
 
 import { describePolicy, explainPlacement, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
 import { writeYaml } from '../yaml/index.js';
-import { checkDocuments, formatFieldError } from './check.js';
-import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
-import { describeRef, dropDuplicates, INPUT_FLAGS, INPUT_USAGE, inputOptions, readInputs, SourceIndex } from './inputs.js';
+import { checkDocuments, formatFieldError, isAdmitted } from './check.js';
+import { UsageError, type CommandIO } from './command.js';
+import type { RenderFlags } from './commands.js';
+import { describeRef, dropDuplicates, readInputs, SourceIndex, type InputOptions } from './inputs.js';
 import { Interrupted } from './interrupt.js';
 
-const usage = `Render the final object each member cluster gets, without any cluster.
-
-Usage:
-  flotilla render -f PATH... [-R] [-o yaml|json] [--cluster NAME] [--explain]
-
-Reads resource templates, PropagationPolicies, ClusterPropagationPolicies, OverridePolicies,
-ClusterOverridePolicies and Clusters (policy.flotilla.io or policy.karmada.io, cluster.flotilla.io or
-cluster.karmada.io) from files, directories and '-' (stdin); prints one document per (template, cluster).
-YAML is read and written as kubectl reads it (YAML 1.1 scalars: yes is true, 0644 is 420).
-
-Options:
-${INPUT_USAGE}
-  -o, --output FORMAT   yaml (default) or json
-      --cluster NAME    only the objects for this cluster; repeatable
-      --explain         say which policy and rule set each changed field (YAML comments; "explain" in JSON)
-  -h, --help            this help
-
-Policies and Clusters the admission webhook would deny are reported and left out. An object given twice
-(same group, kind, namespace and name) is a warning, and the later copy is used, as kubectl apply leaves it.
-Exit status: 0 rendered; 1 invalid input, nothing to render or a failed render (every problem is printed);
-2 usage; 130/143 interrupted by SIGINT/SIGTERM.`;
+/** Said when the input has no Cluster: where member clusters come from. */
+export const NO_CLUSTERS_HINT = `the input has no Cluster objects, so no template can be placed. Give the member clusters as Cluster
+  documents in the input (apiVersion: cluster.flotilla.io/v1alpha1, kind: Cluster; see
+  examples/quickstart/clusters.yaml), or use 'flotilla apply --kubeconfig FILE', which deploys to each
+  kubeconfig context as a member cluster`;
 
 /**
  * Text for a YAML comment: input strings (names, paths) may hold line breaks or control characters that
@@ -65,19 +50,15 @@ function explanation(p: DetailedPlacement): string {
   return `${[...head, ...lines].join('\n')}\n`;
 }
 
-async function run(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, {
-    ...INPUT_FLAGS,
-    output: { type: 'string', short: 'o', default: 'yaml' },
-    cluster: { type: 'string', multiple: true },
-    explain: { type: 'boolean', default: false },
-  });
-  if (values.help) {
-    io.stdout.write(`${usage}\n`);
-    return 0;
-  }
-  const input = inputOptions(values);
-  if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`--output must be yaml or json, not ${JSON.stringify(values.output)}`);
+/** `CLUSTER/KIND/NAMESPACE/NAME`, or `CLUSTER/KIND/NAME` when the object has no namespace (names never hold a `/`). */
+export function nameLine(p: { cluster: string; object: unknown }): string {
+  const r = refOf(p.object);
+  return [p.cluster, r.kind, ...(r.namespace ? [r.namespace] : []), r.name].join('/');
+}
+
+export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
+  const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
+  if (values.output === 'name' && values.explain) throw new UsageError('--explain does not apply to -o name; use -o yaml or -o json');
 
   const problems: string[] = [];
   let read;
@@ -106,13 +87,13 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 
   const result = renderDetailed({ objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) }, {
     explain: values.explain,
-    ...(values.cluster ? { clusters: values.cluster } : {}),
+    ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
   });
   for (const e of result.errors) {
     const src = sources.sourceOf(e.object);
     problems.push(`${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`);
   }
-  if (values.cluster) {
+  if (values.cluster.length > 0) {
     const known = new Set(documents.map((d) => d.object).filter((o) => refOf(o).kind === 'Cluster').map((o) => refOf(o).name));
     for (const c of values.cluster) if (!known.has(c)) problems.push(`--cluster ${c}: no Cluster named ${JSON.stringify(c)} in the input`);
   }
@@ -131,6 +112,8 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       errors: problems,
     };
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } else if (values.output === 'name') {
+    for (const p of result.placements) io.stdout.write(`${nameLine(p)}\n`);
   } else {
     const docs = result.placements.map((p) => `${header(p)}${values.explain ? explanation(p) : ''}${writeYaml(p.object)}`);
     if (docs.length > 0) io.stdout.write(`${docs.join('---\n')}`);
@@ -140,12 +123,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`note: ${src ? `${src}: ` : ''}${describeRef(u)} matches no PropagationPolicy or ClusterPropagationPolicy; not rendered\n`);
   }
   for (const p of problems) io.stderr.write(`error: ${p}\n`);
+  const clusters = documents.filter((d) => !denied.has(d) && isAdmitted(d.object) && refOf(d.object).kind === 'Cluster');
+  if (clusters.length === 0 && documents.length > 0) io.stderr.write(`note: ${NO_CLUSTERS_HINT}\n`);
   return problems.length > 0 ? 1 : 0;
 }
-
-export const command: Command = {
-  name: 'render',
-  summary: 'Render the per-cluster objects from templates, policies and Clusters (offline)',
-  usage,
-  run,
-};

@@ -1,12 +1,20 @@
 // Errors of member access. Messages never carry credentials: they name files, contexts, servers
 // (scheme://host:port, no user info) and what the apiserver said, never tokens, keys or file contents.
 
+/**
+ * Why a kubeconfig cannot be used. NONE: no source applies (no --kubeconfig, $KUBECONFIG, ~/.kube/config
+ * or service account); UNREADABLE: a file is missing or malformed; NO_CONTEXT: the context is unset or
+ * unknown, or names a cluster or user that is not defined, or a server that is not a URL.
+ */
+export type KubeconfigErrorCode = 'NONE' | 'UNREADABLE' | 'NO_CONTEXT';
+
 /** A kubeconfig that cannot be read or used (missing file, bad YAML, unknown context, no server). */
 export class KubeconfigError extends Error {
-  readonly code = 'KUBECONFIG';
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly code: KubeconfigErrorCode;
+  constructor(code: KubeconfigErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'KubeconfigError';
+    this.code = code;
   }
 }
 

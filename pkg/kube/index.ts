@@ -1,8 +1,8 @@
 // Member access for the command line and the controller: kubeconfig loading, a keep-alive HTTP client
 // per member, discovery, the ApplySet convention and the server-side-apply applier. Importing this
 // module loads @kubernetes/client-node; commands that do not talk to clusters must not import it.
-export { KubeconfigError, TransportError, ApiError, UnknownKindError, displayServer } from './errors.js';
-export { loadKubeconfig, readKubeconfigFile, configForContext, contextNames, serverOf, type KubeconfigSource, type LoadedKubeconfig } from './kubeconfig.js';
+export { KubeconfigError, type KubeconfigErrorCode, TransportError, ApiError, UnknownKindError, displayServer } from './errors.js';
+export { loadKubeconfig, loadKubeConfig, readKubeconfigFile, configForContext, contextNames, serverOf, type KubeconfigSource, type LoadedKubeconfig } from './kubeconfig.js';
 export { KubeClient, apiError, type ClientOptions, type KubeRequest, type KubeResponse } from './client.js';
 export { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
 export {

@@ -65,21 +65,21 @@ void describe('loadKubeconfig', () => {
   const b = file('b.yaml', kubeconfig([{ name: 'shared', server: 'https://from-b.example.com' }, { name: 'two' }], 'two'));
 
   it('uses --kubeconfig alone', () => {
-    const l = loadKubeconfig({ path: b, envPaths: [a], homePath: a });
+    const l = loadKubeconfig({ file: b, kubeconfigEnv: a, homeFile: a });
     assert.deepEqual(contextNames(l.config), ['shared', 'two']);
     assert.equal(l.description, `kubeconfig ${b}`);
   });
 
   it('merges $KUBECONFIG files with the first one winning, as kubectl does', () => {
-    const l = loadKubeconfig({ envPaths: [a, '', b] });
+    const l = loadKubeconfig({ kubeconfigEnv: `${a}::${b}` });
     assert.deepEqual(contextNames(l.config), ['one', 'shared', 'two']);
     assert.equal(l.config.getCluster('shared')?.server, 'https://from-a.example.com');
     assert.equal(l.config.currentContext, 'one');
   });
 
   it('falls back to the home file, and says what to do when there is none', () => {
-    assert.deepEqual(contextNames(loadKubeconfig({ homePath: a }).config), ['one', 'shared']);
-    rejects(() => loadKubeconfig({}), /pass --kubeconfig FILE or set KUBECONFIG/);
+    assert.deepEqual(contextNames(loadKubeconfig({ homeFile: a }).config), ['one', 'shared']);
+    rejects(() => loadKubeconfig({}), /^no kubeconfig found$/);
   });
 });
 

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 
-import { CONVERTIBLE_CRD_NAMES, CONVERSION_SERVICE } from '../../api/crds/index.js';
+import { CONVERSION_SERVICE, customResourceDefinitions } from '../../api/crds/index.js';
 import { WebhookHandler } from './handler.js';
 
 type Obj = Record<string, unknown>;
@@ -32,7 +32,7 @@ void describe('kubectl kustomize deploy/', { skip }, () => {
   });
 
   void it('builds the CRDs, the namespace, RBAC, the webhook and the certificate Jobs', () => {
-    assert.deepStrictEqual(find('CustomResourceDefinition').map((c) => get(c, 'metadata.name')).sort(), [...CONVERTIBLE_CRD_NAMES, 'clusters.cluster.flotilla.io'].sort());
+    assert.deepStrictEqual(find('CustomResourceDefinition').map((c) => get(c, 'metadata.name')).sort(), customResourceDefinitions().map((c) => c.metadata.name).sort());
     one('Namespace', 'flotilla-system');
     for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) one(kind);
     assert.equal(find('Job').length, 2);

@@ -7,18 +7,20 @@
 // real, in Helm's order, with the RBAC the chart grants them, and helm waits on them as in a cluster; no
 // install here needs --no-hooks. No cert-manager runs either: in cert-manager mode the test installs a
 // trimmed copy of cert-manager's CRDs (test/fixtures/cert-manager) and checks the objects and annotations
-// the CA injector would act on.
+// the CA injector would act on. Last, a webhook from this checkout stands in for the webhook pods behind the
+// installed Service, to show the installed configurations and certificate work end to end.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 
 import { CONVERTIBLE_CRD_NAMES, customResourceDefinitions, INJECT_CA_FROM_ANNOTATION, WEBHOOK_CERTIFICATE } from '../../api/crds/index.js';
 import { waitForCRDsEstablished } from '../envtest/index.js';
+import { freePort } from '../envtest/process.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
@@ -253,17 +255,28 @@ void describe('the Helm chart on a real apiserver', () => {
 });
 
 void describe('kubectl apply -k deploy/ on a real apiserver', () => {
-  const env = useEnvironment({ members: 0 });
+  // Aggregator routing: the apiserver reaches a Service through its endpoints instead of the cluster IP
+  // (which nothing here routes), so the installed webhook configurations can reach a webhook run below.
+  const env = useEnvironment({ members: 0, apiserverArgs: ['--enable-aggregator-routing=true'] });
   const kubeconfig = () => env().hub.kubeconfigPath;
-  const { kc, assertAllExist, assertCABundlesFromSecret } = clusterChecks(kubeconfig);
+  const { kc, getJson, assertAllExist, assertCABundlesFromSecret } = clusterChecks(kubeconfig);
   const DEPLOY = join(REPO, 'deploy');
   let runner: JobRunner;
+  let webhook: ChildProcess | undefined;
+  let dir: string;
 
   before(() => {
     runner = new JobRunner({ kubeconfig: kubeconfig(), namespace: NS });
+    dir = mkdtempSync(join(tmpdir(), 'deploy-it-'));
   });
   after(async () => {
+    if (webhook && webhook.exitCode === null) {
+      const exited = new Promise((resolve) => webhook?.once('exit', resolve));
+      webhook.kill('SIGTERM');
+      await exited;
+    }
     await runner.stop();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   void it('creates every object, and the certificate Jobs (run by the stand-in) fill in the CA bundles', STEP_TIMEOUT, async () => {
@@ -302,4 +315,51 @@ void describe('kubectl apply -k deploy/ on a real apiserver', () => {
     assert.equal(diff.status, 0, diff.stdout + diff.stderr);
     await assertCABundlesFromSecret();
   });
+
+  const hostIP = Object.values(networkInterfaces()).flat().find((a) => a?.family === 'IPv4' && !a.internal)?.address;
+  void it(
+    'serves admission and conversion through the installed Service and configurations, with the certificate the Jobs made',
+    { ...STEP_TIMEOUT, skip: hostIP ? false : 'no non-loopback IPv4 address for an EndpointSlice (the API refuses loopback)' },
+    async () => {
+      // The pods' stand-in: `flotilla webhook` from this checkout with the Secret's certificate, behind the
+      // Service through a hand-written EndpointSlice (no endpoint controller runs).
+      const secret = get(await getJson(['get', 'secret', SECRET, '-n', NS]), 'data') as Record<string, string>;
+      for (const f of ['tls.crt', 'tls.key']) writeFileSync(join(dir, f), Buffer.from(secret[f] ?? '', 'base64'), { mode: 0o600 });
+      const port = await freePort();
+      webhook = spawn(process.execPath, [join(REPO, 'dist/cmd/flotilla/main.js'), 'webhook', `--tls-cert-file=${join(dir, 'tls.crt')}`, `--tls-private-key-file=${join(dir, 'tls.key')}`, `--port=${port}`, `--kubeconfig=${kubeconfig()}`], { stdio: 'ignore' });
+      // kube-apiserver 1.33 resolves webhook Services through v1 Endpoints (its aggregator proxy moved to
+      // EndpointSlices, the webhook resolver had not); both are written, as the endpoint controllers would.
+      const endpoints = await kc(['apply', '-f', '-'], {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'flotilla-webhook', namespace: NS }, subsets: [{ addresses: [{ ip: hostIP }], ports: [{ name: 'https', port }] }] },
+          {
+            apiVersion: 'discovery.k8s.io/v1',
+            kind: 'EndpointSlice',
+            metadata: { name: 'flotilla-webhook-test', namespace: NS, labels: { 'kubernetes.io/service-name': 'flotilla-webhook' } },
+            addressType: 'IPv4',
+            endpoints: [{ addresses: [hostIP], conditions: { ready: true } }],
+            ports: [{ name: 'https', port, protocol: 'TCP' }],
+          },
+        ],
+      });
+      assert.equal(endpoints.status, 0, endpoints.stderr);
+      const created = await kc(['create', 'namespace', 'team-a']);
+      assert.equal(created.status, 0, created.stderr);
+
+      const bad = { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'bad', namespace: 'team-a' }, spec: { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'elsewhere' }] } };
+      const denied = await eventually(() => kc(['create', '-f', '-'], bad), (r) => /denied the request/.test(r.stderr), 60_000, 250);
+      assert.match(denied.stderr, /admission webhook "policies\.validate\.flotilla\.io" denied the request: spec\.resourceSelectors\[0\]\.namespace: Invalid value: "elsewhere"/);
+
+      // Stored as v1beta1 and read back as v1alpha1: both ways through the conversion webhook.
+      const legacy = { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'OverridePolicy', metadata: { name: 'legacy', namespace: 'team-a' }, spec: { targetCluster: { clusterNames: ['east'] }, overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 2 }] } } };
+      const made = await kc(['create', '-f', '-'], legacy);
+      assert.equal(made.status, 0, made.stderr);
+      const beta = await getJson(['get', 'overridepolicies.v1beta1.policy.flotilla.io', 'legacy', '-n', 'team-a']);
+      assert.deepStrictEqual(beta.spec, { overrideRules: [{ targetCluster: { clusterNames: ['east'] }, overriders: legacy.spec.overriders }] });
+      const alpha = await getJson(['get', 'overridepolicies.v1alpha1.policy.flotilla.io', 'legacy', '-n', 'team-a']);
+      assert.deepStrictEqual(alpha.spec, legacy.spec);
+    },
+  );
 });

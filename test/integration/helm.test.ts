@@ -105,6 +105,7 @@ void describe('the Helm chart on a real apiserver', () => {
   void it('installs with certgen: the create hook runs before the release, the patch hook after it, each as its ServiceAccount, and no hook is left', STEP_TIMEOUT, async () => {
     const r = await hub('install', 'flotilla', CHART, '--namespace', NS, '--create-namespace', '--timeout', '3m');
     assert.equal(r.status, 0, `${r.stderr}\nrunner: ${runner.error}\n${JSON.stringify(runner.runs, null, 1)}`);
+    assert.match(r.stdout, /NOTES:\nFlotilla 0\.1\.0 is installed in namespace flotilla-system\.\n\nThe webhook's certificate is in Secret flotilla-webhook-cert/);
 
     const [create, patch] = [runsOf('flotilla-certgen-create'), runsOf('flotilla-certgen-patch')];
     assert.equal(create.length, 1, JSON.stringify(runner.runs, null, 1));
@@ -214,6 +215,7 @@ void describe('the Helm chart on a real apiserver', () => {
 
     const r = await hub('install', 'flotilla', CHART, '--namespace', NS, '--set', 'certificates.mode=cert-manager', '--timeout', '3m');
     assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /cert-manager issues the webhook's certificate \(Certificate flotilla-webhook, Secret flotilla-webhook-cert\)/);
     installed = await releaseObjects();
     await assertAllExist(installed);
     assert.equal(runner.runs.length, runsBefore, 'no Job ran');

@@ -1,4 +1,5 @@
-// Writes or checks deploy/crds against api/crds. Run through hack/update-crds and hack/verify-crds.
+// Writes or checks the chart's crds/ (deploy/helm/flotilla/crds) against api/crds. Run through
+// hack/update-crds and hack/verify-crds.
 //
 //   node dist/hack/crds.js write DIR    render every file into DIR (stale YAML files there are removed)
 //   node dist/hack/crds.js verify DIR   exit 1 with a unified diff when DIR differs from the rendering

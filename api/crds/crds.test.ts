@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { customResourceDefinitions, unusedExtras, type CustomResourceDefinition, type JSONSchemaProps } from './index.js';
+import { CONVERTIBLE_CRD_NAMES, customResourceDefinitions, INJECT_CA_FROM_ANNOTATION, unusedExtras, type CustomResourceDefinition, type JSONSchemaProps } from './index.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -32,7 +32,7 @@ function nodeAt(schema: JSONSchemaProps, path: string): JSONSchemaProps | undefi
 }
 
 void describe('hack/verify-crds', () => {
-  void it('passes on the checked-in deploy/crds', () => {
+  void it("passes on the checked-in chart's crds/", () => {
     const r = spawnSync(join(ROOT, 'hack/verify-crds'), ['--no-build'], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
   });
@@ -40,7 +40,7 @@ void describe('hack/verify-crds', () => {
   void it('fails with a diff naming the file when a CRD was edited by hand', () => {
     const dir = mkdtempSync(join(tmpdir(), 'crds-'));
     try {
-      cpSync(join(ROOT, 'deploy/crds'), dir, { recursive: true });
+      cpSync(join(ROOT, 'deploy/helm/flotilla/crds'), dir, { recursive: true });
       const file = join(dir, 'policy.flotilla.io_overridepolicies.yaml');
       writeFileSync(file, readFileSync(file, 'utf8').replace('storage: true', 'storage: false'));
       const r = spawnSync(join(ROOT, 'hack/verify-crds'), ['--no-build', dir], { encoding: 'utf8' });
@@ -75,6 +75,26 @@ void describe('customResourceDefinitions', () => {
     assert.deepStrictEqual(spec.versions.map((v) => v.name), ['v1alpha1']);
     assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
     assert.equal(spec.conversion, undefined);
+  });
+
+  void it('defines a namespaced work.flotilla.io ResourceBinding with a status subresource, typed where the controller is known', () => {
+    const spec = crd('resourcebindings.work.flotilla.io').spec;
+    assert.equal(spec.scope, 'Namespaced');
+    assert.deepStrictEqual(spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, true]]);
+    assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
+    assert.equal(spec.conversion, undefined);
+    const schema = schemaOf('resourcebindings.work.flotilla.io', 'v1alpha1');
+    assert.deepStrictEqual(nodeAt(schema, 'spec.resource')?.required, ['apiVersion', 'kind', 'name']);
+    assert.deepStrictEqual(nodeAt(schema, 'spec.clusters[].replicas'), { type: 'integer', format: 'int32', minimum: 0, description: "This cluster's share of the replicas, when the template has replicas." });
+  });
+
+  void it("names the chart's cert-manager Certificate for CA injection on exactly the CRDs that convert", () => {
+    for (const c of customResourceDefinitions()) {
+      const annotation = c.metadata.annotations?.[INJECT_CA_FROM_ANNOTATION];
+      if (CONVERTIBLE_CRD_NAMES.includes(c.metadata.name)) assert.equal(annotation, 'flotilla-system/flotilla-webhook', c.metadata.name);
+      else assert.equal(annotation, undefined, c.metadata.name);
+      assert.equal(c.spec.conversion !== undefined, CONVERTIBLE_CRD_NAMES.includes(c.metadata.name), c.metadata.name);
+    }
   });
 
   void it('gives every node a type unless it keeps unknown fields, as structural schemas must', () => {

@@ -1,5 +1,6 @@
-// The CustomResourceDefinitions of policy.flotilla.io and cluster.flotilla.io, as data. deploy/crds/*.yaml
-// is rendered from here by hack/update-crds and checked by hack/verify-crds.
+// The CustomResourceDefinitions of policy.flotilla.io, cluster.flotilla.io and work.flotilla.io, as data.
+// The chart's crds/ (deploy/helm/flotilla/crds/*.yaml) is rendered from here by hack/update-crds and checked
+// by hack/verify-crds; deploy/crds is rendered from the chart by hack/update-deploy.
 //
 // One source for the constraints: the structural schemas are generated from the schemas api/validation
 // checks objects against (types, enums, required fields, minItems, lengths, minimums), so what the
@@ -11,9 +12,20 @@ import { CLUSTER_SPEC, OVERRIDE_SPEC, PROPAGATION_SPEC, type Schema } from '../v
 
 export const POLICY_GROUP = 'policy.flotilla.io';
 export const CLUSTER_GROUP = 'cluster.flotilla.io';
+export const WORK_GROUP = 'work.flotilla.io';
 
 /** Where the apiserver sends ConversionReviews; `flotilla certs patch` fills in the CA bundle. */
 export const CONVERSION_SERVICE = { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/convert', port: 443 } as const;
+
+/**
+ * The cert-manager Certificate the Helm chart creates for the webhook when `certificates.mode` is
+ * cert-manager. The convertible CRDs name it in `cert-manager.io/inject-ca-from`, so cert-manager's CA
+ * injector fills in their conversion caBundle. The chart's crds/ are not templated, so the annotation is
+ * there whatever the mode: without cert-manager (or without that Certificate) nothing reads it, and
+ * `flotilla certs patch` sets the caBundle instead.
+ */
+export const WEBHOOK_CERTIFICATE = { namespace: CONVERSION_SERVICE.namespace, name: 'flotilla-webhook' } as const;
+export const INJECT_CA_FROM_ANNOTATION = 'cert-manager.io/inject-ca-from';
 
 /** Fields v1alpha1 has and v1beta1 folds away (api/policy/v1beta1). */
 const V1ALPHA1_ONLY: Readonly<Record<'propagation' | 'override', readonly string[]>> = {
@@ -193,7 +205,7 @@ const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.cre
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
   kind: 'CustomResourceDefinition';
-  metadata: { name: string; labels: Record<string, string> };
+  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     group: string;
     names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[]; categories: string[] };
@@ -254,7 +266,11 @@ function policyCRD(k: PolicyKind): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${k.plural}.${POLICY_GROUP}`, labels: LABELS },
+    metadata: {
+      name: `${k.plural}.${POLICY_GROUP}`,
+      labels: LABELS,
+      annotations: { [INJECT_CA_FROM_ANNOTATION]: `${WEBHOOK_CERTIFICATE.namespace}/${WEBHOOK_CERTIFICATE.name}` },
+    },
     spec: {
       group: POLICY_GROUP,
       names: { kind: k.kind, listKind: `${k.kind}List`, plural: k.plural, singular: k.kind.toLowerCase(), shortNames: [k.shortName], categories: ['flotilla'] },
@@ -297,20 +313,75 @@ function clusterCRD(): CustomResourceDefinition {
   };
 }
 
+/**
+ * ResourceBinding: one per resource template, written by the controller (target clusters, per-cluster
+ * delivery status). Provisional until the controller defines api/work/v1alpha1: the fields named here
+ * are typed, and `spec` and `status` keep unknown fields so the controller can add to them without the
+ * apiserver pruning what it writes.
+ */
+function resourceBindingCRD(): CustomResourceDefinition {
+  const str = (description: string): JSONSchemaProps => ({ type: 'string', description });
+  const spec: JSONSchemaProps = {
+    type: 'object',
+    'x-kubernetes-preserve-unknown-fields': true,
+    properties: {
+      resource: {
+        type: 'object',
+        description: 'The resource template this binding is for.',
+        properties: { apiVersion: str('API version of the template.'), kind: str('Kind of the template.'), namespace: str('Namespace of the template.'), name: str('Name of the template.'), uid: str('UID of the template.') },
+        required: ['apiVersion', 'kind', 'name'],
+      },
+      clusters: {
+        type: 'array',
+        description: 'The member clusters the template is delivered to.',
+        items: {
+          type: 'object',
+          properties: { name: str('Member cluster name.'), replicas: { type: 'integer', format: 'int32', minimum: 0, description: "This cluster's share of the replicas, when the template has replicas." } },
+          required: ['name'],
+        },
+      },
+    },
+    required: ['resource'],
+  };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `resourcebindings.${WORK_GROUP}`, labels: LABELS },
+    spec: {
+      group: WORK_GROUP,
+      names: { kind: 'ResourceBinding', listKind: 'ResourceBindingList', plural: 'resourcebindings', singular: 'resourcebinding', shortNames: ['rb'], categories: ['flotilla'] },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: topLevel(spec, { specRequired: true, status: true }) },
+          additionalPrinterColumns: [
+            { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
+            { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
+            AGE,
+          ],
+          subresources: { status: {} },
+        },
+      ],
+    },
+  };
+}
+
 /** Every CRD, in install order. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [...POLICY_KINDS.map(policyCRD), clusterCRD()];
+  return [...POLICY_KINDS.map(policyCRD), clusterCRD(), resourceBindingCRD()];
 }
 
 /** Names of the CRDs whose conversion settings carry the webhook's CA bundle. */
 export const CONVERTIBLE_CRD_NAMES: readonly string[] = POLICY_KINDS.map((k) => `${k.plural}.${POLICY_GROUP}`);
 
 /**
- * The files of deploy/crds as data: one CRD per file, and the kustomization listing them. hack/crds.ts
- * writes them as YAML (api/ holds no serializer: manifests are written by pkg/yaml, as kubectl reads them).
+ * The chart's crds/ as data: one CRD per file and nothing else (Helm installs every YAML file in crds/ as a
+ * CRD, so a kustomization there would break the install). hack/crds.ts writes them as YAML (api/ holds no
+ * serializer: manifests are written by pkg/yaml, as kubectl reads them); deploy/crds is rendered from the chart.
  */
 export function crdFiles(): Array<{ name: string; object: object }> {
-  const files = customResourceDefinitions().map((crd) => ({ name: `${crd.spec.group}_${crd.spec.names.plural}.yaml`, object: crd }));
-  const kustomization = { apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: files.map((f) => f.name) };
-  return [...files, { name: 'kustomization.yaml', object: kustomization }];
+  return customResourceDefinitions().map((crd) => ({ name: `${crd.spec.group}_${crd.spec.names.plural}.yaml`, object: crd }));
 }

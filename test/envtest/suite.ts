@@ -19,7 +19,8 @@ export function useEnvironment(opts: EnvironmentOptions = {}): () => Environment
     env = await startEnvironment(opts);
   }, { timeout: START_TIMEOUT_MS });
   afterEach((t) => {
-    if (!t.passed) failed = true;
+    // @types/node 24 declares `passed` on SuiteContext only; Node 24 sets it on the TestContext too.
+    if ('passed' in t && t.passed === false) failed = true;
   });
   after(async () => {
     await env?.stop({ keepLogs: failed });

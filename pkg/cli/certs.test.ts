@@ -1,14 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jsonpatch from 'fast-json-patch';
 
+import { ecKeyPem } from '../../test/certs.js';
 import { captureIO, type CapturedIO } from '../../test/cli-io.js';
+import { createCA, createServingCert, servingMaterialProblems, type KeyPair } from '../certs/index.js';
 import { command } from './certs.js';
 
 type Obj = Record<string, unknown>;
@@ -17,12 +19,22 @@ function io(env: NodeJS.ProcessEnv = {}): CapturedIO {
   return captureIO({ env });
 }
 
-/** Just enough of an apiserver for the certs flow: GET, POST (create) and JSON-patch PATCH on stored objects. */
+/**
+ * Just enough of an apiserver for the certs flow: GET, POST (create), PUT (replace, conditional on
+ * metadata.resourceVersion) and JSON-patch PATCH on stored objects.
+ */
 class FakeAPIServer {
   readonly objects = new Map<string, Obj>();
   readonly requests: string[] = [];
+  /** Called with each request before it is served; a test plays another writer here. */
+  beforeRequest: ((method: string, path: string) => void) | undefined;
   private server: Server | undefined;
+  private version = 100;
   port = 0;
+
+  nextVersion(): string {
+    return String(++this.version);
+  }
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
@@ -31,6 +43,7 @@ class FakeAPIServer {
       req.on('end', () => {
         const path = (req.url ?? '').split('?')[0] ?? '';
         this.requests.push(`${req.method} ${path}`);
+        this.beforeRequest?.(req.method ?? '', path);
         const reply = (code: number, value: unknown) => {
           res.writeHead(code, { 'content-type': 'application/json' });
           res.end(JSON.stringify(value));
@@ -41,11 +54,21 @@ class FakeAPIServer {
           return o ? reply(200, o) : status(404, 'NotFound');
         }
         if (req.method === 'POST') {
-          const o = JSON.parse(body) as { metadata: { name: string } };
+          const o = JSON.parse(body) as { metadata: { name: string; resourceVersion?: string } };
           const at = `${path}/${o.metadata.name}`;
           if (this.objects.has(at)) return status(409, 'AlreadyExists');
+          o.metadata.resourceVersion = this.nextVersion();
           this.objects.set(at, o);
           return reply(201, o);
+        }
+        if (req.method === 'PUT') {
+          const current = this.objects.get(path) as { metadata: { resourceVersion?: string } } | undefined;
+          if (!current) return status(404, 'NotFound');
+          const o = JSON.parse(body) as { metadata: { resourceVersion?: string } };
+          if (o.metadata.resourceVersion !== undefined && o.metadata.resourceVersion !== current.metadata.resourceVersion) return status(409, 'Conflict');
+          o.metadata.resourceVersion = this.nextVersion();
+          this.objects.set(path, o);
+          return reply(200, o);
         }
         if (req.method === 'PATCH') {
           const o = this.objects.get(path);
@@ -118,10 +141,78 @@ void describe('flotilla certs create --cert-dir', () => {
     assert.equal(statSync(join(dir, 'tls.key')).mode & 0o777, 0o600);
   });
 
+  const mode = (path: string): number => statSync(path).mode & 0o777;
+
+  void it('replaces an existing tls.key of mode 0644 with one of mode 0600, and leaves no temporary files', async () => {
+    const out = join(dir, 'rewrite');
+    const t = io();
+    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    chmodSync(join(out, 'tls.key'), 0o644);
+    const first = readFileSync(join(out, 'tls.key'), 'utf8');
+    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    assert.notEqual(readFileSync(join(out, 'tls.key'), 'utf8'), first, 'a new key was written');
+    assert.equal(mode(join(out, 'tls.key')), 0o600);
+    assert.deepStrictEqual(readdirSync(out).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+  });
+
+  void it('sets directory and file modes outright under umask 000', async () => {
+    const out = join(dir, 'open', 'certs');
+    const t = io();
+    const umask = process.umask(0);
+    try {
+      assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    } finally {
+      process.umask(umask);
+    }
+    assert.equal(mode(join(dir, 'open')), 0o700, 'each directory created');
+    assert.equal(mode(out), 0o700);
+    assert.equal(mode(join(out, 'ca.crt')), 0o644);
+    assert.equal(mode(join(out, 'tls.crt')), 0o644);
+    assert.equal(mode(join(out, 'tls.key')), 0o600);
+  });
+
+  void it('leaves the mode of a directory that already exists alone', async () => {
+    const out = mkdtempSync(join(dir, 'mine-'));
+    chmodSync(out, 0o750);
+    const t = io();
+    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    assert.equal(mode(out), 0o750);
+  });
+
+  void it('exits 1 naming the directory when it cannot be made', async () => {
+    writeFileSync(join(dir, 'a-file'), '');
+    const t = io();
+    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', join(dir, 'a-file', 'certs')], t), 1);
+    assert.match(t.err(), /^flotilla certs create: creating directory .*a-file\/certs: ENOTDIR/);
+  });
+
+  void it('rejects every --hosts entry that is neither a DNS name nor an IP address, naming the flag and the values', async () => {
+    await assert.rejects(command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', join(dir, 'never'), '--hosts', 'a b,ok.example,-bad-,300.1.1.1,10.0.0.1'], io()), (e: unknown) => {
+      assert.ok(e instanceof Error && e.name === 'UsageError', String(e));
+      assert.match(e.message, /^--hosts: /);
+      for (const bad of ['"a b"', '"-bad-"', '"300.1.1.1"']) assert.ok(e.message.includes(bad), `${bad} in ${e.message}`);
+      for (const good of ['ok.example', '10.0.0.1']) assert.ok(!e.message.includes(good), `${good} in ${e.message}`);
+      return true;
+    });
+  });
+
+  void it('names the bound when --valid-days is out of range', async () => {
+    await assert.rejects(command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', join(dir, 'never'), '--valid-days', '3000000'], io()), /--valid-days must be a whole number of days from 1 to 36500, got "3000000"/);
+  });
+
   const usage: Array<{ name: string; args: string[] }> = [
     { name: 'create without --service', args: ['create', '--namespace', 'sys', '--cert-dir', '/tmp/x'] },
     { name: 'neither --secret nor --cert-dir', args: ['create', '--service', 'hook', '--namespace', 'sys'] },
     { name: 'a non-numeric --valid-days', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', 'soon'] },
+    { name: '--valid-days 3000000', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '3000000'] },
+    { name: '--valid-days 36501', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '36501'] },
+    { name: '--valid-days 0', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '0'] },
+    { name: '--hosts with a space in a name', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', 'a b'] },
+    { name: '--hosts with a label starting with "-"', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', '-bad-'] },
+    { name: '--hosts with an out-of-range IPv4 address', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', '300.1.1.1'] },
+    { name: '--hosts with a wildcard not in the first label', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', 'a.*.example'] },
+    { name: 'a --service that is not a DNS label', args: ['create', '--service', 'Hook Svc', '--namespace', 'sys', '--cert-dir', '/tmp/x'] },
+    { name: 'a --namespace that is not a DNS label', args: ['create', '--service', 'hook', '--namespace', 'sys.x', '--cert-dir', '/tmp/x'] },
     { name: 'patch without --secret', args: ['patch', '--namespace', 'sys'] },
     { name: 'an unknown flag', args: ['create', '--servce', 'hook'] },
     { name: 'an unknown subcommand', args: ['rotate'] },

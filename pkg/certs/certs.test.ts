@@ -106,6 +106,16 @@ void describe('createServingCert', () => {
     );
   });
 
+  void it('can last until 9999-12-31T23:59:59Z and no longer', () => {
+    const now = new Date('9999-01-01T00:00:00Z');
+    assert.equal(x509(createServingCert(ca, { commonName: 'late', now, validDays: 364 })).validToDate.toISOString(), '9999-12-31T00:00:00.000Z');
+    assert.throws(() => createServingCert(ca, { commonName: 'late', now, validDays: 365 }), /ends after 9999-12-31T23:59:59\.000Z/);
+  });
+
+  void it('accepts a wildcard DNS name as the whole first label', () => {
+    assert.equal(x509(createServingCert(ca, { commonName: 'w', dnsNames: ['*.hook.example'] })).subjectAltName, 'DNS:*.hook.example');
+  });
+
   void it('has no SAN extension when no names are given', () => {
     const bare = createServingCert(ca, { commonName: 'bare' });
     assert.equal(x509(bare).subjectAltName, undefined);
@@ -137,6 +147,28 @@ void describe('argument errors', () => {
     { name: 'an empty CA common name', call: () => createCA(''), code: 'INVALID_ARGUMENT' },
     { name: 'a zero validity', call: () => createCA('c', { validDays: 0 }), code: 'INVALID_ARGUMENT' },
     { name: 'an invalid clock', call: () => createCA('c', { now: new Date('nope') }), code: 'INVALID_ARGUMENT' },
+    { name: 'a validity of more than 36500 days', call: () => createCA('c', { validDays: 36501 }), code: 'INVALID_ARGUMENT' },
+    { name: 'a validity of 3,000,000 days', call: () => createCA('c', { validDays: 3_000_000 }), code: 'INVALID_ARGUMENT' },
+    {
+      name: 'a validity ending after 9999-12-31',
+      call: () => createCA('c', { now: new Date('9999-06-01T00:00:00Z'), validDays: 365 }),
+      code: 'INVALID_ARGUMENT',
+    },
+    {
+      name: 'a DNS SAN with a space',
+      call: () => createServingCert(ca, { commonName: 's', dnsNames: ['a b'] }),
+      code: 'INVALID_ARGUMENT',
+    },
+    {
+      name: 'a DNS SAN that is a malformed IP address',
+      call: () => createServingCert(ca, { commonName: 's', dnsNames: ['300.1.1.1'] }),
+      code: 'INVALID_ARGUMENT',
+    },
+    {
+      name: 'an IP SAN with a zone index',
+      call: () => createServingCert(ca, { commonName: 's', ipAddresses: ['fe80::1%eth0'] }),
+      code: 'INVALID_ARGUMENT',
+    },
     {
       name: 'an IP SAN that is not an IP address',
       call: () => createServingCert(ca, { commonName: 's', ipAddresses: ['localhost'] }),

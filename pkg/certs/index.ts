@@ -4,11 +4,26 @@
 //
 // Keys are RSA 2048, generated natively by node:crypto and written as PKCS#8 PEM; node-forge builds and
 // signs the certificates (SHA-256). Everything is synchronous and depends only on the arguments, apart
-// from key material and serial numbers, which are random.
+// from key material and serial numbers, which are random. names.ts says what a SAN may hold; pair.ts
+// checks certificates and keys read back from files and Secrets before they are used.
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
 import forge from 'node-forge';
+
+import { CertError } from './errors.js';
+import { dnsNameProblem, ipAddressProblem } from './names.js';
+
+export { CertError, type CertErrorCode } from './errors.js';
+export { dnsNameProblem, ipAddressProblem, parseHost, type SubjectAltName } from './names.js';
+export {
+  checkCABundle,
+  checkKeyPair,
+  servingMaterialProblems,
+  type PairLabels,
+  type ParsedPair,
+  type ServingMaterial,
+  type ServingRequirements,
+} from './pair.js';
 
 export interface KeyPair {
   certPem: string;
@@ -16,22 +31,16 @@ export interface KeyPair {
 }
 
 export interface CertOptions {
-  /** Days from `now` until the certificate expires. Default 365. */
+  /** Days from `now` until the certificate expires, at most MAX_VALID_DAYS. Default 365. */
   validDays?: number;
   /** The clock; default the current time. */
   now?: Date;
 }
 
-export type CertErrorCode = 'INVALID_ARGUMENT' | 'INVALID_CA';
-
-export class CertError extends Error {
-  readonly code: CertErrorCode;
-  constructor(code: CertErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CertError';
-    this.code = code;
-  }
-}
+/** A hundred years: longer is a typo, and far past anything a peer will still be checking. */
+export const MAX_VALID_DAYS = 36500;
+/** The last time an X.509 GeneralizedTime can hold (RFC 5280 §4.1.2.5). */
+export const LATEST_NOT_AFTER = new Date('9999-12-31T23:59:59Z');
 
 const DEFAULT_VALID_DAYS = 365;
 /** notBefore is set this far before `now`, so a peer whose clock is slightly behind accepts a new cert. */
@@ -61,11 +70,13 @@ export function createServingCert(
   requireName('commonName', o.commonName);
   const altNames: Array<{ type: number; value?: string; ip?: string }> = [];
   for (const name of o.dnsNames ?? []) {
-    requireName('dnsNames[]', name);
+    const problem = typeof name === 'string' ? dnsNameProblem(name) : 'is not a string';
+    if (problem) throw new CertError('INVALID_ARGUMENT', `dnsNames: ${JSON.stringify(name)} ${problem}`);
     altNames.push({ type: 2, value: name }); // dNSName
   }
   for (const ip of o.ipAddresses ?? []) {
-    if (isIP(ip) === 0) throw new CertError('INVALID_ARGUMENT', `ipAddresses: not an IP address: ${JSON.stringify(ip)}`);
+    const problem = typeof ip === 'string' ? ipAddressProblem(ip) : 'is not a string';
+    if (problem) throw new CertError('INVALID_ARGUMENT', `ipAddresses: ${JSON.stringify(ip)} ${problem}`);
     altNames.push({ type: 7, ip }); // iPAddress
   }
   return issue(ca, [{ shortName: 'CN', value: o.commonName }], { serverAuth: true }, altNames, o);
@@ -144,17 +155,21 @@ function newKey(): { pem: string; publicKey: forge.pki.rsa.PublicKey; privateKey
 
 function newCertificate(publicKey: forge.pki.rsa.PublicKey, opts: CertOptions): forge.pki.Certificate {
   const validDays = opts.validDays ?? DEFAULT_VALID_DAYS;
-  if (!Number.isFinite(validDays) || validDays <= 0) {
-    throw new CertError('INVALID_ARGUMENT', `validDays must be a positive number, got ${validDays}`);
+  if (typeof validDays !== 'number' || !Number.isFinite(validDays) || validDays <= 0 || validDays > MAX_VALID_DAYS) {
+    throw new CertError('INVALID_ARGUMENT', `validDays must be a number of days from 1 to ${MAX_VALID_DAYS}, got ${String(validDays)}`);
   }
   // X.509 times have whole seconds; truncating keeps notAfter exactly validDays after `now`.
   const now = Math.floor((opts.now ?? new Date()).getTime() / 1000) * 1000;
   if (Number.isNaN(now)) throw new CertError('INVALID_ARGUMENT', 'now is not a valid date');
+  const notAfter = new Date(now + validDays * DAY_MS);
+  if (notAfter.getTime() > LATEST_NOT_AFTER.getTime()) {
+    throw new CertError('INVALID_ARGUMENT', `validDays ${validDays} from ${new Date(now).toISOString()} ends after ${LATEST_NOT_AFTER.toISOString()}, the latest time a certificate can hold`);
+  }
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
   cert.serialNumber = serialNumber();
   cert.validity.notBefore = new Date(now - BACKDATE_MS);
-  cert.validity.notAfter = new Date(now + validDays * DAY_MS);
+  cert.validity.notAfter = notAfter;
   return cert;
 }
 

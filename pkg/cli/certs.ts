@@ -1,20 +1,32 @@
 // `flotilla certs create|patch`: the kube-webhook-certgen flow, so install Jobs can run the flotilla image.
 // Flags and help are in commands.ts. The Kubernetes client is loaded only when a cluster is needed.
-//   create: a CA and a serving certificate for the webhook Service's DNS names, into a Secret (an existing
-//           Secret is kept: re-running an install must not rotate the CA under running webhooks) and/or files;
+//   create: a CA and a serving certificate for the webhook Service's DNS names, into a Secret and/or files.
+//           An existing Secret is kept when it still serves (re-running an install must not rotate the CA
+//           under running webhooks) and replaced, saying why, when it does not;
 //   patch:  the Secret's CA into the webhook configurations and the CRDs' conversion settings.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
-import type { V1Secret } from '@kubernetes/client-node';
+import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 
 import { CONVERTIBLE_CRD_NAMES } from '../../api/crds/index.js';
-import { createCA, createServingCert, type KeyPair } from '../certs/index.js';
+import { CertError, MAX_VALID_DAYS, checkCABundle, createCA, createServingCert, parseHost, servingMaterialProblems, type KeyPair, type ServingRequirements } from '../certs/index.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { CertsCreateFlags, CertsPatchFlags } from './commands.js';
 import { loadKubeConfigFor } from './kubeflags.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/**
+ * A kept certificate must outlive this many days, or a third of --valid-days when that is shorter (so a
+ * certificate made by this run is never already due, as cert-manager renews at two thirds).
+ */
+const RENEW_BEFORE_DAYS = 30;
+/** Writes of the Secret that lose a race with another writer are retried this often, each time re-read. */
+const MAX_SECRET_WRITES = 3;
+/** RFC 1123 label, as Kubernetes requires of namespace names (Service names are stricter still). */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export class CertsCommandError extends Error {
   readonly code = 'CERTS';
@@ -31,6 +43,8 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
+type KubeErrors = typeof import('../kube/client-errors.js');
+
 /** The cluster for --kubeconfig/--context, with client-node and its error helpers, loaded on demand. */
 async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: CommandIO) {
   const [kc, k8s, errors] = await Promise.all([loadKubeConfigFor(values, io), import('@kubernetes/client-node'), import('../kube/client-errors.js')]);
@@ -42,24 +56,50 @@ interface Material {
   serving: KeyPair;
 }
 
-function secretMaterial(secret: V1Secret): Material | undefined {
-  const ca = unb64(secret.data?.['ca.crt']);
-  const cert = unb64(secret.data?.['tls.crt']);
-  const key = unb64(secret.data?.['tls.key']);
-  if (!ca || !cert || !key) return undefined;
-  // The CA key is not kept anywhere: the CA exists only to sign this one certificate.
-  return { ca: { certPem: ca, keyPem: '' }, serving: { certPem: cert, keyPem: key } };
+function secretMaterial(secret: V1Secret): { caPem?: string; certPem?: string; keyPem?: string } {
+  return { caPem: unb64(secret.data?.['ca.crt']), certPem: unb64(secret.data?.['tls.crt']), keyPem: unb64(secret.data?.['tls.key']) };
+}
+
+function secretData(m: Material): Record<string, string> {
+  return { 'ca.crt': b64(m.ca.certPem), 'tls.crt': b64(m.serving.certPem), 'tls.key': b64(m.serving.keyPem) };
+}
+
+function requireDNSLabel(flag: string, value: string): void {
+  if (value.length > 63 || !DNS_LABEL.test(value)) {
+    throw new UsageError(`${flag} must be a DNS label (at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit), got ${JSON.stringify(value)}`);
+  }
+}
+
+function parseValidDays(value: string): number {
+  const days = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  if (!(days >= 1 && days <= MAX_VALID_DAYS)) throw new UsageError(`--valid-days must be a whole number of days from 1 to ${MAX_VALID_DAYS}, got ${JSON.stringify(value)}`);
+  return days;
+}
+
+/** --hosts split into DNS names and IP addresses; a usage error names every entry that is neither. */
+function parseHosts(value: string | undefined): { dnsNames: string[]; ipAddresses: string[] } {
+  const dnsNames: string[] = [];
+  const ipAddresses: string[] = [];
+  const bad: string[] = [];
+  for (const host of list(value)) {
+    const parsed = parseHost(host);
+    if (parsed.type === 'invalid') bad.push(`${JSON.stringify(host)} ${parsed.problem}`);
+    else (parsed.type === 'dns' ? dnsNames : ipAddresses).push(parsed.value);
+  }
+  if (bad.length > 0) throw new UsageError(`--hosts: ${bad.join('; ')}`);
+  return { dnsNames, ipAddresses };
 }
 
 export async function create(values: CertsCreateFlags, io: CommandIO): Promise<number> {
   const { service, namespace } = values;
   if (!values.secret && !values['cert-dir']) throw new UsageError('create needs --secret, --cert-dir or both');
-  const validDays = Number(values['valid-days']);
-  if (!/^\d+$/.test(values['valid-days']) || validDays < 1) throw new UsageError(`--valid-days must be a positive integer, got ${JSON.stringify(values['valid-days'])}`);
+  requireDNSLabel('--service', service);
+  requireDNSLabel('--namespace', namespace);
+  const validDays = parseValidDays(values['valid-days']);
+  const extra = parseHosts(values.hosts);
 
-  const extra = list(values.hosts);
-  const dnsNames = [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...extra.filter((h) => !isIP(h))];
-  const ipAddresses = extra.filter((h) => isIP(h) !== 0);
+  const dnsNames = [...new Set([service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...extra.dnsNames])];
+  const ipAddresses = [...new Set(extra.ipAddresses)];
   const fresh = (): Material => {
     const ca = createCA(`${service}.${namespace}-ca`, { validDays });
     return { ca, serving: createServingCert(ca, { commonName: `${service}.${namespace}.svc`, dnsNames, ipAddresses, validDays }) };
@@ -69,53 +109,120 @@ export async function create(values: CertsCreateFlags, io: CommandIO): Promise<n
   if (values.secret) {
     const { kc, k8s, describeKubeError, httpStatus } = await connect(values, io);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const name = values.secret;
-    const read = async (): Promise<V1Secret | undefined> => {
-      try {
-        return await core.readNamespacedSecret({ name, namespace });
-      } catch (e: unknown) {
-        if (httpStatus(e) === 404) return undefined;
-        throw new CertsCommandError(`reading Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
-      }
-    };
-    const existing = await read();
-    if (existing) {
-      material = secretMaterial(existing);
-      if (!material) throw new CertsCommandError(`Secret ${namespace}/${name} exists but lacks ca.crt, tls.crt or tls.key; delete it to create a new one`);
-      io.stdout.write(`Secret ${namespace}/${name} exists; keeping its certificate\n`);
-    } else {
-      material = fresh();
-      const body: V1Secret = {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': 'flotilla' } },
-        type: 'kubernetes.io/tls',
-        data: { 'ca.crt': b64(material.ca.certPem), 'tls.crt': b64(material.serving.certPem), 'tls.key': b64(material.serving.keyPem) },
-      };
-      try {
-        await core.createNamespacedSecret({ namespace, body });
-        io.stdout.write(`created Secret ${namespace}/${name} for ${[...dnsNames, ...ipAddresses].join(', ')}\n`);
-      } catch (e: unknown) {
-        // Another replica of this Job won the race: use what it stored.
-        if (httpStatus(e) !== 409) throw new CertsCommandError(`creating Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
-        const winner = await read();
-        material = winner ? secretMaterial(winner) : undefined;
-        if (!material) throw new CertsCommandError(`Secret ${namespace}/${name} was created concurrently but cannot be read back`, { cause: e });
-        io.stdout.write(`Secret ${namespace}/${name} was created concurrently; keeping its certificate\n`);
-      }
-    }
+    const requirements: ServingRequirements = { dnsNames, ipAddresses, now: new Date(), renewBeforeMs: Math.min(RENEW_BEFORE_DAYS, validDays / 3) * DAY_MS };
+    material = await storeInSecret(core, { describeKubeError, httpStatus }, { name: values.secret, namespace }, { fresh, requirements, names: [...dnsNames, ...ipAddresses] }, io);
   }
   material ??= fresh();
 
   const dir = values['cert-dir'];
   if (dir) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'ca.crt'), material.ca.certPem);
-    writeFileSync(join(dir, 'tls.crt'), material.serving.certPem);
-    writeFileSync(join(dir, 'tls.key'), material.serving.keyPem, { mode: 0o600 });
+    writeCertDir(dir, material);
     io.stdout.write(`wrote ${join(dir, 'ca.crt')}, ${join(dir, 'tls.crt')} and ${join(dir, 'tls.key')}\n`);
   }
   return 0;
+}
+
+/**
+ * The material in Secret `ref`: what it holds when that still meets `want.requirements`, else new
+ * material written there (created, or replaced at the resourceVersion that was judged). A write that
+ * loses a race with another writer (409) starts over from a fresh read, so concurrent runs agree on
+ * whatever was stored first.
+ */
+async function storeInSecret(
+  core: CoreV1Api,
+  errors: Pick<KubeErrors, 'describeKubeError' | 'httpStatus'>,
+  ref: { name: string; namespace: string },
+  want: { fresh: () => Material; requirements: ServingRequirements; names: string[] },
+  io: CommandIO,
+): Promise<Material> {
+  const { name, namespace } = ref;
+  const id = `Secret ${namespace}/${name}`;
+  for (let attempt = 1; ; attempt++) {
+    let existing: V1Secret | undefined;
+    try {
+      existing = await core.readNamespacedSecret({ name, namespace });
+    } catch (e: unknown) {
+      if (errors.httpStatus(e) !== 404) throw new CertsCommandError(`reading ${id}: ${errors.describeKubeError(e)}`, { cause: e });
+    }
+    const found = attempt === 1 ? `${id} exists` : `${id} was written concurrently`;
+    if (existing) {
+      const stored = secretMaterial(existing);
+      const problems = servingMaterialProblems(stored, want.requirements);
+      if (problems.length === 0) {
+        io.stdout.write(`${found}; keeping its certificate\n`);
+        // The CA key is not kept anywhere: the CA exists only to sign this one certificate.
+        return { ca: { certPem: stored.caPem ?? '', keyPem: '' }, serving: { certPem: stored.certPem ?? '', keyPem: stored.keyPem ?? '' } };
+      }
+      io.stdout.write(`${found} but its certificate cannot be kept: ${problems.join('; ')}\n`);
+    }
+
+    const next = want.fresh();
+    try {
+      if (existing) {
+        // Keep the Secret's type (immutable) and any other keys; its resourceVersion makes the write conditional.
+        await core.replaceNamespacedSecret({ name, namespace, body: { ...existing, data: { ...existing.data, ...secretData(next) } } });
+        io.stdout.write(`replaced the certificate in ${id} with a new CA and certificate for ${want.names.join(', ')}\n`);
+      } else {
+        const body: V1Secret = {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace, labels: { 'app.kubernetes.io/part-of': 'flotilla' } },
+          type: 'kubernetes.io/tls',
+          data: secretData(next),
+        };
+        await core.createNamespacedSecret({ namespace, body });
+        io.stdout.write(`created ${id} for ${want.names.join(', ')}\n`);
+      }
+      return next;
+    } catch (e: unknown) {
+      if (errors.httpStatus(e) !== 409) throw new CertsCommandError(`${existing ? 'replacing' : 'creating'} ${id}: ${errors.describeKubeError(e)}`, { cause: e });
+      if (attempt >= MAX_SECRET_WRITES) throw new CertsCommandError(`${id} was changed by another writer each of the ${attempt} times it was written; run again`, { cause: e });
+    }
+  }
+}
+
+/**
+ * Writes ca.crt, tls.crt and tls.key into `dir`. Each file is written under a temporary name with its
+ * mode set outright (open's mode passes through the umask) and renamed into place, so an existing file
+ * never keeps its old mode and a reader never sees half a file. Directories made here get 0700; an
+ * existing directory keeps its mode.
+ */
+function writeCertDir(dir: string, m: Material): void {
+  let created: string | undefined;
+  try {
+    created = mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (created !== undefined) {
+      const top = resolve(created);
+      for (let d = resolve(dir); ; d = dirname(d)) {
+        chmodSync(d, 0o700);
+        if (d === top || d === dirname(d)) break;
+      }
+    }
+  } catch (e: unknown) {
+    throw new CertsCommandError(`creating directory ${dir}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  writeFileReplacing(join(dir, 'ca.crt'), m.ca.certPem, 0o644);
+  writeFileReplacing(join(dir, 'tls.crt'), m.serving.certPem, 0o644);
+  writeFileReplacing(join(dir, 'tls.key'), m.serving.keyPem, 0o600);
+}
+
+function writeFileReplacing(path: string, data: string, mode: number): void {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number | undefined;
+  try {
+    // wx: a fresh file, never one planted under the temporary name or a link.
+    fd = openSync(tmp, 'wx', mode);
+    fchmodSync(fd, mode);
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(tmp, path);
+  } catch (e: unknown) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw new CertsCommandError(`writing ${path}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
 }
 
 /** JSON patch ops setting caBundle on each of `count` entries under `prefix` (…/<i>/clientConfig/caBundle). */
@@ -135,8 +242,17 @@ export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<num
   } catch (e: unknown) {
     throw new CertsCommandError(`reading Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
   }
-  const caBundle = secret.data?.['ca.crt'];
-  if (!caBundle) throw new CertsCommandError(`Secret ${namespace}/${name} has no ca.crt`);
+  const caData = secret.data?.['ca.crt'];
+  if (!caData) throw new CertsCommandError(`Secret ${namespace}/${name} has no ca.crt`);
+  const caPem = unb64(caData) ?? '';
+  try {
+    checkCABundle(caPem, { label: `ca.crt of Secret ${namespace}/${name}`, now: new Date() });
+  } catch (e: unknown) {
+    if (!(e instanceof CertError)) throw e;
+    throw new CertsCommandError(`${e.message}; not writing it into any caBundle`, { cause: e });
+  }
+  // What was checked is what is written.
+  const caBundle = b64(caPem);
 
   const failures: string[] = [];
   const attempt = async (what: string, fn: () => Promise<string>): Promise<void> => {

@@ -103,7 +103,7 @@ describe('flotilla (dispatch)', () => {
   it("prints certs create's options, not the group's text, for 'certs create --help'", async () => {
     const create = await flotilla(['certs', 'create', '--help']);
     const patch = await flotilla(['certs', 'patch', '--help']);
-    assert.match(create.out, /--valid-days DAYS +validity of the CA and the certificate \(default 3650\)/);
+    assert.match(create.out, /--valid-days DAYS +validity of the CA and the certificate \(1-36500\) \(default 3650\)/);
     assert.doesNotMatch(create.out, /--validating/);
     assert.match(patch.out, /--validating NAME/);
     assert.doesNotMatch(patch.out, /--valid-days/);

@@ -148,7 +148,7 @@ export const CERTS_CREATE_FLAGS = {
   secret: { type: 'string', value: 'NAME', help: 'store ca.crt, tls.crt and tls.key in this Secret (kept if it exists)' },
   'cert-dir': { type: 'string', value: 'DIR', complete: 'directory', help: 'write ca.crt, tls.crt and tls.key here' },
   hosts: { type: 'string', value: 'HOST,...', help: 'extra DNS names or IP addresses for the certificate' },
-  'valid-days': { type: 'string', default: '3650', value: 'DAYS', help: 'validity of the CA and the certificate' },
+  'valid-days': { type: 'string', default: '3650', value: 'DAYS', help: 'validity of the CA and the certificate (1-36500)' },
   ...KUBE_FLAGS,
 } as const satisfies Flags;
 export type CertsCreateFlags = FlagValues<typeof CERTS_CREATE_FLAGS>;
@@ -172,10 +172,15 @@ const certs = defineCommand({
     defineCommand({
       name: 'create',
       summary: "Create a CA and the webhook's serving certificate, into a Secret and/or files",
-      description: `The certificate is for NAME, NAME.NS, NAME.NS.svc and NAME.NS.svc.cluster.local, plus --hosts.
-With --secret it is stored in that Secret (type kubernetes.io/tls) unless the Secret already exists,
-whose certificate is then kept: re-running an install does not rotate the CA under running webhooks.
-With --cert-dir the same three files are written there. At least one of --secret and --cert-dir.
+      description: `The certificate is for NAME, NAME.NS, NAME.NS.svc and NAME.NS.svc.cluster.local, plus --hosts
+(DNS names, a wildcard only as the whole first label, or IPv4/IPv6 addresses), valid for --valid-days
+(at most 36500). With --secret it is stored in that Secret (type kubernetes.io/tls). An existing Secret
+is kept when its certificate still serves, so re-running an install does not rotate the CA under
+running webhooks: it parses, its key matches, it is signed by its ca.crt, covers every name above and
+expires neither within 30 days nor within a third of --valid-days. Otherwise create says why and
+replaces it with a new CA and certificate. With --cert-dir the same three files are written there (the
+key 0600, certificates 0644, a directory it creates 0700, whatever the umask). At least one of --secret
+and --cert-dir.
 The cluster (for --secret) is reached as kubectl reaches it: --kubeconfig, else $KUBECONFIG (every file,
 merged), else ~/.kube/config, else the pod's service account.`,
       flags: CERTS_CREATE_FLAGS,
@@ -187,7 +192,7 @@ merged), else ~/.kube/config, else the pod's service account.`,
       summary: "Set the Secret's CA as caBundle on webhook configurations and CRD conversion webhooks",
       description: `Reads ca.crt from the Secret and sets it as caBundle on every webhook of the named
 ValidatingWebhookConfiguration and MutatingWebhookConfiguration, and on the conversion webhook of each
-CRD. The cluster is reached as kubectl reaches it: --kubeconfig, else $KUBECONFIG (every file, merged),
+CRD. A ca.crt that is not PEM CA certificates, at least one of them valid now, is refused. The cluster is reached as kubectl reaches it: --kubeconfig, else $KUBECONFIG (every file, merged),
 else ~/.kube/config, else the pod's service account.`,
       flags: CERTS_PATCH_FLAGS,
       footer: 'Exit status: 0 ok; 1 a failure (the others are still patched); 2 usage.',

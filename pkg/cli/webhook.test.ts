@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 
+import { ecKeyPem } from '../../test/certs.js';
 import { createCA, createServingCert } from '../certs/index.js';
 import type { CommandIO } from './command.js';
 import { run } from './index.js';
@@ -56,6 +57,27 @@ void describe('flotilla webhook', () => {
     const t = io(new AbortController().signal);
     assert.equal(await run(['webhook', '--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0'], t), 1);
     assert.match(t.err(), /cannot load the serving certificate/);
+  });
+
+  void it('exits 1 with a one-line message, no stack, when the key is of another type than the certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-cli-'));
+    writeFileSync(join(dir, 'tls.crt'), createServingCert(createCA('cli-ca'), { commonName: 'w', ipAddresses: ['127.0.0.1'] }).certPem);
+    writeFileSync(join(dir, 'tls.key'), ecKeyPem());
+    const abort = new AbortController();
+    const t = io(abort.signal);
+    // Should it start after all, stop it at once so the test fails rather than hangs.
+    t.stderr.on('data', (c: Buffer) => c.toString().includes('"webhook listening"') && abort.abort());
+    try {
+      const code = await run(['webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], t);
+      assert.equal(code, 1, t.err());
+      const lines = t.err().trim().split('\n');
+      assert.equal(lines.length, 1, t.err());
+      const entry = JSON.parse(lines[0] ?? '') as { level: string; msg: string };
+      assert.equal(entry.level, 'error');
+      assert.equal(entry.msg, `cannot load the serving certificate: the private key ${join(dir, 'tls.key')} is a key of type EC but the certificate ${join(dir, 'tls.crt')} holds a public key of type RSA`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   const usage: Array<{ name: string; args: string[]; message: RegExp }> = [

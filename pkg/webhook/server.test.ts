@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { connect, type PeerCertificate } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { EC_SERVING_PAIR, ecKeyPem } from '../../test/certs.js';
 import { createCA, createServingCert, type KeyPair } from '../certs/index.js';
 import { WebhookHandler } from './handler.js';
 import { admissionRequestReview } from './reviews.js';
@@ -157,4 +158,60 @@ void describe('WebhookServer.start', () => {
     await assert.rejects(peerCertificate(address.port), /ECONNREFUSED/);
     rmSync(dir, { recursive: true, force: true });
   });
+});
+
+void describe('WebhookServer with a certificate and a key of different types', () => {
+  const RELOAD_FAILURES = /^flotilla_webhook_certificate_reload_failures_total (\d+)$/m;
+  const reloadFailures = (handler: WebhookHandler): number => Number(RELOAD_FAILURES.exec(handler.registry.render())?.[1] ?? NaN);
+
+  const mismatched: Array<{ name: string; pair: KeyPair; message: RegExp }> = [
+    { name: 'an RSA certificate with an EC key', pair: { certPem: servingPair('rsa-ca').serving.certPem, keyPem: ecKeyPem() }, message: /tls\.key is a key of type EC but the certificate .*tls\.crt holds a public key of type RSA/ },
+    { name: 'an EC certificate with an RSA key', pair: { certPem: EC_SERVING_PAIR.certPem, keyPem: servingPair('rsa-ca').serving.keyPem }, message: /tls\.key is a key of type RSA but the certificate .*tls\.crt holds a public key of type EC/ },
+  ];
+
+  for (const m of mismatched) {
+    void it(`refuses to start with ${m.name}, naming both files`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'flotilla-webhook-'));
+      // Aborted at the end, so a server that starts after all does not outlive the test.
+      const abort = new AbortController();
+      try {
+        install(dir, m.pair);
+        const server = new WebhookServer({ handler: new WebhookHandler(), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1' });
+        await assert.rejects(server.start(abort.signal), (e: unknown) => {
+          assert.ok(e instanceof WebhookServerError && e.code === 'TLS', String(e));
+          assert.match(e.message, /^cannot load the serving certificate: the private key /);
+          assert.match(e.message, m.message);
+          return true;
+        });
+        assert.equal(server.ready, false);
+      } finally {
+        abort.abort();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    void it(`keeps serving the current certificate when ${m.name} is written, and counts the refused reload`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'flotilla-webhook-'));
+      const good = servingPair('good-ca');
+      install(dir, good.serving);
+      const handler = new WebhookHandler();
+      const abort = new AbortController();
+      const server = new WebhookServer({ handler, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1', reloadIntervalMs: 20 });
+      const { address, stopped } = await server.start(abort.signal);
+      try {
+        assert.equal(reloadFailures(handler), 0, 'the counter is exported from the start');
+        const before = await peerCertificate(address.port);
+        install(dir, m.pair);
+        // Wait for the reload to have looked at the new files (event-driven: the counter moves).
+        for (let i = 0; i < 250 && !(reloadFailures(handler) >= 2); i++) await sleep(20);
+        assert.ok(reloadFailures(handler) >= 2, `reload failures: ${reloadFailures(handler)}`);
+        assert.equal((await peerCertificate(address.port)).fingerprint256, before.fingerprint256);
+        assert.equal(await get(address.port, good.ca.certPem, '/healthz'), 200, 'handshakes still succeed');
+      } finally {
+        abort.abort();
+        await stopped;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -9,6 +9,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
 
+// pair.js, not the package index: the index loads node-forge, which only certificate creation needs.
+import { checkKeyPair } from '../certs/pair.js';
+import type { Counter } from '../runtime/metrics.js';
 import type { HttpResponse, WebhookHandler } from './handler.js';
 
 export interface Logger {
@@ -55,6 +58,7 @@ export class WebhookServer {
   private server: Server | undefined;
   private current: KeyMaterial | undefined;
   private stopping = false;
+  private reloadFailures: Counter | undefined;
 
   constructor(private readonly opts: WebhookServerOptions) {}
 
@@ -72,6 +76,8 @@ export class WebhookServer {
     const material = await this.load();
     if (material instanceof Error) throw new WebhookServerError('TLS', `cannot load the serving certificate: ${material.message}`, { cause: material });
     this.current = material;
+    this.reloadFailures ??= this.opts.handler.registry.counter('flotilla_webhook_certificate_reload_failures_total', 'Serving certificate reloads refused because the files on disk are not a usable pair.');
+    this.reloadFailures.inc({}, 0);
 
     const server = createServer({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }, (req, res) => this.onRequest(req, res));
     server.requestTimeout = 30_000;
@@ -116,6 +122,8 @@ export class WebhookServer {
   private async load(): Promise<KeyMaterial | Error> {
     try {
       const [cert, key] = await Promise.all([readFile(this.opts.certFile), readFile(this.opts.keyFile)]);
+      // OpenSSL alone accepts a key of another type than the certificate's (RSA certificate, EC key).
+      checkKeyPair(cert, key, { cert: `the certificate ${this.opts.certFile}`, key: `the private key ${this.opts.keyFile}` });
       createSecureContext({ cert, key });
       return { cert, key };
     } catch (e: unknown) {
@@ -129,6 +137,7 @@ export class WebhookServer {
     if (!server || this.stopping) return;
     const next = await this.load();
     if (next instanceof Error) {
+      this.reloadFailures?.inc();
       log.error('serving certificate not reloaded; keeping the current one', { error: next.message });
       return;
     }

@@ -19,6 +19,7 @@ export function useEnvironment(opts: EnvironmentOptions = {}): () => Environment
     env = await startEnvironment(opts);
   }, { timeout: START_TIMEOUT_MS });
   afterEach((t) => {
+    // @types/node 24 declares `passed` on SuiteContext only; Node 24 sets it on the TestContext too.
     if ('passed' in t && t.passed === false) failed = true;
   });
   after(async () => {

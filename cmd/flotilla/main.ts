@@ -10,6 +10,16 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => controller.abort(new Interrupted(sig)));
 }
 
+// A reader that goes away (`flotilla render … | head`) is not an error: stop quietly, as a program killed by
+// SIGPIPE does (exit 141, what a shell reports for it). Any other write error is reported in one line.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(141);
+    process.exitCode = 1;
+    if (stream !== process.stderr) process.stderr.write(`flotilla: writing output: ${err.message}\n`);
+  });
+}
+
 const code = await run(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -19,7 +19,7 @@ export function useEnvironment(opts: EnvironmentOptions = {}): () => Environment
     env = await startEnvironment(opts);
   }, { timeout: START_TIMEOUT_MS });
   afterEach((t) => {
-    if (!t.passed) failed = true;
+    if ('passed' in t && t.passed === false) failed = true;
   });
   after(async () => {
     await env?.stop({ keepLogs: failed });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { EnvtestError, ManagedProcess, freePort, retryOnPortInUse, sleep, waitUntilReady } from '../envtest/process.js';
+import { eventually, isEmpty } from '../eventually.js';
 
 let dir: string;
 before(() => {
@@ -55,7 +56,8 @@ void describe('ManagedProcess', () => {
     assert.equal(groupMembers(p.pid).length, 3, 'bash and two sleeps');
     await p.stop(5000);
     assert.equal(p.exitStatus?.signal, 'SIGTERM');
-    assert.deepEqual(groupMembers(p.pid), []);
+    // The leader is reaped first; its children may still be exiting when stop() returns.
+    assert.deepEqual(await eventually(() => groupMembers(p.pid), isEmpty, 10_000), []);
   });
 
   void it('escalates to SIGKILL when the group ignores SIGTERM for the grace period', async () => {
@@ -68,7 +70,7 @@ void describe('ManagedProcess', () => {
     await p.stop(400);
     assert.ok(Date.now() - began >= 400, 'waited the grace period first');
     assert.equal(p.exitStatus?.signal, 'SIGKILL');
-    assert.deepEqual(groupMembers(p.pid), []);
+    assert.deepEqual(await eventually(() => groupMembers(p.pid), isEmpty, 10_000), []);
   });
 
   void it('appends each start to the log and reports only the latest in its tail', async () => {

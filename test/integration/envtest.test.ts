@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { START_TIMEOUT_MS, useEnvironment } from '../envtest/suite.js';
 import { kubectl } from '../envtest/kubectl.js';
+import { eventually, isEmpty } from '../eventually.js';
 
 const K8S_VERSION = 'v1.33.13';
 
@@ -212,8 +213,8 @@ void describe('a hub and two member clusters', () => {
     const stopping = Date.now();
     await env().stop();
     t.diagnostic(`stop() took ${((Date.now() - stopping) / 1000).toFixed(1)} s`);
-    assert.deepEqual(pids.filter(running), []);
-    assert.deepEqual(processesMentioning(dir), []);
+    assert.deepEqual(await eventually(() => pids.filter(running), isEmpty, 10_000), []);
+    assert.deepEqual(await eventually(() => processesMentioning(dir), isEmpty, 10_000), []);
     assert.equal(existsSync(dir), false);
     assert.deepEqual(env().pids, []);
     await env().stop(); // idempotent
@@ -261,8 +262,9 @@ function startChildEnvironment(): Promise<ChildRun> {
 
 void describe('an interrupted test run', () => {
   const cases: Array<{ signal: NodeJS.Signals; how: string; graceMs: number }> = [
-    { signal: 'SIGTERM', how: 'its signal handler stops the environment, then the process ends by the signal', graceMs: 0 },
-    { signal: 'SIGKILL', how: 'the watchdog notices the process is gone and kills what it left', graceMs: 5000 },
+    // graceMs bounds the wait for cleanup that trails the exit; the wait ends as soon as cleanup is seen.
+    { signal: 'SIGTERM', how: 'its signal handler stops the environment, then the process ends by the signal', graceMs: 10_000 },
+    { signal: 'SIGKILL', how: 'the watchdog notices the process is gone and kills what it left', graceMs: 15_000 },
   ];
   for (const c of cases) {
     void it(`leaves no etcd or apiserver behind when the test process gets ${c.signal}: ${c.how}`, { timeout: START_TIMEOUT_MS }, async () => {
@@ -278,7 +280,7 @@ void describe('an interrupted test run', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       assert.deepEqual(run.pids.filter(running), []);
-      assert.deepEqual(processesMentioning(run.dir), []);
+      assert.deepEqual(await eventually(() => processesMentioning(run.dir), isEmpty, 5000), []);
       assert.equal(existsSync(run.dir), false);
     });
   }

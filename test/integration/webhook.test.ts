@@ -23,6 +23,7 @@ import { PollingInventory, WebhookHandler, WebhookServer, type ClusterInfo } fro
 import { applyManifests, waitForCRDsEstablished } from '../envtest/index.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { kubectl } from '../envtest/kubectl.js';
+import { eventually } from '../eventually.js';
 
 type Obj = Record<string, unknown>;
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -96,12 +97,12 @@ void describe('the apiserver calling the webhook', () => {
 
     // The apiserver picks up webhook configuration changes asynchronously: wait until a dry run reaches us.
     const probe = policy('ClusterOverridePolicy', 'probe', { overrideRules: [] });
-    for (let i = 0; ; i++) {
-      const r = await kubectl(kubeconfig(), ['create', '--dry-run=server', '-f', '-'], probe);
-      if (r.status === 0 && calls('/validate') > 0) break;
-      if (i > 50) assert.fail(`the webhook was never called: ${r.stderr}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    const reached = await eventually(
+      () => kubectl(kubeconfig(), ['create', '--dry-run=server', '-f', '-'], probe),
+      (r) => r.status === 0 && calls('/validate') > 0,
+      60_000, 100,
+    );
+    assert.ok(reached.status === 0 && calls('/validate') > 0, `the webhook was never called: ${reached.stderr}`);
   });
 
   after(async () => {
@@ -164,7 +165,7 @@ void describe('the apiserver calling the webhook', () => {
   void it('passes on warnings, including one about a cluster the hub does not have', async () => {
     const made = await kubectl(kubeconfig(), ['apply', '-f', '-'], { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'east' }, spec: { region: 'eu' } });
     assert.equal(made.status, 0, made.stderr);
-    for (let i = 0; i < 50 && !inventory.clusters()?.some((c) => c.metadata?.name === 'east'); i++) await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => inventory.clusters()?.some((c) => c.metadata?.name === 'east') ?? false, Boolean, 30_000);
     const replicas = (n: number) => ({ overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: n }] } });
     const op = policy('OverridePolicy', 'noisy', { overrideRules: [replicas(1), { targetCluster: { clusterNames: ['east', 'wset'] }, ...replicas(2) }, replicas(3)] });
     const r = await kubectl(kubeconfig(), ['apply', '-f', '-'], op);

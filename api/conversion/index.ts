@@ -251,7 +251,7 @@ export function isConvertible(apiVersion: unknown): boolean {
 export function toValidationShape(object: Record<string, unknown>): Record<string, unknown> {
   if (object.apiVersion !== V1BETA1) return object;
   const copy = { ...object };
-  if (isObject(object.metadata) && isObject(object.metadata.annotations) && CONVERSION_ANNOTATION in object.metadata.annotations) {
+  if (isObject(object.metadata) && isObject(object.metadata.annotations) && Object.hasOwn(object.metadata.annotations, CONVERSION_ANNOTATION)) {
     const annotations = { ...object.metadata.annotations };
     delete annotations[CONVERSION_ANNOTATION];
     copy.metadata = { ...object.metadata, annotations };

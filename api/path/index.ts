@@ -9,6 +9,11 @@
 // Segments that could reach the object prototype (`__proto__`, `constructor`, `prototype`) are rejected, so
 // no path can write outside the document. The resolution rules (first match wins; `add` with an unmatched
 // selector appends) live with the code that applies paths, in pkg/engine/patch.ts.
+//
+// A path longer than MAX_PATH_LENGTH is refused, and only paths up to MAX_CACHED_LENGTH have their parse
+// cached (a bounded cache, see api/internal/cache.ts).
+
+import { BoundedCache } from '../internal/cache.js';
 
 export type PathSegment = { readonly key: string } | { readonly match: { readonly field: string; readonly value: string } };
 
@@ -47,13 +52,25 @@ function checkKey(key: string, path: string): string {
   return key;
 }
 
-const cache = new Map<string, readonly PathSegment[]>();
+/**
+ * Longest path accepted, in UTF-16 code units (admission counts the same limit in UTF-8 bytes). The
+ * longest keys a Kubernetes object has are annotation keys (317 bytes: a 253-byte prefix, "/", 63 bytes)
+ * and ConfigMap data keys (253); a path through a dozen of those still fits, and real paths are well
+ * under 200 characters.
+ */
+export const MAX_PATH_LENGTH = 4096;
+
+/** Longest path whose parse is cached; paths people write are far shorter. */
+export const MAX_CACHED_LENGTH = 1024;
+
+const cache = new BoundedCache<readonly PathSegment[]>({ maxEntries: 10_000, maxKeyLength: MAX_CACHED_LENGTH, maxTotalLength: 1024 * 1024 });
 
 /** Parses a path; throws PathError naming the problem. `""` is the whole document. */
 export function parsePath(path: string): readonly PathSegment[] {
   const hit = cache.get(path);
   if (hit) return hit;
   if (path === '') return [];
+  if (path.length > MAX_PATH_LENGTH) throw new PathError(`path is ${path.length} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
   if (!path.startsWith('/')) throw new PathError('JSON pointer must be empty or start with a "/"');
   const segments: PathSegment[] = [];
   for (const raw of path.slice(1).split('/')) {
@@ -69,7 +86,6 @@ export function parsePath(path: string): readonly PathSegment[] {
       segments.push({ key: checkKey(unescape(raw, path), path) });
     }
   }
-  if (cache.size > 10_000) cache.clear();
   cache.set(path, segments);
   return segments;
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkPath, formatPath, parsePath, PathError } from './index.js';
+import { heapAfterGC } from '../../test/heap.js';
+import { checkPath, formatPath, MAX_PATH_LENGTH, parsePath, PathError } from './index.js';
 
 describe('parsePath', () => {
   const ok: Array<[string, string, unknown[]]> = [
@@ -31,5 +32,26 @@ describe('parsePath', () => {
 
   it('round-trips through formatPath', () => {
     for (const p of ['/spec/containers[name=web]/image', '/metadata/labels/a~1b', '']) assert.equal(formatPath(parsePath(p)), p);
+  });
+});
+
+describe('path bounds', () => {
+  it('accepts a path of MAX_PATH_LENGTH characters', () => {
+    const path = `/${'a'.repeat(MAX_PATH_LENGTH - 1)}`;
+    assert.deepEqual(parsePath(path), [{ key: 'a'.repeat(MAX_PATH_LENGTH - 1) }]);
+  });
+  it('refuses a longer path, saying how long it is', () => {
+    const path = `/${'a'.repeat(MAX_PATH_LENGTH)}`;
+    assert.throws(() => parsePath(path), (e: unknown) => e instanceof PathError && e.message === `path is ${MAX_PATH_LENGTH + 1} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
+  });
+  it('does not keep long paths alive after parsing them', () => {
+    // Every path is new; a parse cache that keeps paths of any length grows by each one.
+    const before = heapAfterGC();
+    for (let i = 0; i < 64; i++) {
+      assert.match(checkPath(`/spec/${'x'.repeat(1024 * 1024)}${i}`) ?? '', /at most 4096/);
+      assert.equal(checkPath(`/spec/${'y'.repeat(4000)}${i}`), undefined);
+    }
+    const grown = heapAfterGC() - before;
+    assert.ok(grown < 16 * 1024 * 1024, `heap grew by ${(grown / 1024 / 1024).toFixed(1)} MiB`);
   });
 });

@@ -90,3 +90,5 @@ export const unsupported = (field: string, value: unknown, supported: readonly s
   detail: `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`,
 });
 export const forbidden = (field: string, detail: string): FieldError => ({ type: 'Forbidden', field, detail });
+/** field.TooLong: the value is not repeated in the message (it is the long thing). */
+export const tooLong = (field: string, maxBytes: number): FieldError => ({ type: 'Too long', field, detail: `may not be more than ${maxBytes} bytes` });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { overridePolicy, propagationPolicy, selectDeployment, type Obj } from '../../test/builders.js';
 import { aggregate, formatFieldError } from './errors.js';
+import { MAX_DEPTH } from '../internal/objects.js';
 import { validateObject } from './index.js';
 
 const errorsOf = (o: unknown): string[] => validateObject(o).errors.map(formatFieldError);
@@ -113,6 +114,19 @@ describe('validateObject: order and collection', () => {
       '[spec.resourceSelectors: Invalid value: 0: spec.resourceSelectors in body should have at least 1 items, spec.preemption: Unsupported value: "Later": supported values: "Always", "Never"]',
     );
   });
+  it('denies a document nested deeper than MAX_DEPTH before any rule walks it', () => {
+    const nest = (levels: number): unknown => {
+      let v: unknown = '${cluster.name}';
+      for (let i = 0; i < levels; i++) v = { a: v };
+      return v;
+    };
+    const policy = (levels: number) => overridePolicy('op', 'shop', [{ overriders: { plaintext: [{ path: '/data/x', operator: 'add', value: nest(levels) }] } }]);
+    // spec, overrideRules, [0], overriders, plaintext, [0], value: the value's first level is level 8.
+    assert.deepEqual(errorsOf(policy(MAX_DEPTH - 7)), []);
+    assert.deepEqual(errorsOf(policy(MAX_DEPTH - 6)), [`spec: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`]);
+    assert.deepEqual(errorsOf(policy(200_000)), [`spec: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`]);
+  });
+
   it('never throws, whatever the input', () => {
     const weird: unknown[] = [
       undefined,

@@ -15,8 +15,9 @@ import {
   OVERRIDE_POLICY,
   PROPAGATION_POLICY,
 } from '../policy/v1alpha1/types.js';
+import { MAX_DEPTH, tooDeepUnder } from '../internal/objects.js';
 import { validateCluster } from './cluster.js';
-import { invalid, required, unsupported, type FieldError } from './errors.js';
+import { forbidden, invalid, required, unsupported, type FieldError } from './errors.js';
 import { isDNS1123Label, isDNS1123Subdomain, validateAnnotations, validateLabels } from './names.js';
 import { validateOverridePolicy } from './override.js';
 import { validatePropagationPolicy } from './propagation.js';
@@ -136,6 +137,9 @@ export function validateObject(object: unknown, ctx: ValidationContext = {}): Va
   const type = checkType(object);
   if (!type.kind || !type.info) return { errors: type.errors, warnings: [] };
   const { kind, info } = type;
+  // The rules below walk values recursively; a document nested deeper is denied before any of them runs.
+  const deep = tooDeepUnder(object);
+  if (deep !== undefined) return { errors: [forbidden(deep, `must not be nested more than ${MAX_DEPTH} levels deep`)], warnings: [] };
 
   const warnings: string[] = [];
   const report: SchemaReport = { errors: [], unknownFields: [] };

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { clusterOverridePolicy, overridePolicy, selectDeployment, type Obj } from '../../test/builders.js';
 import { formatFieldError } from './errors.js';
 import { validateObject, type ValidationContext } from './index.js';
-import { emptyOverriders } from './override.js';
+import { emptyOverriders, MAX_PATH_BYTES, MAX_TEMPLATED_BYTES } from './override.js';
 
 /** An OverridePolicy in namespace "shop" with one rule holding `overriders`. */
 const op = (overriders: Obj, targetCluster?: Obj): Obj => overridePolicy('op', 'shop', [{ ...(targetCluster ? { targetCluster } : {}), overriders }]);
@@ -182,5 +182,44 @@ describe('override warnings', () => {
     assert.deepEqual(warningsOf(op({ imageOverrider: [{ component: 'Tag', operator: 'replace', value: 'v1:2' }] })), [
       `${R}.imageOverrider[0].value: "v1:2" is neither a tag nor a digest, so replacing the Tag with it leaves the image unchanged`,
     ]);
+  });
+});
+
+describe('length limits on paths and templated values', () => {
+  const long = (n: number, s = 'a') => s.repeat(n);
+  const PATH_MAX = `Too long: may not be more than ${MAX_PATH_BYTES} bytes`;
+  const VALUE_MAX = `Too long: may not be more than ${MAX_TEMPLATED_BYTES} bytes`;
+  const templated = (bytes: number) => `\${cluster.name}${long(bytes - '${cluster.name}'.length)}`;
+  const cases: Array<[string, Obj, string[]]> = [
+    ['accepts a plaintext path of exactly the limit', { plaintext: [{ path: `/${long(MAX_PATH_BYTES - 1)}`, operator: 'remove' }] }, []],
+    ['denies a plaintext path one byte over', { plaintext: [{ path: `/${long(MAX_PATH_BYTES)}`, operator: 'remove' }] }, [`${R}.plaintext[0].path: ${PATH_MAX}`]],
+    ['counts a path in UTF-8 bytes', { plaintext: [{ path: `/${long(1366, '€')}`, operator: 'remove' }] }, [`${R}.plaintext[0].path: ${PATH_MAX}`]],
+    ['denies a 2 MB plaintext path', { plaintext: [{ path: `/${long(2_000_000)}`, operator: 'remove' }] }, [`${R}.plaintext[0].path: ${PATH_MAX}`]],
+    [
+      'denies long field and sub paths',
+      { fieldOverrider: [{ fieldPath: `/${long(5000)}`, json: [{ subPath: `/${long(5000)}`, operator: 'remove' }] }] },
+      [`${R}.fieldOverrider[0].fieldPath: ${PATH_MAX}`, `${R}.fieldOverrider[0].json[0].subPath: ${PATH_MAX}`],
+    ],
+    ['denies a long image predicate path', { imageOverrider: [{ predicate: { path: `/${long(5000)}` }, component: 'Tag', operator: 'replace', value: 'v2' }] }, [`${R}.imageOverrider[0].predicate.path: ${PATH_MAX}`]],
+    ['accepts a templated value of exactly the limit', { plaintext: [{ path: '/data/a', operator: 'add', value: templated(MAX_TEMPLATED_BYTES) }] }, []],
+    ['denies a templated plaintext value one byte over', { plaintext: [{ path: '/data', operator: 'add', value: { a: templated(MAX_TEMPLATED_BYTES + 1) } }] }, [`${R}.plaintext[0].value.a: ${VALUE_MAX}`]],
+    ['accepts a long value without variables', { plaintext: [{ path: '/data/a', operator: 'add', value: long(2_000_000) }] }, []],
+    ['denies a long templated json patch value', { fieldOverrider: [{ fieldPath: '/data/c', json: [{ subPath: '/a', operator: 'add', value: [templated(2_000_000)] }] }] }, [`${R}.fieldOverrider[0].json[0].value[0]: ${VALUE_MAX}`]],
+    ['denies a long templated image value', { imageOverrider: [{ component: 'Registry', operator: 'replace', value: templated(2_000_000) }] }, [`${R}.imageOverrider[0].value: ${VALUE_MAX}`]],
+    ['denies a long templated command value', { commandOverrider: [{ containerName: 'c', operator: 'add', value: ['x', templated(2_000_000)] }] }, [`${R}.commandOverrider[0].value[1]: ${VALUE_MAX}`]],
+    ['denies a long templated label value', { labelsOverrider: [{ operator: 'add', value: { team: templated(2_000_000) } }] }, [`${R}.labelsOverrider[0].value[team]: ${VALUE_MAX}`]],
+  ];
+  for (const [name, overriders, want] of cases) it(name, () => assert.deepEqual(errorsOf(op(overriders)), want));
+
+  it('denies a long templated annotation value besides the annotation size limit', () => {
+    assert.deepEqual(errorsOf(op({ annotationsOverrider: [{ operator: 'add', value: { 'example.com/x': templated(2_000_000) } }] })), [
+      `${R}.annotationsOverrider[0].value: Too long: may not be more than 262144 bytes`,
+      `${R}.annotationsOverrider[0].value[example.com/x]: ${VALUE_MAX}`,
+    ]);
+  });
+  it('does not repeat a long path in an overlap warning', () => {
+    const path = `/${long(2_000_000)}`;
+    const policy = overridePolicy('op', 'shop', [{ overriders: { plaintext: [{ path, operator: 'remove' }] } }, { overriders: { plaintext: [{ path, operator: 'remove' }] } }]);
+    assert.deepEqual(validateObject(policy).warnings, []);
   });
 });

@@ -3,12 +3,37 @@
 // plaintext values present exactly when the operator needs one, variables known, and the deprecated
 // top-level overriders held to the same rules as the ones inside overrideRules.
 
-import { checkPath, parsePath, formatPath } from '../path/index.js';
-import { checkVariables, sampleVariables, stringsIn } from '../variables/index.js';
-import { invalid, required, type FieldError } from './errors.js';
+import { checkPath, parsePath, formatPath, MAX_PATH_LENGTH } from '../path/index.js';
+import { checkVariables, mayHaveVariables, sampleVariables, stringsIn } from '../variables/index.js';
+import { invalid, required, tooLong, type FieldError } from './errors.js';
 import { isValidLabelValue, validateAnnotations, validateLabelName } from './names.js';
 import { checkResourceSelectors, unknownClusterWarnings, validateClusterAffinity } from './selectors.js';
-import { arr, canonicalJSON, child, index, isSet, key, obj, objectsOf, str, stringMap, stringsOf, type Obj } from './shape.js';
+import { arr, byteLength, canonicalJSON, child, index, isSet, key, obj, objectsOf, str, stringMap, stringsOf, type Obj } from './shape.js';
+
+/** Longest path admission accepts, in UTF-8 bytes: api/path's limit (see MAX_PATH_LENGTH for the reasons). */
+export const MAX_PATH_BYTES = MAX_PATH_LENGTH;
+
+/**
+ * Longest string holding a variable (`${`) that admission accepts, in UTF-8 bytes: 1 MiB, what a whole
+ * ConfigMap or Secret may hold, so any templated value that could ever be applied to a member fits, and
+ * the per-cluster expansion of each one starts from a bounded string.
+ */
+export const MAX_TEMPLATED_BYTES = 1024 * 1024;
+
+/** Whether `s` is longer than `max` UTF-8 bytes, without encoding strings that are clearly within it. */
+function longerThan(s: string, max: number): boolean {
+  if (s.length > max) return true; // at least one byte per UTF-16 code unit
+  if (s.length * 3 <= max) return false; // at most three
+  return byteLength(s) > max;
+}
+
+/** The problem with one string's variables: too long to template, or unknown/malformed variables. */
+function templateError(text: string, at: string): FieldError | undefined {
+  if (!mayHaveVariables(text)) return undefined;
+  if (longerThan(text, MAX_TEMPLATED_BYTES)) return tooLong(at, MAX_TEMPLATED_BYTES);
+  const problem = checkVariables(text);
+  return problem === undefined ? undefined : invalid(at, text, problem);
+}
 
 export interface OverrideContext {
   /** The policy's namespace (Karmada's request namespace); undefined for COP or when not known. */
@@ -34,6 +59,7 @@ function anyOverriders(overriders: Obj | undefined): boolean {
 
 /** The PathError message for a path that does not parse (Karmada's exact text when it lacks the "/"). */
 function pathError(path: string, at: string): FieldError | undefined {
+  if (longerThan(path, MAX_PATH_BYTES)) return tooLong(at, MAX_PATH_BYTES);
   const problem = checkPath(path);
   return problem === undefined ? undefined : invalid(at, path, problem);
 }
@@ -44,12 +70,12 @@ function stringFieldPathError(path: string, at: string): FieldError | undefined 
   return pathError(path, at);
 }
 
-/** Unknown or malformed variables in every string inside `value`, each at its own path. */
+/** Unknown or malformed variables, or templated strings too long, in every string inside `value`, each at its own path. */
 function variableErrors(value: unknown, at: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const { at: suffix, text } of stringsIn(value)) {
-    const problem = checkVariables(text);
-    if (problem !== undefined) errs.push(invalid(`${at}${suffix}`, text, problem));
+    const e = templateError(text, `${at}${suffix}`);
+    if (e) errs.push(e);
   }
   return errs;
 }
@@ -73,7 +99,7 @@ const REGISTRY = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?
 /** Image values that Karmada's image overrider would silently ignore or turn into an unparsable image. */
 function imageValueWarning(image: Obj, at: string): string | undefined {
   const value = str(image, 'value');
-  if (value === undefined || str(image, 'operator') !== 'replace' || checkVariables(value) !== undefined) return undefined;
+  if (value === undefined || str(image, 'operator') !== 'replace' || templateError(value, at) !== undefined) return undefined;
   const sample = sampleVariables(value);
   const component = str(image, 'component');
   if (component === 'Tag' && !TAG.test(sample) && !DIGEST.test(sample)) {
@@ -109,8 +135,8 @@ function validateLabelOverriders(overriders: Obj, path: string): FieldError[] {
     // metav1validation.ValidateLabels, with templated values checked after their variables are sampled.
     for (const [k, v] of stringMap(o, 'value') ?? []) {
       errs.push(...validateLabelName(k, at));
-      const problem = checkVariables(v);
-      if (problem !== undefined) errs.push(invalid(key(at, k), v, problem));
+      const e = templateError(v, key(at, k));
+      if (e) errs.push(e);
       else for (const m of isValidLabelValue(sampleVariables(v))) errs.push(invalid(at, v, m));
     }
   }
@@ -124,8 +150,8 @@ function validateAnnotationOverriders(overriders: Obj, path: string): FieldError
     const entries = stringMap(o, 'value') ?? [];
     errs.push(...validateAnnotations(entries, at));
     for (const [k, v] of entries) {
-      const problem = checkVariables(v);
-      if (problem !== undefined) errs.push(invalid(key(at, k), v, problem));
+      const e = templateError(v, key(at, k));
+      if (e) errs.push(e);
     }
   }
   return errs;
@@ -222,6 +248,8 @@ function normalizedPath(p: string): string {
 function overlapWarnings(rules: readonly unknown[] | undefined): string[] {
   const out: string[] = [];
   const firstWriter = new Map<string, { rule: number; at: string }>();
+  // A path over the limit is denied already; it is neither compared nor repeated in a warning.
+  const usable = (p: string | undefined): p is string => p !== undefined && p.length <= MAX_PATH_BYTES;
   const note = (rule: number, target: string, what: string, at: string, shown: string): void => {
     const k = `${target}\u0000${what}`;
     const first = firstWriter.get(k);
@@ -234,15 +262,15 @@ function overlapWarnings(rules: readonly unknown[] | undefined): string[] {
     const overriders = obj(rule, 'overriders');
     for (const [i, p] of objectsOf(arr(overriders, 'plaintext'))) {
       const path = str(p, 'path');
-      if (path !== undefined) note(r, target, `plaintext\u0000${normalizedPath(path)}`, `${base}.plaintext[${i}].path`, JSON.stringify(path));
+      if (usable(path)) note(r, target, `plaintext\u0000${normalizedPath(path)}`, `${base}.plaintext[${i}].path`, JSON.stringify(path));
     }
     for (const [i, fo] of objectsOf(arr(overriders, 'fieldOverrider'))) {
       const fieldPath = str(fo, 'fieldPath');
-      if (fieldPath === undefined) continue;
+      if (!usable(fieldPath)) continue;
       for (const kind of ['json', 'yaml'] as const) {
         for (const [k, op] of objectsOf(arr(fo, kind))) {
           const subPath = str(op, 'subPath');
-          if (subPath === undefined) continue;
+          if (!usable(subPath)) continue;
           note(
             r,
             target,

@@ -106,7 +106,7 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         return;
       }
       for (const [name, sub] of Object.entries(schema.properties)) {
-        const v = value[name];
+        const v = Object.hasOwn(value, name) ? value[name] : undefined;
         if (v === undefined || v === null) {
           if (schema.required?.includes(name)) report.errors.push(required(child(path, name), ''));
           continue;

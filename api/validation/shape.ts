@@ -1,6 +1,9 @@
 // Typed reads of untrusted input. The rule modules run after the schema check has reported every shape
 // problem, so they read through these helpers: a field of the wrong type reads as absent and the rule that
 // needs it is skipped (the schema error already says what is wrong), which keeps every rule total.
+// Members are read as own properties only: a key such as `constructor` never finds Object.prototype's.
+
+import { own, setOwn } from '../internal/objects.js';
 
 export type Obj = Readonly<Record<string, unknown>>;
 
@@ -8,36 +11,41 @@ export function isObject(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The own member `key` of `o` (inherited members read as absent). */
+export function member(o: Obj | undefined, key: string): unknown {
+  return o === undefined ? undefined : own(o, key);
+}
+
 /** The member as an object, or undefined when absent, null or of another type. */
 export function obj(o: Obj | undefined, key: string): Obj | undefined {
-  const v = o?.[key];
+  const v = member(o, key);
   return isObject(v) ? v : undefined;
 }
 
 /** The member as an array, or undefined when absent, null or of another type. */
 export function arr(o: Obj | undefined, key: string): readonly unknown[] | undefined {
-  const v = o?.[key];
+  const v = member(o, key);
   return Array.isArray(v) ? v : undefined;
 }
 
 export function str(o: Obj | undefined, key: string): string | undefined {
-  const v = o?.[key];
+  const v = member(o, key);
   return typeof v === 'string' ? v : undefined;
 }
 
 export function num(o: Obj | undefined, key: string): number | undefined {
-  const v = o?.[key];
+  const v = member(o, key);
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
 export function bool(o: Obj | undefined, key: string): boolean | undefined {
-  const v = o?.[key];
+  const v = member(o, key);
   return typeof v === 'boolean' ? v : undefined;
 }
 
 /** Present in the Go sense of a non-nil pointer or slice: there and not null (`[]` and `{}` count). */
 export function isSet(o: Obj | undefined, key: string): boolean {
-  const v = o?.[key];
+  const v = member(o, key);
   return v !== undefined && v !== null;
 }
 
@@ -75,7 +83,7 @@ function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (isObject(v)) {
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) out[k] = sortKeys(v[k]);
+    for (const k of Object.keys(v).sort()) setOwn(out, k, sortKeys(v[k]));
     return out;
   }
   return v;

@@ -2,6 +2,13 @@
 // `${cluster.zone}`, `${cluster.labels['key']}` (or `["key"]`). They are expanded per target cluster in
 // every string inside an overrider's value. `$${` writes a literal `${`. Any other `${…}` is an unknown
 // variable: denied at admission, and an error for the (template, cluster) pair if it reaches the engine.
+//
+// Bounds: parses are cached for strings up to MAX_CACHED_LENGTH only (a bounded cache, see
+// api/internal/cache.ts), and one expanded string may not pass MAX_EXPANDED_LENGTH, so a value with many
+// variables and a cluster with long labels cannot multiply into an unbounded string.
+
+import { BoundedCache } from '../internal/cache.js';
+import { own, setOwn } from '../internal/objects.js';
 
 export class VariableError extends Error {
   readonly code = 'VARIABLE';
@@ -25,14 +32,28 @@ export interface ClusterFacts {
 type Part = string | { readonly variable: 'name' | 'region' | 'provider' | 'zone' } | { readonly label: string };
 
 const LABEL = /^cluster\.labels\[(?:'([^']*)'|"([^"]*)")\]$/;
-const SIMPLE: Readonly<Record<string, 'name' | 'region' | 'provider' | 'zone'>> = {
-  'cluster.name': 'name',
-  'cluster.region': 'region',
-  'cluster.provider': 'provider',
-  'cluster.zone': 'zone',
-};
+// A Map, not an object literal: `${constructor}` or `${__proto__}` must not find Object.prototype's members.
+const SIMPLE: ReadonlyMap<string, 'name' | 'region' | 'provider' | 'zone'> = new Map([
+  ['cluster.name', 'name'],
+  ['cluster.region', 'region'],
+  ['cluster.provider', 'provider'],
+  ['cluster.zone', 'zone'],
+]);
 
-const cache = new Map<string, readonly Part[]>();
+/**
+ * Longest string whose parse is cached. Templated values people write (an image registry, a label, a flag)
+ * are a few dozen characters; longer ones are parsed again each time, in linear time.
+ */
+export const MAX_CACHED_LENGTH = 1024;
+
+/**
+ * Longest string one expansion may produce (UTF-16 code units). Four times the 1 MiB a ConfigMap or
+ * Secret can hold, so every value that could be applied to a member expands; anything longer is an error
+ * for that (template, cluster) pair instead of a heap that grows with the product of variables and labels.
+ */
+export const MAX_EXPANDED_LENGTH = 4 * 1024 * 1024;
+
+const cache = new BoundedCache<readonly Part[]>({ maxEntries: 10_000, maxKeyLength: MAX_CACHED_LENGTH, maxTotalLength: 1024 * 1024 });
 
 function parse(text: string): readonly Part[] {
   const hit = cache.get(text);
@@ -60,7 +81,7 @@ function parse(text: string): readonly Part[] {
     const end = text.indexOf('}', at + 2);
     if (end < 0) throw new VariableError(`unterminated variable in ${JSON.stringify(text)}: "\${" needs a closing "}" (write "$\${" for a literal "\${")`);
     const expr = text.slice(at + 2, end).trim();
-    const simple = SIMPLE[expr];
+    const simple = SIMPLE.get(expr);
     const label = LABEL.exec(expr);
     let part: Part;
     if (simple) part = { variable: simple };
@@ -72,7 +93,6 @@ function parse(text: string): readonly Part[] {
     i = end + 1;
   }
   if (literal) parts.push(literal);
-  if (cache.size > 10_000) cache.clear();
   cache.set(text, parts);
   return parts;
 }
@@ -109,21 +129,29 @@ export function expandString(text: string, facts: ClusterFacts): string {
   if (!mayHaveVariables(text)) return text;
   let out = '';
   for (const p of parse(text)) {
-    if (typeof p === 'string') out += p;
+    let piece: string;
+    if (typeof p === 'string') piece = p;
     else if ('label' in p) {
-      const v = facts.labels[p.label];
-      if (v === undefined) throw new VariableError(`cluster ${facts.name} has no label ${JSON.stringify(p.label)}`);
-      out += v;
+      const v = own(facts.labels, p.label);
+      if (typeof v !== 'string') throw new VariableError(`cluster ${facts.name} has no label ${JSON.stringify(p.label)}`);
+      piece = v;
     } else {
       const v = facts[p.variable];
       if (v === undefined || v === '') throw new VariableError(`cluster ${facts.name} has no ${p.variable}`);
-      out += v;
+      piece = v;
     }
+    if (out.length + piece.length > MAX_EXPANDED_LENGTH) {
+      throw new VariableError(`expanding a value of ${text.length} characters for cluster ${facts.name} gives more than ${MAX_EXPANDED_LENGTH} characters`);
+    }
+    out += piece;
   }
   return out;
 }
 
-/** Expands every string inside a JSON value (keys are left as written); returns the input when unchanged. */
+/**
+ * Expands every string inside a JSON value (keys are left as written, `__proto__` included, as own data);
+ * returns the input when unchanged.
+ */
 export function expandValue<T>(value: T, facts: ClusterFacts): T {
   if (typeof value === 'string') return expandString(value, facts) as T;
   if (Array.isArray(value)) {
@@ -141,7 +169,7 @@ export function expandValue<T>(value: T, facts: ClusterFacts): T {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       const e = expandValue(v, facts);
       if (e !== v) changed = true;
-      out[k] = e;
+      setOwn(out, k, e);
     }
     return (changed ? out : value) as T;
   }

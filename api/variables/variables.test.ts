@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkVariables, expandString, expandValue, sampleVariables, VariableError, type ClusterFacts } from './index.js';
+import { heapAfterGC } from '../../test/heap.js';
+import { checkVariables, expandString, expandValue, MAX_EXPANDED_LENGTH, sampleVariables, VariableError, type ClusterFacts } from './index.js';
 
 const facts: ClusterFacts = { name: 'member1', labels: { env: 'prod', 'example.com/team': 'a' }, region: 'eu-west-1', provider: 'aws', zone: 'eu-west-1a' };
 
@@ -37,5 +38,50 @@ describe('sampleVariables and expandValue', () => {
   it('returns the same value when nothing changes', () => {
     const value = { a: ['x'] };
     assert.equal(expandValue(value, facts), value);
+  });
+});
+
+describe('variables and prototype keys', () => {
+  const parsed = JSON.parse('{"__proto__": "p", "env": "prod"}') as Record<string, string>;
+  const withProto: ClusterFacts = { name: 'member1', labels: parsed };
+  for (const key of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+    it(`reads a missing label ${key} as missing, not from Object.prototype`, () => {
+      assert.throws(() => expandString(`\${cluster.labels['${key}']}`, facts), (e: unknown) => e instanceof VariableError && e.message.includes(`has no label ${JSON.stringify(key)}`));
+    });
+  }
+  it('reads a label named __proto__ that the cluster has', () => assert.equal(expandString("${cluster.labels['__proto__']}-${cluster.labels['env']}", withProto), 'p-prod'));
+  for (const name of ['constructor', '__proto__', 'toString']) {
+    it(`treats \${${name}} as an unknown variable`, () => assert.match(checkVariables(`\${${name}}`) ?? '', /unknown variable/));
+  }
+  it('keeps a __proto__ key of an expanded value as own data and pollutes nothing', () => {
+    const value = JSON.parse('{"__proto__": {"x": "${cluster.name}"}, "a": "${cluster.region}"}') as unknown;
+    const out = expandValue(value, facts) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.deepEqual(Object.keys(out), ['__proto__', 'a']);
+    assert.equal(JSON.stringify(out), '{"__proto__":{"x":"member1"},"a":"eu-west-1"}');
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+  });
+});
+
+describe('variable bounds', () => {
+  it('refuses an expansion longer than MAX_EXPANDED_LENGTH', () => {
+    const big: ClusterFacts = { name: 'm', labels: { v: 'x'.repeat(1024 * 1024) } };
+    const text = "${cluster.labels['v']}".repeat(5);
+    assert.throws(() => expandString(text, big), (e: unknown) => e instanceof VariableError && e.message.includes(`more than ${MAX_EXPANDED_LENGTH} characters`));
+  });
+  it('expands a value up to MAX_EXPANDED_LENGTH', () => {
+    const big: ClusterFacts = { name: 'm', labels: { v: 'x'.repeat(1024 * 1024) } };
+    assert.equal(expandString("${cluster.labels['v']}".repeat(4), big).length, MAX_EXPANDED_LENGTH);
+  });
+  it('does not keep large templated strings alive after checking them', () => {
+    // Each string is new and 1 MiB long; a parse cache that keeps them grows by that much per call.
+    const before = heapAfterGC();
+    for (let i = 0; i < 64; i++) {
+      const text = `${'x'.repeat(1024 * 1024)}\${cluster.name}${i}`;
+      assert.equal(checkVariables(text), undefined);
+      assert.equal(sampleVariables(text).length, 1024 * 1024 + 1 + String(i).length);
+    }
+    const grown = heapAfterGC() - before;
+    assert.ok(grown < 16 * 1024 * 1024, `heap grew by ${(grown / 1024 / 1024).toFixed(1)} MiB`);
   });
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import jsonpatch from 'fast-json-patch';
 
 import { captureIO, type CapturedIO } from '../../test/cli-io.js';
-import { command } from './certs.js';
+import { run } from './index.js';
 
 type Obj = Record<string, unknown>;
 
@@ -107,7 +107,7 @@ void describe('flotilla certs create --cert-dir', () => {
 
   void it('writes a CA and a serving certificate for the Service names and extra hosts, signed by that CA', async () => {
     const t = io();
-    const code = await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', dir, '--hosts', '127.0.0.1,hook.example.com'], t);
+    const code = await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', dir, '--hosts', '127.0.0.1,hook.example.com'], t);
     assert.equal(code, 0, t.err());
     const ca = new X509Certificate(readFileSync(join(dir, 'ca.crt')));
     const cert = new X509Certificate(readFileSync(join(dir, 'tls.crt')));
@@ -118,17 +118,20 @@ void describe('flotilla certs create --cert-dir', () => {
     assert.equal(statSync(join(dir, 'tls.key')).mode & 0o777, 0o600);
   });
 
-  const usage: Array<{ name: string; args: string[] }> = [
-    { name: 'create without --service', args: ['create', '--namespace', 'sys', '--cert-dir', '/tmp/x'] },
-    { name: 'neither --secret nor --cert-dir', args: ['create', '--service', 'hook', '--namespace', 'sys'] },
-    { name: 'a non-numeric --valid-days', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', 'soon'] },
-    { name: 'patch without --secret', args: ['patch', '--namespace', 'sys'] },
-    { name: 'an unknown flag', args: ['create', '--servce', 'hook'] },
-    { name: 'an unknown subcommand', args: ['rotate'] },
+  const usage: Array<{ name: string; args: string[]; message: RegExp }> = [
+    { name: 'create without --service', args: ['create', '--namespace', 'sys', '--cert-dir', '/tmp/x'], message: /^flotilla certs create: --service is required$/m },
+    { name: 'neither --secret nor --cert-dir', args: ['create', '--service', 'hook', '--namespace', 'sys'], message: /create needs --secret, --cert-dir or both/ },
+    { name: 'a non-numeric --valid-days', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', 'soon'], message: /--valid-days must be a positive integer, got "soon"/ },
+    { name: 'patch without --secret', args: ['patch', '--namespace', 'sys'], message: /^flotilla certs patch: --secret is required$/m },
+    { name: 'an unknown flag', args: ['create', '--servce', 'hook'], message: /unknown flag --servce; did you mean --service\?/ },
+    { name: 'an unknown subcommand', args: ['rotate'], message: /^flotilla certs: unknown command "rotate"/m },
+    { name: 'a missing subcommand', args: [], message: /^flotilla certs: missing command: one of create, patch$/m },
   ];
   for (const u of usage) {
     void it(`rejects ${u.name} as a usage error`, async () => {
-      await assert.rejects(command.run(u.args, io()), (e: unknown) => e instanceof Error && e.name === 'UsageError');
+      const t = io();
+      assert.equal(await run(['certs', ...u.args], t), 2);
+      assert.match(t.err(), u.message);
     });
   }
 });
@@ -155,7 +158,7 @@ void describe('flotilla certs against an apiserver', () => {
 
   void it('creates a TLS Secret with the CA, certificate and key', async () => {
     const t = io();
-    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--kubeconfig', kubeconfig], t), 0, t.err());
+    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--kubeconfig', kubeconfig], t), 0, t.err());
     const secret = api.objects.get(SECRET) as { type: string; data: Record<string, string> };
     assert.equal(secret.type, 'kubernetes.io/tls');
     assert.deepStrictEqual(Object.keys(secret.data).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
@@ -167,7 +170,7 @@ void describe('flotilla certs against an apiserver', () => {
     const before = structuredClone(api.objects.get(SECRET)) as { data: Record<string, string> };
     const out = join(dir, 'out');
     const t = io({ KUBECONFIG: kubeconfig });
-    assert.equal(await command.run(['create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--cert-dir', out], t), 0, t.err());
+    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--cert-dir', out], t), 0, t.err());
     assert.match(t.out(), /exists; keeping its certificate/);
     assert.deepStrictEqual(api.objects.get(SECRET), before);
     assert.equal(readFileSync(join(out, 'tls.crt'), 'utf8'), Buffer.from(before.data['tls.crt'] ?? '', 'base64').toString());
@@ -176,7 +179,7 @@ void describe('flotilla certs against an apiserver', () => {
   void it('patches the CA bundle into every webhook and each named CRD', async () => {
     const t = io();
     const crds = 'overridepolicies.policy.flotilla.io,propagationpolicies.policy.flotilla.io';
-    const code = await command.run(['patch', '--secret', 'hook-cert', '--namespace', 'sys', '--validating', 'flotilla', '--mutating', 'flotilla', '--crds', crds, '--kubeconfig', kubeconfig], t);
+    const code = await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--validating', 'flotilla', '--mutating', 'flotilla', '--crds', crds, '--kubeconfig', kubeconfig], t);
     assert.equal(code, 0, t.err());
     const ca = (api.objects.get(SECRET) as { data: Record<string, string> }).data['ca.crt'];
     for (const kind of ['validating', 'mutating']) {
@@ -192,16 +195,43 @@ void describe('flotilla certs against an apiserver', () => {
 
   void it('fails, naming it, when a CRD has no conversion webhook, and still patches the others', async () => {
     const t = io();
-    const code = await command.run(['patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'plain.policy.flotilla.io,missing.policy.flotilla.io,overridepolicies.policy.flotilla.io', '--kubeconfig', kubeconfig], t);
+    const code = await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'plain.policy.flotilla.io,missing.policy.flotilla.io,overridepolicies.policy.flotilla.io', '--kubeconfig', kubeconfig], t);
     assert.equal(code, 1);
     assert.match(t.err(), /CustomResourceDefinition plain\.policy\.flotilla\.io: has no conversion webhook to patch/);
     assert.match(t.err(), /CustomResourceDefinition missing\.policy\.flotilla\.io: HTTP 404/);
     assert.match(t.out(), /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/);
   });
 
+  void it('uses --context, with every file in $KUBECONFIG merged as kubectl merges them', async () => {
+    // Listed first, so its current-context ("elsewhere", unreachable) wins unless --context says otherwise.
+    const other = join(dir, 'other-kubeconfig');
+    writeFileSync(other, JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'elsewhere',
+      clusters: [{ name: 'elsewhere', cluster: { server: 'http://127.0.0.1:1' } }],
+      users: [{ name: 'nobody', user: {} }],
+      contexts: [{ name: 'elsewhere', context: { cluster: 'elsewhere', user: 'nobody' } }],
+    }));
+    const env = { KUBECONFIG: [join(dir, 'missing'), other, kubeconfig].join(':'), HOME: dir };
+    const t = io(env);
+    assert.equal(await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'overridepolicies.policy.flotilla.io', '--context', 'fake'], t), 0, t.err());
+    assert.match(t.out(), /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/);
+
+    const unknown = io(env);
+    assert.equal(await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--context', 'nope'], unknown), 1);
+    assert.match(unknown.err(), /^flotilla certs patch: context "nope" is not in the kubeconfig \(contexts: elsewhere, fake\)$/m);
+  });
+
+  void it('says how to name a cluster when no kubeconfig applies, and exits 2', async () => {
+    const t = io({ HOME: dir });
+    assert.equal(await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys'], t), 2);
+    assert.match(t.err(), /no cluster to talk to: pass --kubeconfig FILE or set \$KUBECONFIG/);
+  });
+
   void it('fails when the Secret does not exist', async () => {
     const t = io();
-    assert.equal(await command.run(['patch', '--secret', 'nope', '--namespace', 'sys', '--crds', '', '--kubeconfig', kubeconfig], t), 1);
+    assert.equal(await run(['certs', 'patch', '--secret', 'nope', '--namespace', 'sys', '--crds', '', '--kubeconfig', kubeconfig], t), 1);
     assert.match(t.err(), /reading Secret sys\/nope: HTTP 404/);
   });
 });

@@ -1,41 +1,20 @@
 // `flotilla certs create|patch`: the kube-webhook-certgen flow, so install Jobs can run the flotilla image.
+// Flags and help are in commands.ts. The Kubernetes client is loaded only when a cluster is needed.
 //   create: a CA and a serving certificate for the webhook Service's DNS names, into a Secret (an existing
 //           Secret is kept: re-running an install must not rotate the CA under running webhooks) and/or files;
 //   patch:  the Secret's CA into the webhook configurations and the CRDs' conversion settings.
 
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 
-import { AdmissionregistrationV1Api, ApiException, ApiextensionsV1Api, CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 
 import { CONVERTIBLE_CRD_NAMES } from '../../api/crds/index.js';
 import { createCA, createServingCert, type KeyPair } from '../certs/index.js';
-import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
-
-const usage = `Create the webhook's serving certificate, or put its CA where the apiserver needs it.
-
-Usage:
-  flotilla certs create --service NAME --namespace NS [--secret NAME] [--cert-dir DIR] [--hosts H,...]
-                        [--valid-days N] [--kubeconfig FILE]
-  flotilla certs patch  --secret NAME --namespace NS [--validating NAME] [--mutating NAME]
-                        [--crds NAME,...] [--kubeconfig FILE]
-
-create makes a CA and a certificate for NAME, NAME.NS, NAME.NS.svc and NAME.NS.svc.cluster.local (plus
---hosts: DNS names or IP addresses). With --secret it stores ca.crt, tls.crt and tls.key in that Secret
-of type kubernetes.io/tls, unless the Secret already exists, whose certificate is then kept. With
---cert-dir it writes the same three files there. At least one of --secret and --cert-dir is required.
-
-patch reads ca.crt from the Secret and sets it as caBundle on every webhook of the named
-ValidatingWebhookConfiguration and MutatingWebhookConfiguration and on the conversion webhook of each
-CRD (default: the four policy.flotilla.io CRDs; --crds '' for none).
-
-The cluster is reached with --kubeconfig, else $KUBECONFIG, else the pod's service account, else
-~/.kube/config.
-Exit status: 0 ok; 1 failure; 2 usage.`;
-
-const DEFAULT_VALID_DAYS = 3650;
+import { UsageError, type CommandIO } from './command.js';
+import type { CertsCreateFlags, CertsPatchFlags } from './commands.js';
+import { loadKubeConfigFor } from './kubeflags.js';
 
 export class CertsCommandError extends Error {
   readonly code = 'CERTS';
@@ -45,50 +24,17 @@ export class CertsCommandError extends Error {
   }
 }
 
-/**
- * The KubeConfig for a command: --kubeconfig, else $KUBECONFIG (first file), else in-cluster, else
- * ~/.kube/config when `homeDefault`. Undefined when none applies.
- */
-export function loadKubeConfig(path: string | undefined, env: NodeJS.ProcessEnv, opts: { homeDefault: boolean }): KubeConfig | undefined {
-  const kc = new KubeConfig();
-  const fromEnv = env.KUBECONFIG?.split(':').find((p) => p !== '');
-  if (path) kc.loadFromFile(path);
-  else if (fromEnv) kc.loadFromFile(fromEnv);
-  else if (env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else if (opts.homeDefault && existsSync(join(env.HOME ?? homedir(), '.kube', 'config'))) kc.loadFromFile(join(env.HOME ?? homedir(), '.kube', 'config'));
-  else return undefined;
-  return kc;
-}
-
-/** A readable message for a client-node failure. */
-export function describeKubeError(e: unknown): string {
-  if (e instanceof ApiException) {
-    const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body);
-    let message = body;
-    try {
-      const parsed = JSON.parse(body) as { message?: unknown };
-      if (typeof parsed.message === 'string') message = parsed.message;
-    } catch {
-      // not JSON: keep the raw body
-    }
-    return `HTTP ${e.code}: ${message}`;
-  }
-  return e instanceof Error ? e.message : String(e);
-}
-
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
-const isNotFound = (e: unknown): boolean => e instanceof ApiException && e.code === 404;
-const isConflict = (e: unknown): boolean => e instanceof ApiException && e.code === 409;
 
 function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
-function requireKubeConfig(path: string | undefined, io: CommandIO): KubeConfig {
-  const kc = loadKubeConfig(path, io.env, { homeDefault: true });
-  if (!kc) throw new UsageError('no cluster to talk to: pass --kubeconfig, set $KUBECONFIG, or run in a pod');
-  return kc;
+/** The cluster for --kubeconfig/--context, with client-node and its error helpers, loaded on demand. */
+async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: CommandIO) {
+  const [kc, k8s, errors] = await Promise.all([loadKubeConfigFor(values, io), import('@kubernetes/client-node'), import('../kube/client-errors.js')]);
+  return { kc, k8s, ...errors };
 }
 
 interface Material {
@@ -105,22 +51,11 @@ function secretMaterial(secret: V1Secret): Material | undefined {
   return { ca: { certPem: ca, keyPem: '' }, serving: { certPem: cert, keyPem: key } };
 }
 
-async function create(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, {
-    service: { type: 'string' },
-    namespace: { type: 'string' },
-    secret: { type: 'string' },
-    'cert-dir': { type: 'string' },
-    hosts: { type: 'string' },
-    'valid-days': { type: 'string' },
-    kubeconfig: { type: 'string' },
-  });
-  const service = values.service;
-  const namespace = values.namespace;
-  if (!service || !namespace) throw new UsageError('create needs --service and --namespace');
+export async function create(values: CertsCreateFlags, io: CommandIO): Promise<number> {
+  const { service, namespace } = values;
   if (!values.secret && !values['cert-dir']) throw new UsageError('create needs --secret, --cert-dir or both');
-  const validDays = values['valid-days'] === undefined ? DEFAULT_VALID_DAYS : Number(values['valid-days']);
-  if (!Number.isInteger(validDays) || validDays < 1) throw new UsageError(`--valid-days must be a positive integer, got ${JSON.stringify(values['valid-days'])}`);
+  const validDays = Number(values['valid-days']);
+  if (!/^\d+$/.test(values['valid-days']) || validDays < 1) throw new UsageError(`--valid-days must be a positive integer, got ${JSON.stringify(values['valid-days'])}`);
 
   const extra = list(values.hosts);
   const dnsNames = [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...extra.filter((h) => !isIP(h))];
@@ -132,13 +67,14 @@ async function create(args: string[], io: CommandIO): Promise<number> {
 
   let material: Material | undefined;
   if (values.secret) {
-    const core = requireKubeConfig(values.kubeconfig, io).makeApiClient(CoreV1Api);
+    const { kc, k8s, describeKubeError, httpStatus } = await connect(values, io);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
     const name = values.secret;
     const read = async (): Promise<V1Secret | undefined> => {
       try {
         return await core.readNamespacedSecret({ name, namespace });
       } catch (e: unknown) {
-        if (isNotFound(e)) return undefined;
+        if (httpStatus(e) === 404) return undefined;
         throw new CertsCommandError(`reading Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
       }
     };
@@ -161,7 +97,7 @@ async function create(args: string[], io: CommandIO): Promise<number> {
         io.stdout.write(`created Secret ${namespace}/${name} for ${[...dnsNames, ...ipAddresses].join(', ')}\n`);
       } catch (e: unknown) {
         // Another replica of this Job won the race: use what it stored.
-        if (!isConflict(e)) throw new CertsCommandError(`creating Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
+        if (httpStatus(e) !== 409) throw new CertsCommandError(`creating Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
         const winner = await read();
         material = winner ? secretMaterial(winner) : undefined;
         if (!material) throw new CertsCommandError(`Secret ${namespace}/${name} was created concurrently but cannot be read back`, { cause: e });
@@ -188,23 +124,14 @@ function caBundleOps(prefix: string, count: number, caBundle: string): Array<{ o
   return Array.from({ length: count }, (_, i) => ({ op: 'add' as const, path: `${prefix}/${i}/clientConfig/caBundle`, value: caBundle }));
 }
 
-async function patch(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, {
-    secret: { type: 'string' },
-    namespace: { type: 'string' },
-    validating: { type: 'string' },
-    mutating: { type: 'string' },
-    crds: { type: 'string' },
-    kubeconfig: { type: 'string' },
-  });
+export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<number> {
   const { secret: name, namespace } = values;
-  if (!name || !namespace) throw new UsageError('patch needs --secret and --namespace');
   const crds = values.crds === undefined ? [...CONVERTIBLE_CRD_NAMES] : list(values.crds);
-  const kc = requireKubeConfig(values.kubeconfig, io);
+  const { kc, k8s, describeKubeError } = await connect(values, io);
 
   let secret: V1Secret;
   try {
-    secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ name, namespace });
+    secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name, namespace });
   } catch (e: unknown) {
     throw new CertsCommandError(`reading Secret ${namespace}/${name}: ${describeKubeError(e)}`, { cause: e });
   }
@@ -220,7 +147,7 @@ async function patch(args: string[], io: CommandIO): Promise<number> {
     }
   };
 
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+  const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
   if (values.validating) {
     const config = values.validating;
     await attempt(`ValidatingWebhookConfiguration ${config}`, async () => {
@@ -239,7 +166,7 @@ async function patch(args: string[], io: CommandIO): Promise<number> {
       return `patched the CA bundle of ${n} webhook(s) in MutatingWebhookConfiguration ${config}`;
     });
   }
-  const extensions = kc.makeApiClient(ApiextensionsV1Api);
+  const extensions = kc.makeApiClient(k8s.ApiextensionsV1Api);
   for (const crd of crds) {
     await attempt(`CustomResourceDefinition ${crd}`, async () => {
       const current = await extensions.readCustomResourceDefinition({ name: crd });
@@ -253,30 +180,3 @@ async function patch(args: string[], io: CommandIO): Promise<number> {
   for (const f of failures) io.stderr.write(`flotilla certs patch: ${f}\n`);
   return failures.length > 0 ? 1 : 0;
 }
-
-
-async function run(args: string[], io: CommandIO): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub === undefined || sub === '-h' || sub === '--help' || rest.includes('-h') || rest.includes('--help')) {
-    io.stdout.write(`${usage}\n`);
-    return sub === undefined ? 2 : 0;
-  }
-  try {
-    if (sub === 'create') return await create(rest, io);
-    if (sub === 'patch') return await patch(rest, io);
-  } catch (e: unknown) {
-    if (e instanceof CertsCommandError) {
-      io.stderr.write(`flotilla certs ${sub}: ${e.message}\n`);
-      return 1;
-    }
-    throw e;
-  }
-  throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; use create or patch`);
-}
-
-export const command: Command = {
-  name: 'certs',
-  summary: "Create the webhook's serving certificate, or patch its CA into webhook configurations and CRDs",
-  usage,
-  run,
-};

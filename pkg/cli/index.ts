@@ -1,54 +1,67 @@
-// The `flotilla` command table and dispatcher. cmd/flotilla/main.ts calls `run` with the process's streams.
+// The `flotilla` dispatcher. cmd/flotilla/main.ts calls `run` with the process's streams; `run` finds the
+// command in the table (commands.ts), parses its flags, and imports and runs its module.
 
-import { UsageError, type Command, type CommandIO } from './command.js';
-import { command as render } from './render.js';
-import { command as validate } from './validate.js';
-import { command as webhook } from './webhook.js';
-import { command as certs } from './certs.js';
+import { parseCommandLine, UsageError, type CommandIO, type CommandSpec, type FlagValues, type Flags } from './command.js';
+import { ROOT } from './commands.js';
+import { commandHelp } from './help.js';
+import { closest } from './suggest.js';
 
-export const commands: readonly Command[] = [render, validate, webhook, certs];
+export { ROOT } from './commands.js';
+export type { CommandIO } from './command.js';
 
-export const VERSION = '0.1.0';
-
-function mainUsage(): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
-  return `flotilla: propagate Kubernetes resource templates to member clusters, with per-cluster overrides.
-
-Usage:
-  flotilla COMMAND [options]
-
-Commands:
-${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
-
-Run 'flotilla COMMAND --help' for a command's options. 'flotilla --version' prints the version.
-Exit status: 0 ok; 1 invalid input or failed work; 2 usage.`;
+/**
+ * Splits argv into the command it names and that command's arguments. `flotilla help A B` is
+ * `flotilla A B --help`. Returns a message for a word that names no command.
+ */
+function resolve(argv: readonly string[]): { path: string[]; spec: CommandSpec; rest: string[] } | { path: string[]; unknown: string; suggestion: string | undefined } {
+  const words = argv[0] === 'help' ? [...argv.slice(1), '--help'] : [...argv];
+  const path = [ROOT.name];
+  let spec = ROOT;
+  let i = 0;
+  for (; i < words.length && spec.subcommands; i++) {
+    const word = words[i] ?? '';
+    if (word.startsWith('-')) break;
+    const next = spec.subcommands.find((c) => c.name === word);
+    if (!next) return { path, unknown: word, suggestion: closest(word, [...spec.subcommands.map((c) => c.name), ...(spec === ROOT ? ['help'] : [])]) };
+    spec = next;
+    path.push(word);
+  }
+  return { path, spec, rest: words.slice(i) };
 }
 
-/** Runs one invocation; returns the exit code. Never throws. */
+/** Runs one invocation; returns the exit code (0 ok, 1 failed, 2 usage). Never throws. */
 export async function run(argv: readonly string[], io: CommandIO): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
-    const target = name === 'help' ? commands.find((c) => c.name === rest[0]) : undefined;
-    io.stdout.write(`${target ? target.usage : mainUsage()}\n`);
-    return name === undefined ? 2 : 0;
-  }
-  if (name === '--version' || name === 'version') {
-    io.stdout.write(`flotilla ${VERSION}\n`);
-    return 0;
-  }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    io.stderr.write(`flotilla: unknown command ${JSON.stringify(name)}\n\n${mainUsage()}\n`);
+  const found = resolve(argv);
+  const name = found.path.join(' ');
+  if ('unknown' in found) {
+    io.stderr.write(`${name}: unknown command ${JSON.stringify(found.unknown)}${found.suggestion ? `; did you mean ${found.suggestion}?` : ''}\nSee '${name} --help' for the commands.\n`);
     return 2;
   }
+  const { spec, path, rest } = found;
   try {
-    return await command.run(rest, io);
+    const parsed = parseCommandLine(spec, rest);
+    if (parsed.help) {
+      io.stdout.write(commandHelp(path, spec));
+      return 0;
+    }
+    let target = spec;
+    if (spec === ROOT && parsed.flags.version === true) target = ROOT.subcommands?.find((c) => c.name === 'version') ?? spec;
+    if (!target.load) {
+      if (spec === ROOT && rest.length === 0) {
+        io.stderr.write(commandHelp(path, spec));
+        return 2;
+      }
+      throw new UsageError(`missing command: one of ${(spec.subcommands ?? []).map((c) => c.name).join(', ')}`);
+    }
+    const module = await target.load();
+    // parseCommandLine built the values from target's own table, so they have the shape its module expects.
+    return await module.run(parsed.flags as FlagValues<Flags>, io, parsed.args);
   } catch (err: unknown) {
     if (err instanceof UsageError) {
-      io.stderr.write(`flotilla ${command.name}: ${err.message}\n\n${command.usage}\n`);
+      io.stderr.write(`${name}: ${err.message}\nSee '${name} --help' for usage.\n`);
       return 2;
     }
-    io.stderr.write(`flotilla ${command.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr.write(`${name}: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;
   }
 }

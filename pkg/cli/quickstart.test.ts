@@ -4,14 +4,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 import { at } from '../../test/builders.js';
 import { render } from '../index.js';
+import { readYamlStream } from '../yaml/index.js';
 
 const dir = fileURLToPath(new URL('../../../examples/quickstart/', import.meta.url));
 const objects = readdirSync(dir)
   .filter((f) => f.endsWith('.yaml'))
-  .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), 'utf8')).map((d) => d.toJS() as unknown));
+  .flatMap((f) => readYamlStream(readFileSync(join(dir, f), 'utf8')).documents.map((d) => d.value));
 const result = render({ objects });
 const find = (kind: string, cluster: string): unknown => result.placements.find((p) => p.cluster === cluster && p.object.kind === kind)?.object;
 

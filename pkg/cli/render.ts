@@ -1,54 +1,81 @@
 // `flotilla render`: per-cluster final objects from templates, policies and Clusters, offline.
 
-import { stringify } from 'yaml';
-import { formatExplanation, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
-import { checkDocuments, formatFieldError } from './check.js';
-import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
-import { describeRef, readInputs, SourceIndex } from './inputs.js';
+import { describePolicy, explainPlacement, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
+import { writeYaml } from '../yaml/index.js';
+import { checkDocuments, formatFieldError, isAdmitted } from './check.js';
+import { UsageError, type CommandIO } from './command.js';
+import type { RenderFlags } from './commands.js';
+import { describeRef, dropDuplicates, readInputs, SourceIndex, type InputOptions } from './inputs.js';
+import { Interrupted } from './interrupt.js';
 
-const usage = `Render the final object each member cluster gets, without any cluster.
+/** Said when the input has no Cluster: where member clusters come from. */
+export const NO_CLUSTERS_HINT = `the input has no Cluster objects, so no template can be placed. Give the member clusters as Cluster
+  documents in the input (apiVersion: cluster.flotilla.io/v1alpha1, kind: Cluster; see
+  examples/quickstart/clusters.yaml), or use 'flotilla apply --kubeconfig FILE', which deploys to each
+  kubeconfig context as a member cluster`;
 
-Usage:
-  flotilla render -f PATH... [-o yaml|json] [--cluster NAME] [--explain]
-
-Reads resource templates, PropagationPolicies, ClusterPropagationPolicies, OverridePolicies,
-ClusterOverridePolicies and Clusters (policy.flotilla.io or policy.karmada.io, cluster.flotilla.io or
-cluster.karmada.io) from files, directories and '-' (stdin); prints one document per (template, cluster).
-
-Options:
-  -f, --filename PATH   file, directory (recursive: *.yaml, *.yml, *.json) or '-'; repeatable
-  -o, --output FORMAT   yaml (default) or json
-      --cluster NAME    only the objects for this cluster; repeatable
-      --explain         say which policy and rule set each changed field (YAML comments; "explain" in JSON)
-  -h, --help            this help
-
-Policies and Clusters the admission webhook would deny are reported and left out.
-Exit status: 0 rendered; 1 invalid input or a failed render (every problem is printed); 2 usage.`;
-
-function header(p: DetailedPlacement): string {
-  const t = p.template;
-  const overrides = p.overrides.map((o) => `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`).join(', ');
-  return `# cluster: ${p.cluster}\n# template: ${describeRef(t)}\n# policy: ${describeRef(p.policy)}\n${overrides ? `# overrides: ${overrides}\n` : ''}`;
+/**
+ * Text for a YAML comment: input strings (names, paths) may hold line breaks or control characters that
+ * would end the comment and inject YAML into the output, so such text is written JSON-quoted.
+ */
+function commentText(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  const unsafe = /[\x00-\x1F\x7F-\x9F\u2028\u2029\uFFFE\uFFFF]/g;
+  return unsafe.test(s) ? JSON.stringify(s).replace(unsafe, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`) : s;
 }
 
-async function run(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, {
-        filename: { type: 'string', short: 'f', multiple: true },
-        output: { type: 'string', short: 'o', default: 'yaml' },
-        cluster: { type: 'string', multiple: true },
-        explain: { type: 'boolean', default: false },
-      });
-  if (values.help) {
-    io.stdout.write(`${usage}\n`);
-    return 0;
-  }
-  const files = values.filename ?? [];
-  if (files.length === 0) throw new UsageError('at least one -f PATH is required');
-  if (values.output !== 'yaml' && values.output !== 'json') throw new UsageError(`--output must be yaml or json, not ${JSON.stringify(values.output)}`);
+function header(p: DetailedPlacement): string {
+  const fields: Array<[string, string]> = [
+    ['cluster', p.cluster],
+    ['template', describeRef(p.template)],
+    ['policy', describeRef(p.policy)],
+    ...(p.overrides.length > 0 ? [['overrides', p.overrides.map(describeRef).join(', ')] as [string, string]] : []),
+  ];
+  return fields.map(([k, v]) => `# ${k}: ${commentText(v)}\n`).join('');
+}
+
+/**
+ * `--explain` as YAML comments: which policy and rule set each changed path, last writer first. The
+ * wording is pkg/engine's (formatExplanation); only the text from the input is made comment-safe.
+ */
+function explanation(p: DetailedPlacement): string {
+  const head = [`# ${commentText(`${describePolicy(p.template)} -> cluster ${p.cluster}`)}`, `#   ${commentText(`claimed by ${describePolicy(p.policy)}`)}`];
+  const rows = explainPlacement(p);
+  if (rows.length === 0) return `${[...head, '#   no field changed'].join('\n')}\n`;
+  const width = Math.min(60, Math.max(...rows.map((r) => commentText(r.path || '/').length)));
+  const lines = rows.map((r) => {
+    const extra = r.overwritten.length ? ` (overwrote: ${r.overwritten.join('; ')})` : '';
+    return `#   ${commentText(r.path || '/').padEnd(width)}  ${commentText(`${r.op === 'remove' ? 'removed by' : 'set by'} ${r.setBy}${extra}`)}`;
+  });
+  return `${[...head, ...lines].join('\n')}\n`;
+}
+
+/** `CLUSTER/KIND/NAMESPACE/NAME`, or `CLUSTER/KIND/NAME` when the object has no namespace (names never hold a `/`). */
+export function nameLine(p: { cluster: string; object: unknown }): string {
+  const r = refOf(p.object);
+  return [p.cluster, r.kind, ...(r.namespace ? [r.namespace] : []), r.name].join('/');
+}
+
+export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
+  const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
+  if (values.output === 'name' && values.explain) throw new UsageError('--explain does not apply to -o name; use -o yaml or -o json');
 
   const problems: string[] = [];
-  const { documents, errors: readErrors } = await readInputs(files, io.stdin);
-  problems.push(...readErrors);
+  let read;
+  try {
+    read = await readInputs(input, io);
+  } catch (err: unknown) {
+    if (!(err instanceof Interrupted)) throw err;
+    io.stderr.write(`flotilla render: ${err.message}\n`);
+    return err.exitCode;
+  }
+  problems.push(...read.errors);
+  for (const n of read.notes) io.stderr.write(`note: ${n}\n`);
+  const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
+  for (const w of duplicates) io.stderr.write(`warning: ${w}\n`);
+  if (read.documents.length === 0 && read.errors.length === 0) {
+    problems.push(`nothing to render: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`);
+  }
   const sources = new SourceIndex(documents);
   const check = checkDocuments(documents);
   const denied = new Set(check.denials.map((d) => d.document));
@@ -60,13 +87,13 @@ async function run(args: string[], io: CommandIO): Promise<number> {
 
   const result = renderDetailed({ objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) }, {
     explain: values.explain,
-    ...(values.cluster ? { clusters: values.cluster } : {}),
+    ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
   });
   for (const e of result.errors) {
     const src = sources.sourceOf(e.object);
     problems.push(`${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`);
   }
-  if (values.cluster) {
+  if (values.cluster.length > 0) {
     const known = new Set(documents.map((d) => d.object).filter((o) => refOf(o).kind === 'Cluster').map((o) => refOf(o).name));
     for (const c of values.cluster) if (!known.has(c)) problems.push(`--cluster ${c}: no Cluster named ${JSON.stringify(c)} in the input`);
   }
@@ -85,8 +112,10 @@ async function run(args: string[], io: CommandIO): Promise<number> {
       errors: problems,
     };
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+  } else if (values.output === 'name') {
+    for (const p of result.placements) io.stdout.write(`${nameLine(p)}\n`);
   } else {
-    const docs = result.placements.map((p) => `${header(p)}${values.explain ? formatExplanation(p) : ''}${stringify(p.object, { indentSeq: false, lineWidth: 0 })}`);
+    const docs = result.placements.map((p) => `${header(p)}${values.explain ? explanation(p) : ''}${writeYaml(p.object)}`);
     if (docs.length > 0) io.stdout.write(`${docs.join('---\n')}`);
   }
   for (const u of result.unmatched) {
@@ -94,12 +123,7 @@ async function run(args: string[], io: CommandIO): Promise<number> {
     io.stderr.write(`note: ${src ? `${src}: ` : ''}${describeRef(u)} matches no PropagationPolicy or ClusterPropagationPolicy; not rendered\n`);
   }
   for (const p of problems) io.stderr.write(`error: ${p}\n`);
+  const clusters = documents.filter((d) => !denied.has(d) && isAdmitted(d.object) && refOf(d.object).kind === 'Cluster');
+  if (clusters.length === 0 && documents.length > 0) io.stderr.write(`note: ${NO_CLUSTERS_HINT}\n`);
   return problems.length > 0 ? 1 : 0;
 }
-
-export const command: Command = {
-  name: 'render',
-  summary: 'Render the per-cluster objects from templates, policies and Clusters (offline)',
-  usage,
-  run,
-};

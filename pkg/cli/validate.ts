@@ -1,49 +1,35 @@
-// `flotilla validate`: the webhook's admission rules, offline.
+// `flotilla validate`: the webhook's admission rules, offline. Its flags and help are in commands.ts.
 
 import { refOf } from '../engine/index.js';
 import { checkDocuments, formatFieldError } from './check.js';
-import { parseFlags, UsageError, type Command, type CommandIO } from './command.js';
-import { readInputs } from './inputs.js';
+import type { CommandIO } from './command.js';
+import type { ValidateFlags } from './commands.js';
+import { describeRef, dropDuplicates, readInputs, type InputOptions } from './inputs.js';
+import { Interrupted } from './interrupt.js';
 
-const usage = `Check policies and Clusters against the rules the admission webhook enforces, without any cluster.
-
-Usage:
-  flotilla validate -f PATH...
-
-Options:
-  -f, --filename PATH   file, directory (recursive: *.yaml, *.yml, *.json) or '-'; repeatable
-  -h, --help            this help
-
-Prints one line per problem: FILE: KIND/NAMESPACE/NAME: field.path: Type: value: detail
-(warnings start with "warning:"). Resource templates are read but not checked.
-Exit status: 0 every object is allowed; 1 a denial or unreadable input; 2 usage.`;
-
-function who(o: unknown): string {
-  const r = refOf(o);
-  return `${r.kind || '<no kind>'}/${r.namespace ? `${r.namespace}/` : ''}${r.name || '<no name>'}`;
-}
-
-async function run(args: string[], io: CommandIO): Promise<number> {
-  const values = parseFlags(args, { filename: { type: 'string', short: 'f', multiple: true } });
-  if (values.help) {
-    io.stdout.write(`${usage}\n`);
-    return 0;
+export async function run(values: ValidateFlags, io: CommandIO): Promise<number> {
+  const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
+  let read;
+  try {
+    read = await readInputs(input, io);
+  } catch (err: unknown) {
+    if (!(err instanceof Interrupted)) throw err;
+    io.stderr.write(`flotilla validate: ${err.message}
+`);
+    return err.exitCode;
   }
-  const files = values.filename ?? [];
-  if (files.length === 0) throw new UsageError('at least one -f PATH is required');
-  const { documents, errors } = await readInputs(files, io.stdin);
+  const { documents, errors } = read;
+  for (const n of read.notes) io.stderr.write(`note: ${n}
+`);
+  if (documents.length === 0 && errors.length === 0) errors.push(`nothing to validate: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`);
   for (const e of errors) io.stdout.write(`${e}\n`);
+  // Every copy of a duplicated object is checked: kubectl apply sends each of them to the webhook.
+  const { warnings: duplicates } = dropDuplicates(documents);
   const check = checkDocuments(documents);
-  for (const d of check.denials) for (const e of d.errors) io.stdout.write(`${d.document.source}: ${who(d.document.object)}: ${formatFieldError(e)}\n`);
-  for (const w of check.warnings) io.stdout.write(`warning: ${w.document.source}: ${who(w.document.object)}: ${w.message}\n`);
+  for (const d of check.denials) for (const e of d.errors) io.stdout.write(`${d.document.source}: ${describeRef(refOf(d.document.object))}: ${formatFieldError(e)}\n`);
+  for (const w of check.warnings) io.stdout.write(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}\n`);
+  for (const w of duplicates) io.stdout.write(`warning: ${w}\n`);
   const failed = errors.length > 0 || check.denials.length > 0;
-  io.stderr.write(`${check.checked} object(s) checked, ${check.denials.length} denied, ${check.warnings.length} warning(s)\n`);
+  io.stderr.write(`${check.checked} object(s) checked, ${check.denials.length} denied, ${check.warnings.length + duplicates.length} warning(s)\n`);
   return failed ? 1 : 0;
 }
-
-export const command: Command = {
-  name: 'validate',
-  summary: "Check policies and Clusters against the webhook's admission rules (offline)",
-  usage,
-  run,
-};

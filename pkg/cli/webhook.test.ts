@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 
 import { createCA, createServingCert } from '../certs/index.js';
 import type { CommandIO } from './command.js';
-import { command, parseDuration } from './webhook.js';
+import { run } from './index.js';
 
 function io(signal: AbortSignal): CommandIO & { err: () => string } {
   const stderr = new PassThrough();
@@ -37,7 +37,7 @@ void describe('flotilla webhook', () => {
     writeFileSync(join(dir, 'tls.key'), serving.keyPem);
     const abort = new AbortController();
     const t = io(abort.signal);
-    const exit = command.run(['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], t);
+    const exit = run(['webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], t);
     let port = 0;
     for (let i = 0; i < 100 && port === 0; i++) {
       await new Promise((r) => setTimeout(r, 20));
@@ -54,26 +54,31 @@ void describe('flotilla webhook', () => {
 
   void it('exits 1 with a message when the certificate cannot be loaded', async () => {
     const t = io(new AbortController().signal);
-    assert.equal(await command.run(['--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0'], t), 1);
+    assert.equal(await run(['webhook', '--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0'], t), 1);
     assert.match(t.err(), /cannot load the serving certificate/);
   });
 
-  const usage: Array<{ name: string; args: string[] }> = [
-    { name: 'missing certificate flags', args: ['--port', '8443'] },
-    { name: 'a port out of range', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--port', '70000'] },
-    { name: 'a malformed reload interval', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', 'often'] },
-    { name: 'a positional argument', args: ['serve'] },
+  const usage: Array<{ name: string; args: string[]; message: RegExp }> = [
+    { name: 'missing certificate flags', args: ['--port', '8443'], message: /--tls-cert-file is required/ },
+    { name: 'a port out of range', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--port', '70000'], message: /--port must be a port number \(0 to 65535\), got "70000"/ },
+    { name: 'a malformed reload interval', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', 'often'], message: /--cert-reload-interval: invalid duration "often"/ },
+    { name: 'a duration without a unit', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cluster-list-interval', '30'], message: /--cluster-list-interval: invalid duration "30": missing unit; did you mean 30s\?/ },
+    { name: 'a zero interval', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', '0s'], message: /--cert-reload-interval must be positive, got "0s"/ },
+    { name: 'an interval longer than a timer takes', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cluster-list-interval', '1000h'], message: /--cluster-list-interval must be at most 596h31m23\.647s/ },
+    { name: 'a positional argument', args: ['serve'], message: /unexpected argument "serve"/ },
   ];
   for (const u of usage) {
-    void it(`rejects ${u.name} as a usage error`, async () => {
-      await assert.rejects(command.run(u.args, io(new AbortController().signal)), (e: unknown) => e instanceof Error && e.name === 'UsageError');
+    void it(`rejects ${u.name} as a usage error naming the flag`, async () => {
+      const t = io(new AbortController().signal);
+      assert.equal(await run(['webhook', ...u.args], t), 2);
+      assert.match(t.err(), u.message);
     });
   }
-});
 
-void describe('parseDuration', () => {
-  const cases: Array<[string | undefined, number]> = [[undefined, 7], ['500ms', 500], ['10s', 10_000], ['2m', 120_000], ['3', 3000], ['1.5s', 1500]];
-  for (const [input, ms] of cases) {
-    void it(`reads ${JSON.stringify(input)} as ${ms} ms`, () => assert.equal(parseDuration('--x', input, 7), ms));
-  }
+  void it('takes Go durations such as 1m30s for its intervals', async () => {
+    const t = io(new AbortController().signal);
+    const code = await run(['webhook', '--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0', '--cert-reload-interval', '1m30s', '--cluster-list-interval', '1h2m3.5s'], t);
+    assert.equal(code, 1, 'gets past flag parsing to loading the certificate');
+    assert.match(t.err(), /cannot load the serving certificate/);
+  });
 });

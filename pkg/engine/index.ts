@@ -5,3 +5,4 @@ export { sortInputs, clusterInfo, refOf, isClusterScoped } from './inputs.js';
 export { applyOperation, getValue, PatchError, type PatchOperation } from './patch.js';
 export { websterSeats } from './placement.js';
 export type { Change, ChangeSource, ClusterInfo, ObjectRef, PolicyRef, AppliedRule } from './types.js';
+export { EngineState, templateKey, type EngineStateOptions, type Mutation, type Rejection, type TemplateResult, type StateCounts } from './state.js';

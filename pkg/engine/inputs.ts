@@ -4,6 +4,7 @@
 
 import { KARMADA_API_VERSION as KARMADA_CLUSTER, API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
 import { convertObject } from '../../api/conversion/index.js';
+import { MAX_DEPTH, tooDeepUnder } from '../../api/internal/objects.js';
 import {
   API_VERSION as POLICY_V1ALPHA1,
   GROUP as POLICY_GROUP,
@@ -141,6 +142,9 @@ export function sortInputs(objects: readonly unknown[]): Inputs {
     if (!ref.apiVersion) return void inputs.errors.push({ object: ref, message: 'apiVersion: Required value' });
     if (!ref.kind) return void inputs.errors.push({ object: ref, message: 'kind: Required value' });
     if (!ref.name) return void inputs.errors.push({ object: ref, message: 'metadata.name: Required value' });
+    // Everything after this walks documents recursively; a bounded depth keeps those walks off the stack limit.
+    const deep = tooDeepUnder(o);
+    if (deep !== undefined) return void inputs.errors.push({ object: ref, message: `${deep}: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep` });
     const group = ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : '';
 
     if (group === POLICY_GROUP || ref.apiVersion === KARMADA_POLICY || group === 'policy.karmada.io') {

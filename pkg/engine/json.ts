@@ -1,5 +1,10 @@
 // JSON helpers shared by the engine. Objects flowing through the engine are plain JSON values (parsed
-// YAML/JSON); nothing here knows about Kubernetes.
+// YAML/JSON); nothing here knows about Kubernetes. Maps from input are read by own key only (`own`) and
+// written with `setOwn`, so a key such as `constructor` or `__proto__` is data like any other.
+
+import { own, setOwn } from '../../api/internal/objects.js';
+
+export { own, setOwn };
 
 export type JsonObject = Record<string, unknown>;
 
@@ -7,7 +12,11 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Deep copy of a JSON value; faster than structuredClone for the plain data the engine handles. */
+/**
+ * Deep copy of a JSON value; faster than structuredClone for the plain data the engine handles. Copies own
+ * enumerable keys only, and keeps a `__proto__` key as an own data property (as JSON.parse makes it)
+ * rather than turning it into the copy's prototype.
+ */
 export function cloneJson<T>(v: T): T {
   if (Array.isArray(v)) {
     const out = new Array<unknown>(v.length);
@@ -16,8 +25,11 @@ export function cloneJson<T>(v: T): T {
   }
   if (v !== null && typeof v === 'object') {
     const out: JsonObject = {};
-    // for…in over a plain parsed object visits its own keys in order and allocates no key array.
-    for (const k in v) out[k] = cloneJson((v as JsonObject)[k]);
+    const src = v as JsonObject;
+    for (const k of Object.keys(src)) {
+      if (k === '__proto__') setOwn(out, k, cloneJson(src[k]));
+      else out[k] = cloneJson(src[k]);
+    }
     return out as T;
   }
   return v;
@@ -35,11 +47,11 @@ export function arr(v: unknown): unknown[] | undefined {
   return Array.isArray(v) ? v : undefined;
 }
 
-/** String map (labels, annotations); non-string values are dropped. */
+/** String map (labels, annotations); non-string values are dropped. Read it with `own`. */
 export function stringMap(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(v)) return out;
-  for (const [k, val] of Object.entries(v)) if (typeof val === 'string') out[k] = val;
+  for (const [k, val] of Object.entries(v)) if (typeof val === 'string') setOwn(out, k, val);
   return out;
 }
 

@@ -9,7 +9,7 @@
 // Every written value is a deep copy, so the result never shares structure with a policy.
 
 import { parsePath, type PathSegment } from '../../api/path/index.js';
-import { cloneJson, isObject, type JsonObject } from './json.js';
+import { cloneJson, isObject, setOwn, type JsonObject } from './json.js';
 
 export class PatchError extends Error {
   readonly code = 'PATCH';
@@ -139,10 +139,10 @@ export function applyOperation(doc: unknown, operation: PatchOperation): { doc: 
   const key = last.key;
   const pointer = `${parentPointer}/${escapeKey(key)}`;
   if (op === 'add') {
-    parent[key] = cloneJson(value);
+    setOwn(parent, key, cloneJson(value));
   } else {
     if (!hasOwn(parent, key)) throw new PatchError(`${missing()}: missing value`);
-    if (op === 'replace') parent[key] = cloneJson(value);
+    if (op === 'replace') setOwn(parent, key, cloneJson(value));
     else delete parent[key];
   }
   return { doc, pointer };

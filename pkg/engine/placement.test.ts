@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { cluster } from '../../test/builders.js';
 import { clusterInfo } from './inputs.js';
-import { divideReplicas, PlacementError, selectClusters, templateReplicas, websterSeats } from './placement.js';
+import { divideReplicas, MAX_REPLICAS, PlacementError, selectClusters, templateReplicas, websterSeats } from './placement.js';
 
 const clusters = [
   clusterInfo(cluster('a', { labels: { env: 'prod' }, region: 'eu' })),
@@ -59,6 +60,89 @@ describe('websterSeats', () => {
   }
 });
 
+/**
+ * The seat-by-seat method websterSeats replaced, kept as the reference: O(replicas × clusters), so only
+ * for small inputs.
+ */
+function websterSeatsOneByOne(replicas: number, weights: ReadonlyArray<{ name: string; weight: number }>): Map<string, number> {
+  const seats = weights.map(() => 0);
+  for (let s = 0; s < replicas; s++) {
+    let best = -1;
+    let bestScore = 0;
+    for (let i = 0; i < weights.length; i++) {
+      const w = weights[i] as { name: string; weight: number };
+      if (w.weight <= 0) continue;
+      const a = seats[i] as number;
+      const score = w.weight / (2 * a + 1);
+      if (best < 0 || score > bestScore) {
+        best = i;
+        bestScore = score;
+      } else if (score === bestScore) {
+        const ab = seats[best] as number;
+        if (a < ab || (a === ab && w.name < (weights[best] as { name: string }).name)) {
+          best = i;
+          bestScore = score;
+        }
+      }
+    }
+    if (best < 0) break;
+    seats[best] = (seats[best] as number) + 1;
+  }
+  return new Map(weights.map((w, i) => [w.name, seats[i] as number]));
+}
+
+describe('websterSeats against the seat-by-seat method', () => {
+  const seatsOf = (m: Map<string, number>) => [...m.entries()];
+  // Small integers make ties common; the others reach fractions, huge and tiny (subnormal) weights whose
+  // priorities round to equal or to zero, and infinite ones. NaN is left out: seat by seat it is not
+  // ordered at all, and divideReplicas never passes it.
+  const weight = fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: -1, max: 12 }) },
+    { weight: 2, arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }) },
+    { weight: 1, arbitrary: fc.constantFrom(Number.POSITIVE_INFINITY, Number.MAX_VALUE, Number.MIN_VALUE, 1e-320, 2 ** 53, 0.1) },
+  );
+  const input = fc.record({
+    replicas: fc.integer({ min: 0, max: 80 }),
+    weights: fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), weight }), { maxLength: 7 }),
+  });
+
+  it('gives the same seats for every input', () => {
+    fc.assert(
+      fc.property(input, ({ replicas, weights }) => {
+        assert.deepEqual(seatsOf(websterSeats(replicas, weights)), seatsOf(websterSeatsOneByOne(replicas, weights)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('gives the same seats for many clusters and a few hundred replicas', () => {
+    const many = fc.record({
+      replicas: fc.integer({ min: 0, max: 400 }),
+      weights: fc.array(fc.record({ name: fc.string({ maxLength: 2 }), weight: fc.integer({ min: 0, max: 1000 }) }), { maxLength: 40 }),
+    });
+    fc.assert(
+      fc.property(many, ({ replicas, weights }) => {
+        assert.deepEqual(seatsOf(websterSeats(replicas, weights)), seatsOf(websterSeatsOneByOne(replicas, weights)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('hands out every seat of an int32 replica count, in proportion to the weights', () => {
+    const weights = Array.from({ length: 100 }, (_, i) => ({ name: `member-${String(i).padStart(3, '0')}`, weight: i + 1 }));
+    const seats = websterSeats(MAX_REPLICAS, weights);
+    const total = [...seats.values()].reduce((a, b) => a + b, 0);
+    assert.equal(total, MAX_REPLICAS);
+    const sum = weights.reduce((a, w) => a + w.weight, 0);
+    for (const w of weights) assert.ok(Math.abs((seats.get(w.name) ?? 0) - (MAX_REPLICAS * w.weight) / sum) < 1, w.name);
+  });
+
+  it('refuses a replica count outside int32', () => {
+    assert.throws(() => websterSeats(MAX_REPLICAS + 1, [{ name: 'a', weight: 1 }]), RangeError);
+    assert.throws(() => websterSeats(1.5, [{ name: 'a', weight: 1 }]), RangeError);
+  });
+});
+
 describe('divideReplicas', () => {
   const two = clusters.slice(0, 2);
   it('leaves Duplicated placements alone', () => assert.equal(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Duplicated' } }, 4, two), undefined));
@@ -74,6 +158,12 @@ describe('divideReplicas', () => {
   });
   it('divides equally without a weight list', () => {
     assert.deepEqual(Object.fromEntries(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, 4, two) ?? []), { a: 2, b: 2 });
+  });
+  it('divides an int32 replica count among the clusters', () => {
+    assert.deepEqual(Object.fromEntries(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, MAX_REPLICAS, two) ?? []), { a: 1_073_741_824, b: 1_073_741_823 });
+  });
+  it('reports a replica count above int32 as a placement error', () => {
+    assert.throws(() => divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, 1e300, two), (e: unknown) => e instanceof PlacementError && /at most 2147483647/.test(e.message));
   });
   it('refuses Aggregated division, which needs member capacity', () => {
     assert.throws(() => divideReplicas({ replicaScheduling: { replicaDivisionPreference: 'Aggregated' } }, 4, two), /member capacity/);

@@ -12,6 +12,7 @@ import {
   selectDeployment,
   type Obj,
 } from '../../test/builders.js';
+import { MAX_DEPTH } from '../../api/internal/objects.js';
 import { render, renderDetailed } from './render.js';
 import { explainPlacement } from './explain.js';
 
@@ -195,6 +196,16 @@ describe('render: field overrider', () => {
     assert.equal(at(m1, 'data')?.constructor, Object);
     assert.equal((at(m1, 'data') as Record<string, string>)['app.yaml'], 'a:\n  host: new\n  list:\n  - x\nb: 1\n');
   });
+  it('reads and writes the YAML as Karmada does (sigs.k8s.io/yaml, YAML 1.1): yes is true, 0644 is 420, "on" stays a string', () => {
+    const cm11 = configMap('cfg', 'default', { 'app.yaml': 'mode: 0644\nenabled: yes\nsize: 1_000\n' });
+    const { m1 } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/flag', operator: 'add', value: 'on' }] }] } }], cm11);
+    assert.equal((at(m1, 'data') as Record<string, string>)['app.yaml'], 'enabled: true\nflag: "on"\nmode: 420\nsize: 1000\n');
+  });
+  it('fails, naming line and column, for YAML with a duplicate key', () => {
+    const dup = configMap('cfg', 'default', { 'app.yaml': 'a: 1\na: 2\n' });
+    const { result } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/b', operator: 'add', value: 1 }] }] } }], dup);
+    assert.match(result.errors[0]?.message ?? '', /\/data\/app\.yaml does not hold valid YAML: 2:1: duplicate key "a"/);
+  });
   it('edits JSON inside a string and keeps it compact and in order', () => {
     const { m1 } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/app.json', json: [{ subPath: '/a/port', operator: 'add', value: 5432 }] }] } }], cm);
     assert.equal((at(m1, 'data') as Record<string, string>)['app.json'], '{"z":1,"a":{"host":"old","port":5432}}');
@@ -296,7 +307,95 @@ describe('render: output hygiene and bad input', () => {
     assert.deepEqual(r.errors.map((e) => e.message), ['document 1 is not an object', 'apiVersion: Required value', 'kind: Unsupported value: "Mystery": supported values: "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy", "ClusterOverridePolicy"']);
   });
 
+  it('reports a document nested deeper than MAX_DEPTH and renders the rest', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const r = render({ objects: [{ ...configMap('deep'), data: deep }, configMap('flat'), propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }]), ...members] });
+    assert.deepEqual(r.errors, [{ object: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'deep' }, message: `data: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep` }]);
+    assert.deepEqual(r.placements.map((p) => `${String(at(p.object, 'metadata.name'))}@${p.cluster}`), ['flat@m1', 'flat@m2']);
+  });
+
+  it('reports a field document too deep to write back as that overrider\'s error', () => {
+    const json = `${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`;
+    const { result } = renderWith([{ overriders: { fieldOverrider: [{ fieldPath: '/data/j', json: [{ subPath: '/b', operator: 'add', value: 1 }] }] } }], configMap('cfg', 'default', { j: json }));
+    assert.deepEqual(
+      result.errors.map((e) => e.message),
+      ['m1', 'm2'].map(() => 'OverridePolicy default/op: spec.overrideRules[0].overriders.fieldOverrider[0]: cannot write /data/j back as JSON: Maximum call stack size exceeded'),
+    );
+  });
+
   it('does not throw for input that is not even a list', () => {
     assert.deepEqual(render({ objects: undefined as unknown as unknown[] }), { placements: [], unmatched: [], errors: [] });
+  });
+});
+
+describe('render: keys that name Object.prototype members', () => {
+  const cm = (data: string) => JSON.parse(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":${data}}`) as Obj;
+  const renderCm = (template: Obj, rules: Obj[] = [], clusters: Obj[] = members) => {
+    const r = render({ objects: [template, propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }]), overridePolicy('op', 'default', rules), ...clusters] });
+    return { r, by: Object.fromEntries(r.placements.map((p) => [p.cluster, p.object])) };
+  };
+  const assertPlain = (o: unknown): void => {
+    assert.equal(Object.getPrototypeOf(o), Object.prototype);
+    assert.equal(({} as Obj).polluted, undefined);
+  };
+
+  it('keeps a ConfigMap data key named __proto__', () => {
+    const { by } = renderCm(cm('{"__proto__":"x","a":"b"}'));
+    const data = at(by.m1, 'data') as Obj;
+    assertPlain(data);
+    assert.deepEqual(Object.keys(data), ['__proto__', 'a']);
+    assert.equal(JSON.stringify(data), '{"__proto__":"x","a":"b"}');
+  });
+
+  it('keeps __proto__ keys inside a plaintext value, without inheriting from them', () => {
+    const value = JSON.parse('{"__proto__":{"polluted":"yes"},"region":"${cluster.region}"}') as Obj;
+    const { by } = renderCm(cm('{"a":"b"}'), [{ overriders: { plaintext: [{ path: '/data/nested', operator: 'add', value }] } }]);
+    const nested = at(by.m1, 'data.nested') as Obj;
+    assertPlain(nested);
+    assert.equal(JSON.stringify(nested), '{"__proto__":{"polluted":"yes"},"region":"eu-west-1"}');
+    assert.equal(nested.polluted, undefined);
+  });
+
+  it('keeps __proto__ keys in documents a field overrider edits', () => {
+    const value = JSON.parse('{"__proto__":"${cluster.name}"}') as Obj;
+    const template = cm(JSON.stringify({ 'a.yaml': '__proto__:\n  x: 1\nb: 2\n', 'a.json': '{"__proto__":{"x":1},"b":2}' }));
+    const { by } = renderCm(template, [
+      { overriders: { fieldOverrider: [{ fieldPath: '/data/a.yaml', yaml: [{ subPath: '/b', operator: 'replace', value }] }, { fieldPath: '/data/a.json', json: [{ subPath: '/b', operator: 'replace', value }] }] } },
+    ]);
+    assert.equal((at(by.m1, 'data') as Obj)['a.yaml'], '__proto__:\n  x: 1\nb:\n  __proto__: m1\n');
+    assert.equal((at(by.m1, 'data') as Obj)['a.json'], '{"__proto__":{"x":1},"b":{"__proto__":"m1"}}');
+  });
+
+  it('writes a label key named __proto__ as a label', () => {
+    const value = JSON.parse('{"__proto__":"${cluster.name}"}') as Obj;
+    const { by } = renderCm(cm('{}'), [{ overriders: { labelsOverrider: [{ operator: 'add', value }] } }]);
+    const labels = at(by.m1, 'metadata.labels') as Obj;
+    assertPlain(labels);
+    assert.equal(JSON.stringify(labels), '{"__proto__":"m1"}');
+  });
+
+  for (const key of ['constructor', '__proto__', 'toString']) {
+    it(`fails \${cluster.labels['${key}']} on a cluster without that label`, () => {
+      const { r } = renderCm(cm('{}'), [{ overriders: { labelsOverrider: [{ operator: 'add', value: { a: `\${cluster.labels['${key}']}` } }] } }]);
+      assert.equal(r.placements.length, 0);
+      assert.deepEqual(
+        r.errors.map((e) => e.message),
+        ['m1', 'm2'].map((c) => `OverridePolicy default/op: spec.overrideRules[0].overriders.labelsOverrider[0]: cluster ${c} has no label ${JSON.stringify(key)}`),
+      );
+    });
+  }
+
+  it('spreads by a label named constructor only over clusters that have it', () => {
+    const placement = { spreadConstraints: [{ spreadByLabel: 'constructor', maxGroups: 1 }] };
+    const r = render({ objects: [configMap('cfg'), propagationPolicy('cm', 'default', [{ apiVersion: 'v1', kind: 'ConfigMap' }], placement), cluster('a'), cluster('b', { labels: { constructor: 'x' } })] });
+    assert.deepEqual(r.placements.map((p) => p.cluster), ['b']);
+  });
+
+  it('matches a selector on a label named constructor only where the label is set', () => {
+    const rules = [{ targetCluster: { labelSelector: { matchExpressions: [{ key: 'constructor', operator: 'Exists' }] } }, overriders: { labelsOverrider: [{ operator: 'add', value: { hit: 'yes' } }] } }];
+    const { by } = renderCm(cm('{}'), rules, [cluster('a'), cluster('b', { labels: { constructor: 'x' } })]);
+    assert.equal(at(by.a, 'metadata.labels'), undefined);
+    assert.deepEqual(at(by.b, 'metadata.labels'), { hit: 'yes' });
   });
 });

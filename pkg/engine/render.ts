@@ -120,55 +120,76 @@ function renderOne(
   return { cluster: cluster.name, object: pruneServerFields(doc), policy: claim.ref, overrides, template: t.ref, rules: applied, changes };
 }
 
+/** What rendering a claimed template needs besides the template and its policy. */
+export interface RenderContext {
+  /** Every known cluster, sorted by name (placement, division and error messages see them all). */
+  clusters: readonly ClusterInfo[];
+  /** The override rules that may apply to a template, in application order. */
+  rulesFor(t: Template): readonly OverrideRule[];
+  /** Only render for these clusters (RenderOptions.clusters). */
+  only?: ReadonlySet<string> | undefined;
+  explain: boolean;
+}
+
+/**
+ * One template claimed by `policy`: pick clusters, divide replicas, apply overrides per cluster. Appends
+ * to `out`; a failure is reported there, for the template or for one (template, cluster) pair. This is
+ * the one code path from a claim to placements, shared by renderDetailed and the incremental EngineState.
+ */
+export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderContext, out: { placements: DetailedPlacement[]; errors: RenderError[] }): void {
+  const placement = obj(policy.spec.placement);
+  const clusters = ctx.clusters;
+  let targets: ClusterInfo[];
+  let division: Map<string, number> | undefined;
+  let replicas: number | undefined;
+  try {
+    targets = selectClusters(placement, clusters).clusters;
+    replicas = templateReplicas(t.ref.kind, t.object);
+    division = divideReplicas(placement, replicas, targets);
+  } catch (err: unknown) {
+    if (!(err instanceof PlacementError)) throw err;
+    out.errors.push({ object: t.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
+    return;
+  }
+  if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
+  if (targets.length === 0) {
+    out.errors.push({
+      object: t.ref,
+      message: `${describe(policy)}: no cluster matches its placement (${clusters.length} cluster${clusters.length === 1 ? '' : 's'} known${clusters.length ? `: ${clusters.map((c) => c.name).join(', ')}` : ''})`,
+    });
+    return;
+  }
+  const rules = ctx.rulesFor(t);
+  for (const cluster of targets) {
+    if (ctx.only && !ctx.only.has(cluster.name)) continue;
+    try {
+      out.placements.push(renderOne(t, policy, cluster, division ? division.get(cluster.name) : undefined, rules, ctx.explain));
+    } catch (err: unknown) {
+      // Known failures carry their own message; anything else is still reported for this pair only.
+      const known = err instanceof OverrideError || err instanceof PatchError;
+      const message = err instanceof Error ? err.message : String(err);
+      out.errors.push({ object: t.ref, cluster: cluster.name, message: known ? message : `unexpected error: ${message}` });
+    }
+  }
+}
+
 export function renderDetailed(input: RenderInput, options: RenderOptions = {}): DetailedResult {
   const objects = isObject(input) && Array.isArray(input.objects) ? input.objects : [];
   const inputs = sortInputs(objects);
   const result: DetailedResult = { placements: [], unmatched: [], errors: inputs.errors.map((e) => ({ object: e.object, message: e.message })) };
   const matcher = new PropagationMatcher(inputs.propagation);
   const catalog = new OverrideCatalog(inputs.overrides);
-  const only = options.clusters ? new Set(options.clusters) : undefined;
-  const explain = options.explain === true;
+  const ctx: RenderContext = {
+    clusters: inputs.clusters,
+    rulesFor: (t) => catalog.rulesFor(t),
+    only: options.clusters ? new Set(options.clusters) : undefined,
+    explain: options.explain === true,
+  };
 
   for (const t of inputs.templates) {
     const claim = matcher.claim(t);
-    if (!claim) {
-      result.unmatched.push(t.ref);
-      continue;
-    }
-    const policy = claim.policy;
-    const placement = obj(policy.spec.placement);
-    let targets: ClusterInfo[];
-    let division: Map<string, number> | undefined;
-    let replicas: number | undefined;
-    try {
-      targets = selectClusters(placement, inputs.clusters).clusters;
-      replicas = templateReplicas(t.ref.kind, t.object);
-      division = divideReplicas(placement, replicas, targets);
-    } catch (err: unknown) {
-      if (!(err instanceof PlacementError)) throw err;
-      result.errors.push({ object: t.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
-      continue;
-    }
-    if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
-    if (targets.length === 0) {
-      result.errors.push({
-        object: t.ref,
-        message: `${describe(policy)}: no cluster matches its placement (${inputs.clusters.length} cluster${inputs.clusters.length === 1 ? '' : 's'} known${inputs.clusters.length ? `: ${inputs.clusters.map((c) => c.name).join(', ')}` : ''})`,
-      });
-      continue;
-    }
-    const rules = catalog.rulesFor(t);
-    for (const cluster of targets) {
-      if (only && !only.has(cluster.name)) continue;
-      try {
-        result.placements.push(renderOne(t, policy, cluster, division ? division.get(cluster.name) : undefined, rules, explain));
-      } catch (err: unknown) {
-        // Known failures carry their own message; anything else is still reported for this pair only.
-        const known = err instanceof OverrideError || err instanceof PatchError;
-        const message = err instanceof Error ? err.message : String(err);
-        result.errors.push({ object: t.ref, cluster: cluster.name, message: known ? message : `unexpected error: ${message}` });
-      }
-    }
+    if (!claim) result.unmatched.push(t.ref);
+    else renderClaimed(t, claim.policy, ctx, result);
   }
   return result;
 }

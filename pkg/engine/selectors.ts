@@ -1,7 +1,7 @@
 // Selector semantics (Karmada pkg/util/selector.go): label selectors, resource selectors with implicit
 // priority, and cluster affinity matching.
 
-import { arr, isObject, obj, str, stringList } from './json.js';
+import { arr, isObject, obj, own, str, stringList } from './json.js';
 import type { ClusterInfo, ObjectRef } from './types.js';
 
 /** Implicit priority of a selector match. */
@@ -26,7 +26,7 @@ export function matchLabelSelector(selector: unknown, labels: Readonly<Record<st
     if (!isObject(ml)) return false;
     for (const [k, v] of Object.entries(ml)) {
       if (!QUALIFIED_KEY.test(k) || typeof v !== 'string') return false;
-      if (labels[k] !== v) return false;
+      if (own(labels, k) !== v) return false;
     }
   }
   const exprs = selector.matchExpressions;
@@ -37,15 +37,16 @@ export function matchLabelSelector(selector: unknown, labels: Readonly<Record<st
       const key = str(e.key) ?? '';
       if (!QUALIFIED_KEY.test(key)) return false;
       const values = stringList(e.values);
-      const has = Object.prototype.hasOwnProperty.call(labels, key);
+      const value = own(labels, key);
+      const has = value !== undefined;
       switch (e.operator) {
         case 'In':
           if (values.length === 0) return false;
-          if (!has || !values.includes(labels[key] ?? '')) return false;
+          if (!has || !values.includes(value)) return false;
           break;
         case 'NotIn':
           if (values.length === 0) return false;
-          if (has && values.includes(labels[key] ?? '')) return false;
+          if (has && values.includes(value)) return false;
           break;
         case 'Exists':
           if (values.length > 0) return false;
@@ -104,8 +105,8 @@ function matchZones(operator: unknown, values: string[], zones: readonly string[
 /** A node-selector requirement against the {provider, region} field set (k8s NodeSelectorRequirementsAsSelector). */
 function matchFieldRequirement(key: string, operator: unknown, values: string[], fields: Readonly<Record<string, string>>): boolean {
   if (key === '' || !QUALIFIED_KEY.test(key)) return false;
-  const has = Object.prototype.hasOwnProperty.call(fields, key);
-  const v = fields[key];
+  const v = own(fields, key);
+  const has = v !== undefined;
   switch (operator) {
     case 'In':
       return values.length > 0 && has && values.includes(v ?? '');

@@ -60,6 +60,13 @@ export interface Environment {
    * unless the environment was started with `keep` or `options.keepLogs` is set.
    */
   stop(options?: StopOptions): Promise<void>;
+  /**
+   * Stops one cluster's apiserver (SIGTERM, then SIGKILL after the grace period), as an outage: its
+   * port refuses connections until startCluster(). Its data stays in etcd. Resolves once it has exited.
+   */
+  stopCluster(name: string): Promise<void>;
+  /** Starts a stopped cluster's apiserver again on the same port; resolves when it is ready. */
+  startCluster(name: string): Promise<void>;
 }
 
 export interface EnvironmentOptions {
@@ -184,6 +191,8 @@ interface ClusterState {
   kubeconfigPath: string;
   logPath: string;
   port?: number;
+  /** The running (or last) apiserver process. */
+  process?: ManagedProcess;
 }
 
 class TestEnvironment implements Cleanable {
@@ -194,6 +203,7 @@ class TestEnvironment implements Cleanable {
   /** Every process started, in order (etcd first), including failed attempts. */
   private readonly processes: ManagedProcess[] = [];
   private etcdUrl = '';
+  private apiserverBin = '';
   private readonly clusters: ClusterState[] = [];
   private stopping: Promise<void> | undefined;
   private stopped = false;
@@ -225,6 +235,7 @@ class TestEnvironment implements Cleanable {
     }
     await etcdReady;
     const apiserver = join(binDir, 'kube-apiserver');
+    this.apiserverBin = apiserver;
     if (this.o.parallel) {
       await Promise.all(this.clusters.map((c) => this.startApiserver(apiserver, c)));
     } else {
@@ -247,7 +258,29 @@ class TestEnvironment implements Cleanable {
         return livePids();
       },
       stop: (options?: StopOptions) => this.stop(options),
+      stopCluster: (name: string) => this.stopCluster(name),
+      startCluster: (name: string) => this.startCluster(name),
     };
+  }
+
+  private cluster(name: string): ClusterState {
+    const c = this.clusters.find((x) => x.name === name);
+    if (!c) throw new RangeError(`no cluster named ${JSON.stringify(name)} (clusters: ${this.clusters.map((x) => x.name).join(', ')})`);
+    return c;
+  }
+
+  private async stopCluster(name: string): Promise<void> {
+    const c = this.cluster(name);
+    await c.process?.stop(STOP_GRACE_MS);
+    this.recordPgids();
+  }
+
+  private async startCluster(name: string): Promise<void> {
+    const c = this.cluster(name);
+    if (c.process && !c.process.exitStatus) return;
+    if (c.port === undefined) throw new EnvtestError('PROCESS_EXITED', `${name}: never started`);
+    // The same port, so kubeconfigs written earlier stay valid; no retry with another one.
+    await this.launchApiserver(this.apiserverBin, c, c.port);
   }
 
   private livePids(): number[] {
@@ -302,42 +335,44 @@ class TestEnvironment implements Cleanable {
   }
 
   private async startApiserver(bin: string, c: ClusterState): Promise<void> {
-    await this.withPortRetries(`kube-apiserver ${c.name}`, async () => {
-      const port = await freePort();
-      const server = `https://127.0.0.1:${port}`;
-      const p = await this.spawn(`kube-apiserver-${c.name}`, bin, [
-        `--etcd-servers=${this.etcdUrl}`,
-        `--etcd-prefix=/${c.name}/registry`,
-        `--cert-dir=${c.pki.certDir}`,
-        `--tls-cert-file=${c.pki.servingCertPath}`,
-        `--tls-private-key-file=${c.pki.servingKeyPath}`,
-        `--client-ca-file=${c.pki.caCertPath}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${port}`,
-        // No endpoint reconciler: nothing writes the `kubernetes` Endpoints, so a loopback advertise
-        // address is accepted and no default route is needed.
-        '--advertise-address=127.0.0.1',
-        '--endpoint-reconciler-type=none',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        `--service-account-issuer=${server}`,
-        `--service-account-key-file=${c.pki.saPublicKeyPath}`,
-        `--service-account-signing-key-file=${c.pki.saPrivateKeyPath}`,
-        '--authorization-mode=RBAC',
-        // No ServiceAccount controller runs, so the `default` ServiceAccount never appears and the
-        // plugin would reject every Pod.
-        '--disable-admission-plugins=ServiceAccount',
-        '--allow-privileged=true',
-        '--profiling=false',
-        ...this.o.apiserverArgs,
-      ], c.logPath);
-      c.port = port;
-      writeKubeconfig(c.kubeconfigPath, [this.entry(c)]);
-      const kc = new KubeConfig();
-      kc.loadFromFile(c.kubeconfigPath);
-      await this.waitUntil(p, async () => (await getJson(kc, '/readyz')).status === 200);
-      // /readyz can pass a moment before the bootstrap controller has created `default`.
-      await this.waitUntil(p, async () => (await getJson(kc, '/api/v1/namespaces/default')).status === 200);
-    });
+    await this.withPortRetries(`kube-apiserver ${c.name}`, async () => this.launchApiserver(bin, c, await freePort()));
+  }
+
+  private async launchApiserver(bin: string, c: ClusterState, port: number): Promise<void> {
+    const server = `https://127.0.0.1:${port}`;
+    const p = await this.spawn(`kube-apiserver-${c.name}`, bin, [
+      `--etcd-servers=${this.etcdUrl}`,
+      `--etcd-prefix=/${c.name}/registry`,
+      `--cert-dir=${c.pki.certDir}`,
+      `--tls-cert-file=${c.pki.servingCertPath}`,
+      `--tls-private-key-file=${c.pki.servingKeyPath}`,
+      `--client-ca-file=${c.pki.caCertPath}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      // No endpoint reconciler: nothing writes the `kubernetes` Endpoints, so a loopback advertise
+      // address is accepted and no default route is needed.
+      '--advertise-address=127.0.0.1',
+      '--endpoint-reconciler-type=none',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-account-issuer=${server}`,
+      `--service-account-key-file=${c.pki.saPublicKeyPath}`,
+      `--service-account-signing-key-file=${c.pki.saPrivateKeyPath}`,
+      '--authorization-mode=RBAC',
+      // No ServiceAccount controller runs, so the `default` ServiceAccount never appears and the
+      // plugin would reject every Pod.
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+      '--profiling=false',
+      ...this.o.apiserverArgs,
+    ], c.logPath);
+    c.port = port;
+    c.process = p;
+    writeKubeconfig(c.kubeconfigPath, [this.entry(c)]);
+    const kc = new KubeConfig();
+    kc.loadFromFile(c.kubeconfigPath);
+    await this.waitUntil(p, async () => (await getJson(kc, '/readyz')).status === 200);
+    // /readyz can pass a moment before the bootstrap controller has created `default`.
+    await this.waitUntil(p, async () => (await getJson(kc, '/api/v1/namespaces/default')).status === 200);
   }
 
   private withPortRetries(what: string, attempt: () => Promise<void>): Promise<void> {
@@ -441,7 +476,7 @@ function findRepoRoot(): string {
 }
 
 /** GET with the KubeConfig's current-context server and credentials; body parsed as JSON when it is. */
-async function getJson<T = unknown>(kc: KubeConfig, path: string): Promise<{ status: number; body: T | undefined }> {
+export async function getJson<T = unknown>(kc: KubeConfig, path: string): Promise<{ status: number; body: T | undefined }> {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('kubeconfig has no current cluster');
   const url = new URL(path, server);

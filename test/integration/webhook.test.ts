@@ -17,8 +17,8 @@ import { parseAllDocuments } from 'yaml';
 import { CONVERSION_ANNOTATION } from '../../api/conversion/index.js';
 import { PERMANENT_ID_LABEL } from '../../api/defaulting/index.js';
 import { customResourceDefinitions } from '../../api/crds/index.js';
-import { command as certs } from '../../pkg/cli/certs.js';
 import type { CommandIO } from '../../pkg/cli/command.js';
+import { run as flotilla } from '../../pkg/cli/index.js';
 import { PollingInventory, WebhookHandler, WebhookServer, type ClusterInfo } from '../../pkg/webhook/index.js';
 import { applyManifests, waitForCRDsEstablished } from '../envtest/index.js';
 import { useEnvironment } from '../envtest/suite.js';
@@ -64,7 +64,7 @@ void describe('the apiserver calling the webhook', () => {
     await applyManifests(env().hub, [SYSTEM_NS, NS].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
 
     const create = cliIO();
-    const created = await certs.run(['create', '--service', 'flotilla-webhook', '--namespace', SYSTEM_NS, '--secret', 'flotilla-webhook-cert', '--hosts', '127.0.0.1', '--cert-dir', dir, '--kubeconfig', kubeconfig()], create);
+    const created = await flotilla(['certs', 'create', '--service', 'flotilla-webhook', '--namespace', SYSTEM_NS, '--secret', 'flotilla-webhook-cert', '--hosts', '127.0.0.1', '--cert-dir', dir, '--kubeconfig', kubeconfig()], create);
     assert.equal(created, 0, create.err());
 
     const clusters = env().hub.kubeConfig().makeApiClient(CustomObjectsApi);
@@ -90,7 +90,7 @@ void describe('the apiserver calling the webhook', () => {
     assert.equal(applied.status, 0, applied.stderr);
 
     const patch = cliIO();
-    const patched = await certs.run(['patch', '--secret', 'flotilla-webhook-cert', '--namespace', SYSTEM_NS, '--validating', 'flotilla', '--mutating', 'flotilla', '--kubeconfig', kubeconfig()], patch);
+    const patched = await flotilla(['certs', 'patch', '--secret', 'flotilla-webhook-cert', '--namespace', SYSTEM_NS, '--validating', 'flotilla', '--mutating', 'flotilla', '--kubeconfig', kubeconfig()], patch);
     assert.equal(patched, 0, patch.err());
     await waitForCRDsEstablished(env().hub, customResourceDefinitions().map((c) => c.metadata.name), 60_000);
     await inventory.start(abort.signal);

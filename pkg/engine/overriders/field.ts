@@ -1,8 +1,10 @@
 // fieldOverrider (Karmada overridemanager.go applyFieldOverriders): edits JSON or YAML held inside a string
-// field (ConfigMap data, typically). YAML comes back with keys sorted, 2-space indent and block lists at the
-// parent's indent, as sigs.k8s.io/yaml writes it; JSON comes back compact with key order kept.
+// field (ConfigMap data, typically). YAML is read as Karmada reads it (sigs.k8s.io/yaml: YAML 1.1 scalars,
+// so `enabled: yes` is true and `mode: 0644` is 420) and comes back with keys sorted, 2-space indent, block
+// lists at the parent's indent and long lines folded at 80 columns, as sigs.k8s.io/yaml writes it; JSON
+// comes back compact with key order kept.
 
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { readYaml, writeYaml, YamlError } from '../../yaml/index.js';
 import type { FieldOverrider, PatchOperation as SubOperation } from '../../../api/policy/v1alpha1/types.js';
 import { arr, isObject } from '../json.js';
 import { applyOperation, getValue, PatchError } from '../patch.js';
@@ -24,6 +26,18 @@ function patchDocument(document: unknown, ops: unknown[], ctx: OverrideContext, 
   return doc;
 }
 
+/**
+ * Writes the patched document back as text. The document came from a string in the template, so its depth
+ * is not bounded by the input checks; a document too deep to write is this overrider's error.
+ */
+function serialize(write: () => string, name: string, fieldPath: string, format: string): string {
+  try {
+    return write();
+  } catch (err: unknown) {
+    throw new OverrideError(`${name}: cannot write ${fieldPath} back as ${format}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
 export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: OverrideContext, name: string): unknown {
   const fieldPath = String(o.fieldPath ?? '');
   const got = getValue(doc, fieldPath);
@@ -35,12 +49,13 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
   if (yamlOps.length > 0) {
     let parsed: unknown;
     try {
-      parsed = parseYaml(got.value);
+      parsed = readYaml(got.value);
     } catch (err: unknown) {
-      throw new OverrideError(`${name}: ${fieldPath} does not hold valid YAML: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      if (!(err instanceof YamlError)) throw err;
+      throw new OverrideError(`${name}: ${fieldPath} does not hold valid YAML: ${err.message}`, { cause: err });
     }
     const patched = patchDocument(parsed ?? null, yamlOps, ctx, name, 'yaml');
-    text = stringifyYaml(patched, { sortMapEntries: true, indentSeq: false, indent: 2 });
+    text = serialize(() => writeYaml(patched, { sortKeys: true, lineWidth: 80 }), name, fieldPath, 'YAML');
   } else if (jsonOps.length > 0) {
     let parsed: unknown;
     try {
@@ -48,7 +63,8 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
     } catch (err: unknown) {
       throw new OverrideError(`${name}: ${fieldPath} does not hold valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    text = JSON.stringify(patchDocument(parsed, jsonOps, ctx, name, 'json'));
+    const patched = patchDocument(parsed, jsonOps, ctx, name, 'json');
+    text = serialize(() => JSON.stringify(patched), name, fieldPath, 'JSON');
   } else {
     text = '';
   }

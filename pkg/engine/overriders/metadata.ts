@@ -3,7 +3,7 @@
 // deletes present keys whatever the value says. Removing the last key leaves `{}`.
 
 import type { LabelAnnotationOverrider } from '../../../api/policy/v1alpha1/types.js';
-import { isObject, stringMap } from '../json.js';
+import { isObject, setOwn, stringMap } from '../json.js';
 import { escapeKey } from '../patch.js';
 import { expand, record, type OverrideContext } from './context.js';
 
@@ -33,10 +33,10 @@ export function applyMetadataOverrider(
     const pointer = () => `/metadata/${field}/${escapeKey(key)}`;
     const present = Object.prototype.hasOwnProperty.call(current, key);
     if (o.operator === 'add') {
-      current[key] = expand(raw, ctx, name);
+      setOwn(current, key, expand(raw, ctx, name));
       record(ctx, 'add', pointer, name);
     } else if (o.operator === 'replace' && present) {
-      current[key] = expand(raw, ctx, name);
+      setOwn(current, key, expand(raw, ctx, name));
       record(ctx, 'replace', pointer, name);
     } else if (o.operator === 'remove' && present) {
       delete current[key];

@@ -1,0 +1,67 @@
+// Start-up cost is mostly module loading: @kubernetes/client-node alone takes most of a second. These
+// tests run the real entry point and check which modules each command loads, so a static import that
+// drags the Kubernetes client (or the webhook server, or node-forge) into `--version` or `render` fails
+// here rather than only in the benchmark (test/bench/cli.bench.ts).
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const main = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
+const trace = new URL('../../test/module-trace.js', import.meta.url).href;
+
+/** The modules `flotilla …args` loads, as URLs. */
+function modulesLoadedBy(args: string[]): { code: number | null; modules: string[]; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', trace, main, ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: tmp }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const modules = (r.output[3] ?? '').split('\n').filter((l) => l !== '');
+  return { code: r.status, modules, stderr: r.stderr };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'flotilla-startup-'));
+
+const HEAVY = {
+  'the Kubernetes client': '/node_modules/@kubernetes/client-node/',
+  'node-forge': '/node_modules/node-forge/',
+  'the webhook server': '/dist/pkg/webhook/',
+} as const;
+type Heavy = keyof typeof HEAVY;
+
+const cases: Array<{ args: string[]; code: number; loads: Heavy[] }> = [
+  { args: ['--version'], code: 0, loads: [] },
+  { args: ['version'], code: 0, loads: [] },
+  { args: ['--help'], code: 0, loads: [] },
+  { args: ['render', '-f', 'examples/quickstart'], code: 0, loads: [] },
+  { args: ['render', '-f', 'examples/quickstart', '-o', 'json'], code: 0, loads: [] },
+  { args: ['validate', '-f', 'examples/quickstart'], code: 0, loads: [] },
+  { args: ['completion', 'bash'], code: 0, loads: [] },
+  { args: ['certs', 'create', '--help'], code: 0, loads: [] },
+  { args: ['webhook', '--help'], code: 0, loads: [] },
+  // Writing certificate files needs node-forge and no cluster.
+  { args: ['certs', 'create', '--service', 's', '--namespace', 'n', '--cert-dir', join(tmp, 'certs')], code: 0, loads: ['node-forge'] },
+  // Talking to a cluster loads the client (the kubeconfig does not exist, so it fails after loading it).
+  { args: ['certs', 'patch', '--secret', 's', '--namespace', 'n', '--kubeconfig', join(tmp, 'missing')], code: 1, loads: ['the Kubernetes client', 'node-forge'] },
+  { args: ['webhook', '--tls-cert-file', join(tmp, 'missing.crt'), '--tls-private-key-file', join(tmp, 'missing.key'), '--port', '0'], code: 1, loads: ['the webhook server'] },
+];
+
+describe('modules each command loads', () => {
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  for (const c of cases) {
+    const loads = c.loads.length > 0 ? `loads only ${c.loads.join(' and ')} of` : 'loads none of';
+    it(`'flotilla ${c.args.join(' ').replaceAll(tmp, '$TMP')}' ${loads} the Kubernetes client, node-forge and the webhook server`, () => {
+      const r = modulesLoadedBy(c.args);
+      assert.equal(r.code, c.code, r.stderr);
+      assert.ok(r.modules.some((m) => m.endsWith('/dist/pkg/cli/index.js')), 'the trace saw the CLI load');
+      for (const [what, marker] of Object.entries(HEAVY) as Array<[Heavy, string]>) {
+        const hit = r.modules.find((m) => m.includes(marker));
+        if (c.loads.includes(what)) assert.ok(hit, `loads ${what}`);
+        else assert.equal(hit, undefined, `does not load ${what}`);
+      }
+    });
+  }
+});

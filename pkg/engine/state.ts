@@ -1,0 +1,393 @@
+// The engine as a state kept across calls, for the controller: templates, policies and Clusters are
+// upserted and removed one at a time, and one template is rendered at a time. Still pure: no I/O, no
+// clock, no environment.
+//
+// Same answers as render(): renderTemplate(key) gives exactly the placements, errors or "unmatched" that
+// renderDetailed({objects}) gives for that template when `objects` are the objects the state holds (with
+// admission on, minus the policies and Clusters the webhook would deny). Claiming uses PropagationMatcher,
+// override ordering OverrideCatalog, and everything after the claim renderClaimed, each fed only the
+// candidate policies the indexes find; a policy that is not a candidate cannot match the template.
+//
+// Cost: renderTemplate looks up the policies filed under the template's (apiVersion, kind, namespace,
+// name) and walks the clusters; it never looks at another template. A mutation costs the size of what it
+// can affect (below), never a pass over every template unless a policy selects every template.
+//
+// `affected`: every mutation returns the keys of the held templates whose renderTemplate() answer may
+// differ from the one before the call. How tight it is:
+//   - template upsert/remove: that template's key (always; also when the object did not change).
+//   - Propagation/ClusterPropagationPolicy: the templates whose claiming policy differs before and after,
+//     found by computing the claim, before and after, of every template the old or the new selectors match.
+//     Exact, except that a template claimed by the policy both times is included even when the change
+//     cannot alter its output (e.g. a selector edit that keeps it claimed). An update with an equal spec
+//     affects nothing.
+//   - Override/ClusterOverridePolicy: the templates the old or new selectors match that are claimed (an
+//     unmatched template has no placements). A superset: rules whose targetCluster selects none of the
+//     template's clusters, or templates whose placement fails, are included. Equal spec: nothing.
+//   - Cluster: the templates claimed by a propagation policy whose placement could select the cluster
+//     before or after (tolerations and affinity, ignoring spread constraints, which only narrow), plus, when
+//     a cluster is added or removed, the templates of policies that select no cluster (their error lists
+//     every cluster name). A superset: the cluster may still lose on spread constraints or get no
+//     replicas. An update that changes nothing placement, division or overrides read (status,
+//     annotations, the kubeconfig secret) affects nothing.
+
+import { KARMADA_API_VERSION as KARMADA_CLUSTER, API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
+import { GROUP as POLICY_GROUP, KARMADA_API_VERSION as KARMADA_POLICY, POLICY_KINDS } from '../../api/policy/v1alpha1/types.js';
+import { admissionErrors } from './admission.js';
+import { isClusterScoped, refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
+import { arr, isObject, obj, str } from './json.js';
+import { PropagationMatcher, propagationPriority, type Claim } from './match.js';
+import { OverrideCatalog } from './overrides.js';
+import { selectClusters } from './placement.js';
+import { renderClaimed, type DetailedResult, type RenderOptions } from './render.js';
+import { MatchPriority, selectorsPriority } from './selectors.js';
+import { PolicyBuckets, TemplateIndex, templateKey } from './state-index.js';
+import type { ClusterInfo, ObjectRef, PolicyRef } from './types.js';
+
+export { templateKey };
+
+export interface EngineStateOptions {
+  /**
+   * Leave out the policies and Clusters the admission webhook would deny, as an API server guarded by it
+   * would never hold them and `flotilla render` leaves them out. Default true. With false the state
+   * answers as render() does for the same objects.
+   */
+  admission?: boolean;
+}
+
+export interface Rejection {
+  object: ObjectRef;
+  /** Denied: the admission rules deny it. Unusable: the engine cannot read it (render() reports these as errors). */
+  reason: 'Denied' | 'Unusable';
+  message: string;
+}
+
+export interface Mutation {
+  /** Keys of held (or just removed) templates whose renderTemplate() answer may have changed; see the file comment. */
+  affected: Set<string>;
+  /** Why the object is not used. Whatever was held under the same identity has been dropped. */
+  rejected: Rejection[];
+}
+
+/** renderDetailed's result for one template, with the claiming policy. */
+export interface TemplateResult extends DetailedResult {
+  template: ObjectRef;
+  /** The propagation policy that claims the template; absent when it is unmatched. */
+  policy?: PolicyRef;
+}
+
+export interface StateCounts {
+  templates: number;
+  propagationPolicies: number;
+  overridePolicies: number;
+  clusters: number;
+}
+
+type Identity = { type: 'template' | 'propagation' | 'override' | 'cluster'; key: string };
+
+const CLUSTER_POLICY_KINDS = new Set(['ClusterPropagationPolicy', 'ClusterOverridePolicy']);
+const PROPAGATION_KINDS = new Set(['PropagationPolicy', 'ClusterPropagationPolicy']);
+
+const policyKey = (kind: string, namespace: string, name: string): string => JSON.stringify([kind, namespace, name]);
+
+/**
+ * Where an object is held, by the rules sortInputs reads objects with: policies by (kind, namespace, name)
+ * whatever their group and version, Clusters by name, templates by (apiVersion, kind, namespace, name)
+ * with a namespaced kind's missing namespace read as "default". Undefined when it cannot be held.
+ */
+function identify(ref: ObjectRef): Identity | undefined {
+  const { apiVersion, kind, name } = ref;
+  if (!apiVersion || !kind || !name) return undefined;
+  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
+  if (group === POLICY_GROUP || group === 'policy.karmada.io') {
+    if (!(POLICY_KINDS as readonly string[]).includes(kind)) return undefined;
+    if (group === 'policy.karmada.io' && apiVersion !== KARMADA_POLICY) return undefined;
+    const namespace = CLUSTER_POLICY_KINDS.has(kind) ? '' : ref.namespace || 'default';
+    return { type: PROPAGATION_KINDS.has(kind) ? 'propagation' : 'override', key: policyKey(kind, namespace, name) };
+  }
+  if (apiVersion === CLUSTER_API_VERSION || apiVersion === KARMADA_CLUSTER) return kind === 'Cluster' ? { type: 'cluster', key: name } : undefined;
+  if (group === 'cluster.flotilla.io' || group === 'cluster.karmada.io') return undefined;
+  const namespace = isClusterScoped(kind) ? undefined : ref.namespace || 'default';
+  return { type: 'template', key: templateKey(namespace === undefined ? { apiVersion, kind, name } : { apiVersion, kind, namespace, name }) };
+}
+
+/** The shapes render()'s input reading expands into their items; the state holds single objects. */
+function isList(o: unknown): boolean {
+  if (!isObject(o) || !Array.isArray(o.items)) return false;
+  return o.kind === 'List' || (typeof o.kind === 'string' && o.kind.endsWith('List') && o.metadata === undefined);
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const k of keys) if (!Object.hasOwn(b, k) || !deepEqual(a[k], b[k])) return false;
+  return true;
+}
+
+/** JSON equality (object key order ignored); false when the values are too deep to compare. */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  try {
+    return deepEqual(a, b);
+  } catch {
+    return false;
+  }
+}
+
+/** Equal in everything placement, division and overrides read from a cluster (all of ClusterInfo but the raw object). */
+function sameClusterFacts(a: ClusterInfo, b: ClusterInfo): boolean {
+  const { object: _a, ...fa } = a;
+  const { object: _b, ...fb } = b;
+  return jsonEqual(fa, fb);
+}
+
+/** Whether a placement could select this cluster: tolerations and affinity, without spread constraints. */
+function couldSelect(placement: Record<string, unknown> | undefined, cluster: ClusterInfo | undefined): boolean {
+  if (!cluster) return false;
+  try {
+    return selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [cluster]).clusters.length > 0;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether a placement selects no cluster at all (its error then names every cluster). */
+function selectsNone(placement: Record<string, unknown> | undefined, clusters: readonly ClusterInfo[]): boolean {
+  try {
+    return selectClusters(placement, clusters).clusters.length === 0;
+  } catch {
+    return true;
+  }
+}
+
+export class EngineState {
+  private readonly admission: boolean;
+  private readonly templates = new TemplateIndex();
+  private readonly propagation = new Map<string, PolicyEntry>();
+  private readonly overrides = new Map<string, PolicyEntry>();
+  private readonly propagationBuckets = new PolicyBuckets();
+  private readonly overrideBuckets = new PolicyBuckets();
+  private readonly clusters = new Map<string, ClusterInfo>();
+  /** Clusters sorted by name, rebuilt on the first render after a cluster set change. */
+  private sortedClusters: ClusterInfo[] | undefined;
+
+  constructor(options: EngineStateOptions = {}) {
+    this.admission = options.admission !== false;
+  }
+
+  /** The key a template is held under (namespace defaulted as render() reads it), or undefined for non-templates. */
+  keyOf(ref: ObjectRef): string | undefined {
+    const id = identify(ref);
+    return id?.type === 'template' ? id.key : undefined;
+  }
+
+  has(key: string): boolean {
+    return this.templates.get(key) !== undefined;
+  }
+
+  templateRef(key: string): ObjectRef | undefined {
+    return this.templates.get(key)?.ref;
+  }
+
+  /** Keys of every held template, in insertion order (a changed template keeps its place). */
+  templateKeys(): IterableIterator<string> {
+    return this.templates.keys();
+  }
+
+  counts(): StateCounts {
+    return { templates: this.templates.size, propagationPolicies: this.propagation.size, overridePolicies: this.overrides.size, clusters: this.clusters.size };
+  }
+
+  /**
+   * Adds or replaces one object: a template, a policy (either group, either version) or a Cluster. Held by
+   * reference: do not change it afterwards (informer caches give objects to be treated as immutable). A
+   * List is rejected; upsert its items. An object that is rejected drops what was held under its identity.
+   */
+  upsert(object: unknown): Mutation {
+    const m: Mutation = { affected: new Set(), rejected: [] };
+    const ref = refOf(object);
+    if (isList(object)) {
+      m.rejected.push({ object: ref, reason: 'Unusable', message: `${ref.kind || 'List'}: the state holds single objects; upsert the items one by one` });
+      return m;
+    }
+    const denied = this.admission ? admissionErrors(object) : [];
+    if (denied.length > 0) {
+      for (const message of denied) m.rejected.push({ object: ref, reason: 'Denied', message });
+      this.drop(identify(ref), m);
+      return m;
+    }
+    const inputs = sortInputs([object]);
+    if (inputs.errors.length > 0) {
+      for (const e of inputs.errors) m.rejected.push({ object: e.object, reason: 'Unusable', message: e.message });
+      this.drop(identify(ref), m);
+      return m;
+    }
+    for (const t of inputs.templates) this.setTemplate(t, m);
+    for (const p of inputs.propagation) this.changePropagation(policyKey(p.kind, p.namespace, p.name), p, m);
+    for (const p of inputs.overrides) this.changeOverride(policyKey(p.kind, p.namespace, p.name), p, m);
+    for (const c of inputs.clusters) this.changeCluster(c.name, c, m);
+    return m;
+  }
+
+  /** Removes whatever is held under the object's identity (see keyOf; Clusters by name, policies by kind, namespace and name). */
+  remove(ref: ObjectRef): Mutation {
+    const m: Mutation = { affected: new Set(), rejected: [] };
+    this.drop(identify(ref), m);
+    return m;
+  }
+
+  /**
+   * What renderDetailed() gives for this template: its placements and errors, or unmatched. Undefined
+   * when no such template is held. Costs the template's candidate policies and the clusters, whatever the
+   * number of other templates.
+   */
+  renderTemplate(keyOrRef: string | ObjectRef, options: RenderOptions = {}): TemplateResult | undefined {
+    const key = typeof keyOrRef === 'string' ? keyOrRef : this.keyOf(keyOrRef);
+    const t = key === undefined ? undefined : this.templates.get(key);
+    if (!t) return undefined;
+    const result: TemplateResult = { template: t.ref, placements: [], unmatched: [], errors: [] };
+    const claim = this.claimOf(t);
+    if (!claim) {
+      result.unmatched.push(t.ref);
+      return result;
+    }
+    result.policy = claim.policy.ref;
+    const ctx = {
+      clusters: this.clusterList(),
+      rulesFor: (x: Template) => new OverrideCatalog(this.overrideBuckets.candidates(x)).rulesFor(x),
+      only: options.clusters ? new Set(options.clusters) : undefined,
+      explain: options.explain === true,
+    };
+    renderClaimed(t, claim.policy, ctx, result);
+    return result;
+  }
+
+  private clusterList(): ClusterInfo[] {
+    this.sortedClusters ??= [...this.clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.sortedClusters;
+  }
+
+  private claimOf(t: Template): Claim | undefined {
+    const candidates = this.propagationBuckets.candidates(t);
+    return candidates.length === 0 ? undefined : new PropagationMatcher(candidates).claim(t);
+  }
+
+  private drop(id: Identity | undefined, m: Mutation): void {
+    if (!id) return;
+    switch (id.type) {
+      case 'template':
+        if (this.templates.delete(id.key)) m.affected.add(id.key);
+        return;
+      case 'propagation':
+        return this.changePropagation(id.key, undefined, m);
+      case 'override':
+        return this.changeOverride(id.key, undefined, m);
+      case 'cluster':
+        return this.changeCluster(id.key, undefined, m);
+    }
+  }
+
+  private setTemplate(t: Template, m: Mutation): void {
+    const key = templateKey(t.ref);
+    this.templates.set(key, t);
+    m.affected.add(key);
+  }
+
+  /** Held templates a policy's selectors match, by the same rules claiming and override ordering use. */
+  private matches(p: PolicyEntry, into: Map<string, Template>): void {
+    const namespaced = p.kind === 'PropagationPolicy' || p.kind === 'OverridePolicy';
+    const propagation = PROPAGATION_KINDS.has(p.kind);
+    const selectors = arr(p.spec.resourceSelectors);
+    const all = !propagation && (!selectors || selectors.length === 0);
+    const test = (t: Template): boolean => {
+      if (namespaced && t.ref.namespace !== p.namespace) return false;
+      if (propagation) return propagationPriority(p, t) !== MatchPriority.MisMatch;
+      return all || selectorsPriority(selectors, t.ref, t.labels) !== MatchPriority.MisMatch;
+    };
+    const scan = (found: Iterable<[string, Template]>) => {
+      for (const [k, t] of found) if (!into.has(k) && test(t)) into.set(k, t);
+    };
+    if (all) return scan(this.templates.everyIn(namespaced ? p.namespace : undefined));
+    for (const s of selectors ?? []) {
+      if (!isObject(s)) continue;
+      const apiVersion = str(s.apiVersion);
+      const kind = str(s.kind);
+      if (apiVersion === undefined || kind === undefined) continue;
+      // A propagation policy's selector without a namespace means the policy's namespace (Karmada's default).
+      let ns: string | undefined = str(s.namespace) || undefined;
+      if (namespaced) {
+        if (ns !== undefined && ns !== p.namespace) continue;
+        ns = p.namespace;
+      }
+      scan(this.templates.select(apiVersion, kind, ns, str(s.name) ?? ''));
+    }
+  }
+
+  private changePropagation(key: string, next: PolicyEntry | undefined, m: Mutation): void {
+    const prev = this.propagation.get(key);
+    if (!prev && !next) return;
+    // Claims read the spec (selectors, priority) and the name; rendering reads spec.placement.
+    if (prev && next && jsonEqual(prev.spec, next.spec)) return;
+    const scope = new Map<string, Template>();
+    if (prev) this.matches(prev, scope);
+    if (next) this.matches(next, scope);
+    const before = new Map<string, PolicyEntry | undefined>();
+    for (const [k, t] of scope) before.set(k, this.claimOf(t)?.policy);
+    if (prev) {
+      this.propagationBuckets.delete(prev);
+      this.propagation.delete(key);
+    }
+    if (next) {
+      this.propagationBuckets.add(next);
+      this.propagation.set(key, next);
+    }
+    for (const [k, t] of scope) if (this.claimOf(t)?.policy !== before.get(k)) m.affected.add(k);
+  }
+
+  private changeOverride(key: string, next: PolicyEntry | undefined, m: Mutation): void {
+    const prev = this.overrides.get(key);
+    if (!prev && !next) return;
+    if (prev && next && jsonEqual(prev.spec, next.spec)) return;
+    const scope = new Map<string, Template>();
+    if (prev) this.matches(prev, scope);
+    if (next) this.matches(next, scope);
+    if (prev) {
+      this.overrideBuckets.delete(prev);
+      this.overrides.delete(key);
+    }
+    if (next) {
+      this.overrideBuckets.add(next);
+      this.overrides.set(key, next);
+    }
+    for (const [k, t] of scope) if (this.claimOf(t)) m.affected.add(k);
+  }
+
+  private changeCluster(name: string, next: ClusterInfo | undefined, m: Mutation): void {
+    const prev = this.clusters.get(name);
+    if (!prev && !next) return;
+    if (prev && next && sameClusterFacts(prev, next)) return;
+    if (next) this.clusters.set(name, next);
+    else this.clusters.delete(name);
+    this.sortedClusters = undefined;
+    const namesChanged = !prev || !next;
+    const clusters = namesChanged ? this.clusterList() : [];
+    const claims = new Map<string, PolicyEntry | undefined>();
+    for (const p of this.propagation.values()) {
+      const placement = obj(p.spec.placement);
+      if (!couldSelect(placement, prev) && !couldSelect(placement, next) && !(namesChanged && selectsNone(placement, clusters))) continue;
+      const scope = new Map<string, Template>();
+      this.matches(p, scope);
+      for (const [k, t] of scope) {
+        if (m.affected.has(k)) continue;
+        let claim = claims.get(k);
+        if (!claims.has(k)) claims.set(k, (claim = this.claimOf(t)?.policy));
+        if (claim === p) m.affected.add(k);
+      }
+    }
+  }
+}

@@ -1,0 +1,18 @@
+// Time as the runtime sees it, injected so that queues and backoff can be tested without waiting.
+
+export type TimerHandle = unknown;
+
+export interface Clock {
+  /** Milliseconds; only differences are meaningful. */
+  now(): number;
+  /** Calls `fn` once after `ms` milliseconds. */
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** Node's timers and a monotonic clock (performance.now), so wall-clock jumps do not move due times. */
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};

@@ -19,26 +19,50 @@ export interface FieldError {
   detail: string;
 }
 
-/** Renders a bad value as field.Error does: strings quoted, null for nil, other values as JSON. */
+/**
+ * Longest field path or rendered value a message quotes, and longest detail, in characters. Values come
+ * from the object under review and can be megabytes; quoting each in full (once per error, and one value
+ * can fail several rules) made a 3 MB request produce a denial several times its size. Beyond the limit
+ * the text is cut and marked, as apimachinery marks the long values it shortens. The longest values the
+ * messages exist to show (names: 253 bytes, annotation keys: 317) fit whole.
+ */
+export const MAX_QUOTED_CHARS = 1024;
+export const MAX_DETAIL_CHARS = 4096;
+
+const TRUNCATED = '... (truncated)';
+
+/** `text` when it has at most `max` characters; else its first `max` followed by `... (truncated)`. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${head(text, max)}${TRUNCATED}`;
+}
+
+/** The first `max` characters, one fewer rather than half a surrogate pair, so the cut text is well-formed. */
+function head(text: string, max: number): string {
+  const code = max > 0 ? text.charCodeAt(max - 1) : 0;
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
+
+/** Renders a bad value as field.Error does: strings quoted, null for nil, other values as JSON; cut at MAX_QUOTED_CHARS. */
 export function renderValue(value: unknown): string {
   if (value === undefined || value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
+  // Only the part shown is quoted (a huge string is never escaped whole), and the closing quote stays.
+  if (typeof value === 'string') return value.length <= MAX_QUOTED_CHARS ? JSON.stringify(value) : `${JSON.stringify(head(value, MAX_QUOTED_CHARS))}${TRUNCATED}`;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   try {
     // JSON.stringify gives undefined for functions and symbols, and throws on cycles and bigints.
     const json: string | undefined = JSON.stringify(value);
-    return json ?? Object.prototype.toString.call(value);
+    return truncate(json ?? Object.prototype.toString.call(value), MAX_QUOTED_CHARS);
   } catch {
     return Object.prototype.toString.call(value);
   }
 }
 
 export function formatFieldError(e: FieldError): string {
+  const field = truncate(e.field, MAX_QUOTED_CHARS);
+  const detail = e.detail ? `: ${truncate(e.detail, MAX_DETAIL_CHARS)}` : '';
   // As field.Error.ErrorBody: these types never print the bad value.
-  if (e.type === 'Required value' || e.type === 'Forbidden' || e.type === 'Too long' || e.type === 'Too many') {
-    return `${e.field}: ${e.type}${e.detail ? `: ${e.detail}` : ''}`;
-  }
-  return `${e.field}: ${e.type}: ${renderValue(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
+  if (e.type === 'Required value' || e.type === 'Forbidden' || e.type === 'Too long' || e.type === 'Too many') return `${field}: ${e.type}${detail}`;
+  return `${field}: ${e.type}: ${renderValue(e.value)}${detail}`;
 }
 
 /** One error: the error itself; several: `[e1, e2, …]` with duplicates dropped (utilerrors.NewAggregate). */

@@ -4,6 +4,7 @@
 // - it is one, but its request is missing or malformed → an error response inside the review, carrying
 //   whatever uid could be read, so the apiserver reports it against the right request.
 
+import { boundMessage, boundWarnings, objectTooBig } from './limits.js';
 import { ADMISSION_API_VERSIONS, OPERATIONS, type AdmissionAPIVersion, type AdmissionRequest, type AdmissionResponse, type AdmissionReview, type GroupVersionKind, type Operation } from './types.js';
 
 /** The body cannot be answered with a review: the HTTP layer turns it into a 400 with this message. */
@@ -60,8 +61,9 @@ function isGVK(v: unknown): v is GroupVersionKind {
   return isObject(v) && typeof v.group === 'string' && typeof v.version === 'string' && typeof v.kind === 'string';
 }
 
+// Messages and warnings are bounded here, where every answer is built (limits.ts).
 const withWarnings = (r: AdmissionResponse, warnings: readonly string[] | undefined): AdmissionResponse => {
-  if (warnings && warnings.length > 0) r.warnings = [...warnings];
+  if (warnings && warnings.length > 0) r.warnings = boundWarnings(warnings);
   return r;
 };
 
@@ -71,12 +73,12 @@ export function allowed(uid: string, warnings?: readonly string[]): AdmissionRes
 
 /** A policy decision: 403 Forbidden with the reason, as kubectl shows it after "denied the request: ". */
 export function denied(uid: string, message: string, warnings?: readonly string[]): AdmissionResponse {
-  return withWarnings({ uid, allowed: false, status: { status: 'Failure', code: 403, reason: 'Forbidden', message } }, warnings);
+  return withWarnings({ uid, allowed: false, status: { status: 'Failure', code: 403, reason: 'Forbidden', message: boundMessage(message) } }, warnings);
 }
 
 /** The request could not be judged (bad input or an internal failure). */
 export function errored(uid: string, code: number, message: string): AdmissionResponse {
-  return { uid, allowed: false, status: { status: 'Failure', code, message } };
+  return { uid, allowed: false, status: { status: 'Failure', code, message: boundMessage(message) } };
 }
 
 /** Allowed with a JSON patch; no patch fields when there is nothing to change. */
@@ -87,6 +89,15 @@ export function patched(uid: string, ops: readonly unknown[], warnings?: readonl
     r.patch = Buffer.from(JSON.stringify(ops)).toString('base64');
   }
   return r;
+}
+
+/**
+ * A denial when the request's object or oldObject is nested deeper or holds more values than the webhook
+ * walks (limits.ts); undefined when both are within the limits. Call before any recursive work on them.
+ */
+export function deniedIfTooBig(request: AdmissionRequest): AdmissionResponse | undefined {
+  const problem = objectTooBig(request.object) ?? objectTooBig(request.oldObject, 'oldObject');
+  return problem === undefined ? undefined : denied(request.uid, problem);
 }
 
 export function admissionReview(apiVersion: AdmissionAPIVersion, response: AdmissionResponse): AdmissionReview {

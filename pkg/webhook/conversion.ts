@@ -4,10 +4,11 @@
 
 import { convertObject } from '../../api/conversion/index.js';
 import { isObject, reviewVersion } from './admission.js';
+import { boundMessage, objectTooBig } from './limits.js';
 import { CONVERSION_API_VERSIONS, type ConversionAPIVersion, type ConversionResponse, type ConversionReview } from './types.js';
 
 function failure(uid: string, message: string): ConversionResponse {
-  return { uid, convertedObjects: [], result: { status: 'Failure', message } };
+  return { uid, convertedObjects: [], result: { status: 'Failure', message: boundMessage(message) } };
 }
 
 function describe(object: unknown): string {
@@ -33,6 +34,9 @@ export function reviewConversion(body: unknown): ConversionReview {
   for (const [i, object] of request.objects.entries()) {
     try {
       if (!isObject(object)) throw new Error('object must be a JSON object');
+      // Conversion copies objects recursively: one nested beyond the limit is refused before it starts.
+      const tooBig = objectTooBig(object);
+      if (tooBig !== undefined) return review(failure(uid, `objects[${i}] (${describe(object)}): ${tooBig}`));
       converted.push(convertObject(object, desired));
     } catch (e: unknown) {
       return review(failure(uid, `objects[${i}] (${describe(object)}): ${e instanceof Error ? e.message : String(e)}`));

@@ -1,6 +1,8 @@
 // Generated requests against the in-process handler: whatever the method, path and body, the handler
 // returns (never throws) a well-formed answer, and every review it answers echoes the review's apiVersion
-// and the request's uid.
+// and the request's uid. A second property aims hostile shapes at it (multi-megabyte templated strings,
+// nesting far past the limit, prototype keys at every level) and checks the answers stay small and no
+// prototype changes; fuzz-wire.test.ts does the same over the network with clients that never read.
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +10,7 @@ import fc from 'fast-check';
 
 import { CONVERSION_ANNOTATION } from '../../api/conversion/index.js';
 import { WebhookHandler, type HttpRequest, type HttpResponse } from './handler.js';
+import { MAX_MESSAGE_CHARS, MAX_RESPONSE_BYTES, MAX_WARNING_CHARS, MAX_WARNINGS } from './limits.js';
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -88,14 +91,22 @@ const path = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('/healthz', '/readyz', '/metrics', '/validate?timeout=10s', '/', '//validate', '/convert/', '/%2e%2e') },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }).map((s) => `/${s}`) },
 );
-const method = fc.oneof({ weight: 9, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH') });
+const method = fc.oneof({ weight: 9, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'DELETE', 'PATCH') });
+/** The header as the apiserver sends it, mostly; sometimes another type, a foreign charset, or none. */
+const contentType = fc.oneof(
+  { weight: 38, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8') },
+  { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/yaml', 'application/json; charset=latin1', '') },
+  { weight: 1, arbitrary: fc.constant(undefined) },
+);
+const withContentType = (r: fc.Arbitrary<Omit<HttpRequest, 'contentType'>>): fc.Arbitrary<HttpRequest> =>
+  fc.tuple(r, contentType).map(([req, type]) => (type === undefined ? req : { ...req, contentType: type }));
 const request: fc.Arbitrary<HttpRequest> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ method, url: fc.constantFrom('/validate', '/mutate', '/validate?timeout=10s'), body: bodyFrom(admissionReview) }) },
-  { weight: 2, arbitrary: fc.record({ method, url: fc.constantFrom('/convert', '/convert?timeout=30s'), body: bodyFrom(conversionReview) }) },
-  { weight: 1, arbitrary: fc.record({ method, url: path, body: bodyFrom(review) }) },
+  { weight: 4, arbitrary: withContentType(fc.record({ method, url: fc.constantFrom('/validate', '/mutate', '/validate?timeout=10s'), body: bodyFrom(admissionReview) })) },
+  { weight: 2, arbitrary: withContentType(fc.record({ method, url: fc.constantFrom('/convert', '/convert?timeout=30s'), body: bodyFrom(conversionReview) })) },
+  { weight: 1, arbitrary: withContentType(fc.record({ method, url: path, body: bodyFrom(review) })) },
 );
 
-const ALLOWED_STATUS = new Set([200, 400, 404, 405, 413, 503]);
+const ALLOWED_STATUS = new Set([200, 400, 404, 405, 413, 415, 503]);
 
 /** Asserts the response is one a client can read, and that a review answer belongs to its request. */
 function assertWellFormed(req: HttpRequest, res: HttpResponse): void {
@@ -132,6 +143,8 @@ function assertWellFormed(req: HttpRequest, res: HttpResponse): void {
   } else {
     assert.equal(typeof r.allowed, 'boolean');
     if (!r.allowed) assert.ok(isObject(r.status) && typeof r.status.message === 'string' && typeof r.status.code === 'number');
+    // A 500 inside the review means judging the request failed (a stack overflow, a throw): never expected.
+    if (!r.allowed) assert.notEqual((r.status as Obj).code, 500, (r.status as Obj).message as string);
     if (r.patch !== undefined) {
       assert.equal(r.patchType, 'JSONPatch');
       assert.equal(typeof r.patch, 'string');
@@ -152,11 +165,11 @@ void describe('webhook handler under generated input', () => {
       }),
       { numRuns: RUNS },
     );
-    // The generators are aimed at reviews: most requests must get past decoding, and every kind of
+    // The generators are aimed at reviews: a large share (about half) must get past decoding, and every kind of
     // answer must occur, or the run proves little.
-    assert.ok(reviews > RUNS / 2, `only ${reviews} requests were answered with a review`);
+    assert.ok(reviews > RUNS * 0.4, `only ${reviews} requests were answered with a review`);
     const metrics = h.registry.render();
-    for (const outcome of ['allowed', 'patched', 'denied', 'error', 'success', 'failure', 'bad_request', 'not_found', 'method_not_allowed']) {
+    for (const outcome of ['allowed', 'patched', 'denied', 'error', 'success', 'failure', 'bad_request', 'not_found', 'method_not_allowed', 'unsupported_media_type']) {
       assert.match(metrics, new RegExp(`^flotilla_webhook_requests_total\\{path="[^"]+",outcome="${outcome}"\\} [1-9]`, 'm'), outcome);
     }
   });
@@ -167,9 +180,125 @@ void describe('webhook handler under generated input', () => {
     const h = new WebhookHandler();
     for (const url of ['/validate', '/mutate']) {
       const body = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"d","operation":"CREATE","object":${deepObject}}}`;
-      assertWellFormed({ method: 'POST', url, body }, h.handle({ method: 'POST', url, body }));
+      const req = { method: 'POST', url, contentType: 'application/json', body };
+      assertWellFormed(req, h.handle(req));
     }
     const body = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"d","desiredAPIVersion":"policy.flotilla.io/v1beta1","objects":[${deepObject}]}}`;
-    assertWellFormed({ method: 'POST', url: '/convert', body }, h.handle({ method: 'POST', url: '/convert', body }));
+    const req = { method: 'POST', url: '/convert', contentType: 'application/json', body };
+    assertWellFormed(req, h.handle(req));
+  });
+});
+
+// ---- hostile shapes ----------------------------------------------------------------------------------
+
+const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'] as const;
+
+/** Sets an own data property whatever the key (`o.__proto__ = v` would change o's prototype instead). */
+const defineOwn = (o: Obj, key: string, value: unknown): void => {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+};
+
+/**
+ * `value` with prototype-named keys added to its objects, at every level: to each object whose turn
+ * `salt` says (cycling through it), a key from PROTOTYPE_KEYS holding a junk value taken from `junk`.
+ */
+function salted(value: unknown, salt: readonly number[], junkValues: readonly unknown[], turn = { n: 0 }): unknown {
+  if (Array.isArray(value)) return value.map((v) => salted(v, salt, junkValues, turn));
+  if (!isObject(value)) return value;
+  const out: Obj = {};
+  const pick = salt[turn.n++ % salt.length] ?? 0;
+  if (pick % 3 !== 0) defineOwn(out, PROTOTYPE_KEYS[pick % PROTOTYPE_KEYS.length] ?? '__proto__', junkValues[pick % junkValues.length]);
+  for (const k of Object.keys(value)) defineOwn(out, k, salted(value[k], salt, junkValues, turn));
+  return out;
+}
+
+/** Strings the expansion and path parsers see: multi-megabyte, fresh each time, with a variable in them. */
+const variable = fc.constantFrom('${cluster.name}', "${cluster.labels['__proto__']}", "${cluster.labels['constructor']}", '${cluster.nope}', '${', '$${cluster.name}', '');
+const hugeString = fc
+  .tuple(fc.integer({ min: 1, max: 1_400_000 }), variable, fc.string({ maxLength: 8 }))
+  .map(([n, v, tail]) => `/${'a'.repeat(n)}${v}${tail}`);
+
+/** Where a hostile value goes in an OverridePolicy: the slots paths and templated values are read from. */
+const SLOTS = ['path', 'value', 'image', 'label', 'annotation', 'field', 'args', 'selectorName', 'clusterName', 'labelKey'] as const;
+type Slot = (typeof SLOTS)[number];
+function hostilePolicy(slot: Slot, v: unknown, kind: string): Obj {
+  const plaintext = [{ path: slot === 'path' ? v : '/spec/replicas', operator: 'replace', value: slot === 'value' ? v : 1 }];
+  return {
+    apiVersion: 'policy.flotilla.io/v1alpha1',
+    kind,
+    metadata: { name: 'web', namespace: 'shop', labels: slot === 'labelKey' ? { [String(v)]: 'x' } : { 'policy.flotilla.io/permanent-id': 'id' } },
+    spec: {
+      resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: slot === 'selectorName' ? v : 'web' }],
+      overrideRules: [
+        {
+          targetCluster: { clusterNames: [slot === 'clusterName' ? v : 'east'] },
+          overriders: {
+            plaintext,
+            imageOverrider: [{ component: 'Registry', operator: 'replace', value: slot === 'image' ? v : 'mirror.${cluster.region}' }],
+            labelsOverrider: [{ operator: 'add', value: { app: slot === 'label' ? v : 'web' } }],
+            annotationsOverrider: [{ operator: 'add', value: { note: slot === 'annotation' ? v : '${cluster.name}' } }],
+            argsOverrider: [{ containerName: 'web', operator: 'add', value: [slot === 'args' ? v : '--x'] }],
+            fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/a', operator: 'replace', value: slot === 'field' ? v : 'b' }] }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** JSON text nested `depth` levels, of objects, lists, or both, keyed by prototype names. */
+const deepText = fc.tuple(fc.integer({ min: 400, max: 30_000 }), fc.constantFrom('objects', 'lists', 'both'), fc.constantFrom(...PROTOTYPE_KEYS)).map(([depth, shape, key]) => {
+  const open = shape === 'objects' ? `{"${key}":` : shape === 'lists' ? '[' : `{"${key}":[`;
+  const close = shape === 'objects' ? '}' : shape === 'lists' ? ']' : ']}';
+  const levels = shape === 'both' ? Math.ceil(depth / 2) : depth;
+  return `${open.repeat(levels)}"\${cluster.name}"${close.repeat(levels)}`;
+});
+
+const hostileKind = fc.constantFrom('OverridePolicy', 'ClusterOverridePolicy', 'PropagationPolicy');
+const routeAndReview = (object: Obj, route: string): { url: string; review: Obj } =>
+  route === '/convert'
+    ? { url: route, review: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'hostile', desiredAPIVersion: 'policy.flotilla.io/v1beta1', objects: [object] } } }
+    : { url: route, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'hostile', operation: 'CREATE', object, oldObject: object } } };
+
+const hostileRequest: fc.Arbitrary<HttpRequest> = fc
+  .record({
+    route: fc.constantFrom('/validate', '/mutate', '/convert'),
+    kind: hostileKind,
+    slot: fc.constantFrom(...SLOTS),
+    payload: fc.oneof({ weight: 2, arbitrary: hugeString.map((v) => ({ text: false as const, v })) }, { weight: 2, arbitrary: deepText.map((v) => ({ text: true as const, v })) }, { weight: 1, arbitrary: junk.map((v) => ({ text: false as const, v })) }),
+    salt: fc.array(fc.nat({ max: 30 }), { minLength: 1, maxLength: 8 }),
+  })
+  .map(({ route, kind, slot, payload, salt }) => {
+    // Deep text is spliced in after serializing: JSON.stringify itself runs out of stack on it.
+    const object = salted(hostilePolicy(slot, payload.text ? 'DEEP' : payload.v, kind), salt, ['x', 1, null, { a: 'b' }, ['${cluster.name}']]) as Obj;
+    const { url, review } = routeAndReview(object, route);
+    const json = JSON.stringify(review);
+    const body = payload.text ? json.replaceAll('"DEEP"', payload.v) : json;
+    return { method: 'POST', url, contentType: 'application/json', body };
+  });
+
+/** The most a denial, a failed conversion or an HTTP error can take: a message, warnings and the envelope. */
+const SMALL_ANSWER_BYTES = 6 * (MAX_MESSAGE_CHARS + MAX_WARNINGS * (MAX_WARNING_CHARS + 4)) + 1024;
+
+void describe('webhook handler under hostile shapes', () => {
+  void it('answers multi-megabyte templated strings, deep nesting and prototype keys everywhere with small, well-formed answers', () => {
+    const h = new WebhookHandler();
+    const prototypeKeys = Object.getOwnPropertyNames(Object.prototype).sort();
+    let tooBig = 0;
+    fc.assert(
+      fc.property(hostileRequest, (req) => {
+        const res = h.handle(req);
+        assertWellFormed(req, res);
+        assert.doesNotMatch(res.body, /call stack/i);
+        const answer = JSON.parse(res.body) as Obj;
+        const r = isObject(answer.response) ? answer.response : {};
+        const succeeded = r.allowed === true || (isObject(r.result) && r.result.status === 'Success');
+        assert.ok(Buffer.byteLength(res.body) <= (succeeded ? MAX_RESPONSE_BYTES : SMALL_ANSWER_BYTES), `${req.url}: answer of ${res.body.length} bytes`);
+        if (/nested more than|Too many/.test(res.body)) tooBig++;
+      }),
+      { numRuns: 150 },
+    );
+    assert.ok(tooBig > 10, `only ${tooBig} requests were refused as too deep`);
+    assert.deepStrictEqual(Object.getOwnPropertyNames(Object.prototype).sort(), prototypeKeys, 'Object.prototype gained or lost members');
   });
 });

@@ -14,7 +14,7 @@ const CONVERSION_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1
 
 const handler = (opts: ConstructorParameters<typeof WebhookHandler>[0] = {}) => new WebhookHandler({ newId: () => 'new-id', ...opts });
 const post = (h: WebhookHandler, url: string, body: unknown): HttpResponse =>
-  h.handle({ method: 'POST', url, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  h.handle({ method: 'POST', url, contentType: 'application/json', body: typeof body === 'string' ? body : JSON.stringify(body) });
 const admission = (r: HttpResponse): AdmissionReview => {
   assert.equal(r.status, 200, r.body);
   return JSON.parse(r.body) as AdmissionReview;
@@ -198,10 +198,11 @@ void describe('bad input', () => {
     { name: 'an AdmissionReview of an unknown version', url: '/validate', body: JSON.stringify({ apiVersion: 'admission.k8s.io/v2', kind: 'AdmissionReview', request: {} }), status: 400, message: /apiVersion "admission.k8s.io\/v2"/ },
     { name: 'an unknown path', url: '/validate-everything', body: '{}', status: 404, message: /no handler for \/validate-everything/ },
     { name: 'a GET on a review path', method: 'GET', url: '/convert', body: '', status: 405, message: /GET is not allowed on \/convert; use POST/ },
+    { name: 'a POST on a health path', url: '/healthz', body: '', status: 405, message: /POST is not allowed on \/healthz; use GET or HEAD/ },
   ];
   for (const c of cases) {
     void it(`answers ${c.name} with ${c.status} and a message`, () => {
-      const r = handler().handle({ method: c.method ?? 'POST', url: c.url, body: c.body });
+      const r = handler().handle({ method: c.method ?? 'POST', url: c.url, contentType: 'application/json', body: c.body });
       assert.equal(r.status, c.status);
       const status = JSON.parse(r.body) as { kind: string; message: string; code: number };
       assert.equal(status.kind, 'Status');
@@ -232,7 +233,136 @@ void describe('bad input', () => {
   });
 });
 
+void describe('Content-Type', () => {
+  const body = JSON.stringify(admissionRequestReview({ uid: 'ct', object: pp() }));
+  for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"', 'application/json; foo=bar']) {
+    void it(`accepts ${contentType}`, () => {
+      assert.equal(admission(handler().handle({ method: 'POST', url: '/validate', contentType, body })).response?.uid, 'ct');
+    });
+  }
+  for (const contentType of [undefined, '', 'text/plain', 'application/jsonx', 'application/yaml', 'application/json; charset=latin1', 'multipart/form-data; boundary=x']) {
+    void it(`refuses ${contentType === undefined ? 'a request without one' : JSON.stringify(contentType)} with 415 on every review path`, () => {
+      for (const url of ['/validate', '/mutate', '/convert']) {
+        const r = handler().handle({ method: 'POST', url, body, ...(contentType === undefined ? {} : { contentType }) });
+        assert.equal(r.status, 415, url);
+        const status = JSON.parse(r.body) as { kind: string; code: number; message: string };
+        assert.equal(status.kind, 'Status');
+        assert.equal(status.code, 415);
+        assert.match(status.message, /^Content-Type must be application\/json, got /);
+      }
+    });
+  }
+  void it('counts refusals as unsupported_media_type', () => {
+    const h = handler();
+    h.handle({ method: 'POST', url: '/validate', contentType: 'text/plain', body });
+    assert.match(h.registry.render(), /^flotilla_webhook_requests_total\{path="\/validate",outcome="unsupported_media_type"\} 1$/m);
+  });
+});
+
+void describe('objects too big to judge', () => {
+  const nested = (depth: number): unknown => {
+    let v: unknown = 'leaf';
+    for (let i = 0; i < depth; i++) v = { a: v };
+    return v;
+  };
+  const deepPolicy = (depth: number): Obj => ({ ...op([{ overriders: { plaintext: [{ path: '/a', operator: 'add', value: nested(depth) }] } }]) });
+  const deepTopLevel = (depth: number): Obj => ({ ...op([]), x: nested(depth) });
+  /** The body as JSON text: JSON.stringify itself runs out of stack on the deepest of these. */
+  const withDeepValue = (review: Obj, depth: number): string => JSON.stringify(review).replace('"DEEP"', `${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`);
+
+  for (const depth of [600, 2_000, 4_000, 10_000, 20_000]) {
+    void it(`denies on /validate and /mutate, and fails on /convert, an object nested ${depth} levels, naming the field`, () => {
+      const inValue = { ...op([{ overriders: { plaintext: [{ path: '/a', operator: 'add', value: 'DEEP' }] } }]) };
+      const topLevel = { ...op([]), x: 'DEEP' };
+      for (const [field, object] of [['spec', inValue], ['x', topLevel]] as const) {
+        for (const url of ['/validate', '/mutate']) {
+          const review = admission(post(handler(), url, withDeepValue(admissionRequestReview({ uid: 'deep', object }), depth)));
+          assert.equal(review.response?.uid, 'deep');
+          assert.equal(review.response?.allowed, false, `${url} ${field}`);
+          assert.equal(review.response?.status?.code, 403);
+          assert.equal(review.response?.status?.message, `${field}: Forbidden: must not be nested more than 512 levels deep`, `${url} ${field}`);
+        }
+        const converted = conversion(post(handler(), '/convert', withDeepValue(conversionRequestReview([object], V1BETA1, { uid: 'deep' }), depth)));
+        assert.equal(converted.response?.uid, 'deep');
+        assert.equal(converted.response?.result.status, 'Failure');
+        assert.equal(converted.response?.result.message, `objects[0] (OverridePolicy shop/web): ${field}: Forbidden: must not be nested more than 512 levels deep`);
+      }
+    });
+  }
+
+  void it('judges an object nested 500 levels as usual', () => {
+    const review = admission(post(handler(), '/validate', admissionRequestReview({ object: deepPolicy(490) })));
+    assert.equal(review.response?.allowed, true, review.response?.status?.message);
+    assert.equal(conversion(post(handler(), '/convert', conversionRequestReview([deepPolicy(490)], V1BETA1))).response?.result.status, 'Success');
+  });
+
+  void it('names the stored object when it is oldObject that nests too deep', () => {
+    const review = admission(post(handler(), '/validate', admissionRequestReview({ operation: 'UPDATE', object: op([]), oldObject: deepTopLevel(600) })));
+    assert.equal(review.response?.status?.message, 'oldObject.x: Forbidden: must not be nested more than 512 levels deep');
+  });
+
+  void it('denies an object of more than 100,000 values before validating, defaulting or converting it', () => {
+    const object = propagationPolicy('web', 'shop', Array.from({ length: 100_000 }, () => ({})));
+    for (const url of ['/validate', '/mutate']) {
+      const review = admission(post(handler(), url, admissionRequestReview({ object })));
+      assert.equal(review.response?.allowed, false);
+      assert.match(review.response?.status?.message ?? '', /^<root>: Too many: must hold at most 100000 values/);
+    }
+    assert.match(conversion(post(handler(), '/convert', conversionRequestReview([object], V1BETA1))).response?.result.message ?? '', /^objects\[0\] \(PropagationPolicy shop\/web\): <root>: Too many/);
+  });
+});
+
+void describe('answers stay small whatever the request', () => {
+  void it('denies a 3 MB value that fails several rules in an answer of kilobytes, not megabytes', () => {
+    // Each quote takes two bytes in the body, four once quoted in a message and that message put in JSON.
+    const big = '"'.repeat(1_400_000);
+    const object = { ...op([]), metadata: { name: 'web', namespace: 'shop', labels: { k: big } } };
+    const r = post(handler(), '/validate', admissionRequestReview({ object }));
+    const review = admission(r);
+    assert.equal(review.response?.allowed, false);
+    assert.ok(r.body.length < 64 * 1024, `answer of ${r.body.length} bytes`);
+    assert.match(review.response?.status?.message ?? '', /\.\.\. \(truncated\)/);
+  });
+
+  void it('lists at most 100 errors, then says how many more there are', () => {
+    const rules = Array.from({ length: 150 }, () => ({ overriders: { plaintext: [{ path: 'no-slash', operator: 'remove' }] } }));
+    const review = admission(post(handler(), '/validate', admissionRequestReview({ object: op(rules) })));
+    const message = review.response?.status?.message ?? '';
+    assert.match(message, / and 50 more errors$/);
+    assert.ok(message.length <= 16 * 1024 + 20);
+  });
+
+  void it('carries at most 50 warnings of at most 1,024 characters, and says how many more there were', () => {
+    const spec = { ...(op([]).spec as Obj) };
+    for (let i = 0; i < 80; i++) spec[`unknown-${i}-${'k'.repeat(2000)}`] = 1;
+    const review = admission(post(handler(), '/validate', admissionRequestReview({ object: { ...op([]), spec } })));
+    const warnings = review.response?.warnings ?? [];
+    assert.equal(warnings.length, 51);
+    assert.ok(warnings.every((w) => w.length <= 1024 + 20));
+    assert.equal(warnings[50], '30 more warnings not shown');
+  });
+
+  void it('answers a review whose answer would pass the response limit with an error inside it', () => {
+    const objects = ['a', 'b', 'c'].map((name) => ({ ...op([replicas(1)]), metadata: { name, namespace: 'shop' } }));
+    const h = handler({ maxResponseBytes: 1024 });
+    const converted = conversion(post(h, '/convert', conversionRequestReview(objects, V1BETA1, { uid: 'c-big' })));
+    assert.equal(converted.response?.uid, 'c-big');
+    assert.deepStrictEqual(converted.response?.convertedObjects, []);
+    assert.match(converted.response?.result.message ?? '', /^the answer would be \d+ bytes, more than the 1024 this webhook sends$/);
+    const object = propagationPolicy('web', 'shop', Array.from({ length: 40 }, () => selectDeployment('web')));
+    const mutated = admission(post(h, '/mutate', admissionRequestReview({ uid: 'm-big', object })));
+    assert.equal(mutated.response?.uid, 'm-big');
+    assert.equal(mutated.response?.allowed, false);
+    assert.equal(mutated.response?.status?.code, 413);
+  });
+});
+
 void describe('/healthz, /readyz and /metrics', () => {
+  void it('answers HEAD like GET', () => {
+    const h = handler();
+    for (const url of ['/healthz', '/readyz', '/metrics']) assert.equal(h.handle({ method: 'HEAD', url, body: '' }).status, 200, url);
+  });
+
   void it('reports health always and readiness only when ready', () => {
     let ready = false;
     const h = handler({ ready: () => ready });

@@ -6,19 +6,22 @@
 import { randomUUID } from 'node:crypto';
 
 import { CONTENT_TYPE as METRICS_CONTENT_TYPE, Registry, type Counter, type Histogram } from '../runtime/metrics.js';
-import { BadRequestError, admissionReview, decodeAdmissionReview } from './admission.js';
+import { truncate } from '../../api/validation/index.js';
+import { BadRequestError, admissionReview, decodeAdmissionReview, errored } from './admission.js';
 import { reviewConversion } from './conversion.js';
+import { MAX_BODY_BYTES, MAX_RESPONSE_BYTES, boundMessage } from './limits.js';
 import { mutateRequestSafely } from './mutating.js';
-import type { AdmissionResponse } from './types.js';
+import type { AdmissionResponse, ConversionReview } from './types.js';
 import { EMPTY_INVENTORY, validateRequestSafely, type Inventory } from './validating.js';
 
-/** Largest body accepted; the apiserver caps review bodies at 3 MiB as well. */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+export { MAX_BODY_BYTES };
 
 export interface HttpRequest {
   method: string;
   /** Path and query, as on the request line (`/validate?timeout=5s`). */
   url: string;
+  /** The Content-Type header; undefined when the request had none (a review is then refused with 415). */
+  contentType?: string;
   body: Buffer | string;
 }
 
@@ -37,11 +40,28 @@ export interface HandlerOptions {
   /** /readyz answers 200 only while this returns true; default always. */
   ready?: () => boolean;
   maxBodyBytes?: number;
+  /** Largest answer in bytes; a review whose answer would be larger gets an error inside instead. */
+  maxResponseBytes?: number;
 }
 
-type Outcome = 'allowed' | 'patched' | 'denied' | 'error' | 'success' | 'failure' | 'ok' | 'unavailable' | 'bad_request' | 'too_large' | 'not_found' | 'method_not_allowed';
+type Outcome =
+  | 'allowed'
+  | 'patched'
+  | 'denied'
+  | 'error'
+  | 'success'
+  | 'failure'
+  | 'ok'
+  | 'unavailable'
+  | 'overloaded'
+  | 'bad_request'
+  | 'too_large'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unsupported_media_type';
 
 interface Route {
+  /** GET routes answer HEAD as well, without a body. */
   method: 'GET' | 'POST';
   handle(body: string): { response: HttpResponse; outcome: Outcome };
 }
@@ -53,8 +73,23 @@ function json(status: number, value: unknown): HttpResponse {
 }
 
 /** An HTTP-level error, in the shape of a metav1.Status so Kubernetes clients can read it. */
-function statusResponse(status: number, message: string): HttpResponse {
-  return json(status, { apiVersion: 'v1', kind: 'Status', status: 'Failure', code: status, message });
+export function statusResponse(status: number, message: string): HttpResponse {
+  return json(status, { apiVersion: 'v1', kind: 'Status', status: 'Failure', code: status, message: boundMessage(message) });
+}
+
+/**
+ * Whether a Content-Type header names JSON as the apiserver sends it: `application/json`, in any case,
+ * with parameters allowed but a charset, when given, only UTF-8.
+ */
+export function isJSONContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const [type = '', ...params] = header.split(';');
+  if (type.trim().toLowerCase() !== JSON_TYPE) return false;
+  return params.every((param) => {
+    const eq = param.indexOf('=');
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') return true;
+    return /^"?utf-?8"?$/i.test(param.slice(eq + 1).trim());
+  });
 }
 
 function text(status: number, body: string, contentType = 'text/plain; charset=utf-8'): HttpResponse {
@@ -80,12 +115,14 @@ export class WebhookHandler {
   private readonly requests: Counter;
   private readonly latency: Histogram;
   private readonly maxBodyBytes: number;
+  private readonly maxResponseBytes: number;
 
   constructor(opts: HandlerOptions = {}) {
     const newId = opts.newId ?? randomUUID;
     const inventory = opts.inventory ?? EMPTY_INVENTORY;
     const ready = opts.ready ?? (() => true);
     this.maxBodyBytes = opts.maxBodyBytes ?? MAX_BODY_BYTES;
+    this.maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.registry = opts.registry ?? new Registry();
     this.requests = this.registry.counter('flotilla_webhook_requests_total', 'Webhook requests by path and outcome.', ['path', 'outcome']);
     this.latency = this.registry.histogram('flotilla_webhook_request_duration_seconds', 'Time to answer a webhook request, from a complete body to a serialized response.', ['path', 'outcome']);
@@ -93,7 +130,10 @@ export class WebhookHandler {
     const admission = (judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse) => (body: string) => {
       const decoded = decodeAdmissionReview(parseJSON(body));
       const response = decoded.error ?? judge(decoded.request);
-      return { response: json(200, admissionReview(decoded.apiVersion, response)), outcome: admissionOutcome(response) };
+      return this.answer(admissionReview(decoded.apiVersion, response), admissionOutcome(response), (message) => {
+        const error = errored(response.uid, 413, message);
+        return { review: admissionReview(decoded.apiVersion, error), outcome: admissionOutcome(error) };
+      });
     };
 
     this.routes = new Map<string, Route>([
@@ -105,7 +145,10 @@ export class WebhookHandler {
           method: 'POST',
           handle: (body) => {
             const review = reviewConversion(parseJSON(body));
-            return { response: json(200, review), outcome: review.response?.result.status === 'Success' ? 'success' : 'failure' };
+            return this.answer(review, review.response?.result.status === 'Success' ? 'success' : 'failure', (message): { review: ConversionReview; outcome: Outcome } => ({
+              review: { ...review, response: { uid: review.response?.uid ?? '', convertedObjects: [], result: { status: 'Failure', message } } },
+              outcome: 'failure',
+            }));
           },
         },
       ],
@@ -138,6 +181,15 @@ export class WebhookHandler {
     return response;
   }
 
+  /** The answer for a request the server has no memory left to take in or answer now: 503 with Retry-After. */
+  overloaded(url: string, limitBytes: number, retryAfterSeconds: number): HttpResponse {
+    const started = process.hrtime.bigint();
+    const response = statusResponse(503, `the webhook holds its limit of ${limitBytes} bytes for requests in flight; retry in ${retryAfterSeconds} s`);
+    response.headers['retry-after'] = String(retryAfterSeconds);
+    this.record(this.routeOf(url), 'overloaded', started);
+    return response;
+  }
+
   get bodyLimit(): number {
     return this.maxBodyBytes;
   }
@@ -145,10 +197,15 @@ export class WebhookHandler {
   private dispatch(path: string | undefined, req: HttpRequest): { response: HttpResponse; outcome: Outcome } {
     const route = path === undefined ? undefined : this.routes.get(path);
     if (route === undefined) return { response: statusResponse(404, `no handler for ${req.url.split('?')[0] ?? ''}`), outcome: 'not_found' };
-    if (req.method !== route.method) {
-      const r = statusResponse(405, `${req.method} is not allowed on ${path}; use ${route.method}`);
-      r.headers.allow = route.method;
+    const allowed = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
+    if (!allowed.includes(req.method)) {
+      const r = statusResponse(405, `${truncate(req.method, 64)} is not allowed on ${path}; use ${allowed.join(' or ')}`);
+      r.headers.allow = allowed.join(', ');
       return { response: r, outcome: 'method_not_allowed' };
+    }
+    if (route.method === 'POST' && !isJSONContentType(req.contentType)) {
+      const got = req.contentType === undefined ? 'none' : JSON.stringify(truncate(req.contentType, 256));
+      return { response: statusResponse(415, `Content-Type must be ${JSON_TYPE}, got ${got}`), outcome: 'unsupported_media_type' };
     }
     const size = typeof req.body === 'string' ? Buffer.byteLength(req.body) : req.body.length;
     if (size > this.maxBodyBytes) return { response: statusResponse(413, `request body is larger than ${this.maxBodyBytes} bytes`), outcome: 'too_large' };
@@ -159,6 +216,15 @@ export class WebhookHandler {
       // Not reachable by design (reviews catch their own failures); kept so no input can escape as a throw.
       return { response: statusResponse(500, `internal error: ${e instanceof Error ? e.message : String(e)}`), outcome: 'error' };
     }
+  }
+
+  /** A 200 with `review` as JSON, or, when that would pass the response limit, the review `tooLarge` makes. */
+  private answer<R>(review: R, outcome: Outcome, tooLarge: (message: string) => { review: R; outcome: Outcome }): { response: HttpResponse; outcome: Outcome } {
+    const response = json(200, review);
+    const bytes = Buffer.byteLength(response.body);
+    if (bytes <= this.maxResponseBytes) return { response, outcome };
+    const replaced = tooLarge(`the answer would be ${bytes} bytes, more than the ${this.maxResponseBytes} this webhook sends`);
+    return { response: json(200, replaced.review), outcome: replaced.outcome };
   }
 
   private record(path: string | undefined, outcome: Outcome, started: bigint): void {

@@ -5,7 +5,7 @@
 import jsonpatch from 'fast-json-patch';
 
 import { defaultObject } from '../../api/defaulting/index.js';
-import { errored, isObject, patched } from './admission.js';
+import { deniedIfTooBig, errored, isObject, patched } from './admission.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
 
 const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
@@ -24,6 +24,8 @@ function isPolicy(object: unknown): object is Record<string, unknown> {
 export function mutateRequest(request: AdmissionRequest, opts: MutatingOptions): AdmissionResponse {
   const { uid, operation, object } = request;
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !isPolicy(object)) return patched(uid, []);
+  const tooBig = deniedIfTooBig(request);
+  if (tooBig) return tooBig;
   const defaulted = defaultObject(object, {
     operation,
     newId: opts.newId,

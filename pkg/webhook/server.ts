@@ -2,17 +2,25 @@
 // serving certificate re-read from disk so a renewed Secret (kubelet swaps the mounted files) is used for
 // new handshakes without a restart. Constructing a server does nothing; `start(signal)` listens and the
 // server stops when the signal aborts.
+//
+// Everything a client can make the server hold is bounded (README.md lists the figures): connections,
+// header size, the time to send a request and to read its answer, and the bytes held for requests in
+// flight, bodies being received and answers not yet written, which share one ceiling. A request that
+// would pass the ceiling is answered 503 with Retry-After at once and its body is read and dropped.
+// Malformed HTTP, oversized headers and plain HTTP sent to the TLS port get a 4xx before the connection
+// closes, after any answers already due on it.
 
 import { readFile } from 'node:fs/promises';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 
 // pair.js, not the package index: the index loads node-forge, which only certificate creation needs.
 import { checkKeyPair } from '../certs/pair.js';
 import type { Counter } from '../runtime/metrics.js';
-import type { HttpResponse, WebhookHandler } from './handler.js';
+import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
 
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -41,30 +49,95 @@ export interface WebhookServerOptions {
   reloadIntervalMs?: number;
   /** How long open connections may finish after stop; default 5 s. */
   shutdownGraceMs?: number;
+  /** Ceiling on the bytes held for requests in flight (bodies being read, answers being written); default 64 MiB. */
+  maxInFlightBytes?: number;
+  /** How long an answer may take to be written out (read by the client) before its connection is closed; default 10 s. */
+  writeTimeoutMs?: number;
+  /** Most connections open at once; more are closed as they arrive. Default 1,024. */
+  maxConnections?: number;
   logger?: Logger;
 }
 
+/** Idle connections are kept longer than clients keep theirs (Go's transport: 90 s); see start(). */
 const IDLE_CONNECTION_TIMEOUT_MS = 120_000;
+/** A request's headers must arrive within this, and the whole request within REQUEST_TIMEOUT_MS (408 after). */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** From a new connection's first byte to a finished TLS handshake. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** Node's default, stated: larger request headers get 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * The apiserver gives up on a webhook after at most 30 s (10 s by default), so an answer not read by then
+ * is never read: its connection is closed and its memory freed.
+ */
+const WRITE_TIMEOUT_MS = 10_000;
+/**
+ * Bytes held for requests in flight. With the process's own ~60 MB and one request being judged (a 3 MiB
+ * body parses to at most ~70 MB), this keeps the webhook inside its 256 MiB memory limit.
+ */
+const MAX_IN_FLIGHT_BYTES = 64 * 1024 * 1024;
+const MAX_CONNECTIONS = 1024;
+const RETRY_AFTER_SECONDS = 1;
+/** After an error answer that closes the connection, how long the rest of what the client sends is read. */
+const LINGER_MS = 1_000;
 
 /** Bodies beyond the limit are read and dropped up to this size (so the client sees the 413), then cut. */
 const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+
+const PLAIN_HTTP_ANSWER = 'Client sent an HTTP request to an HTTPS server.\n';
 
 interface KeyMaterial {
   cert: Buffer;
   key: Buffer;
 }
 
+/** Bytes held for requests in flight, under a ceiling. */
+class InFlightBytes {
+  private held = 0;
+  constructor(readonly limit: number) {}
+
+  /** Takes `bytes` if they fit under the ceiling. */
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.limit) return false;
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+
+  get used(): number {
+    return this.held;
+  }
+}
+
+/** The answers a connection still owes, by request, in order: a connection-level error is written after them. */
+type Owed = Map<ServerResponse, IncomingMessage>;
+
 export class WebhookServer {
   private server: Server | undefined;
   private current: KeyMaterial | undefined;
   private stopping = false;
   private reloadFailures: Counter | undefined;
+  private readonly inFlight: InFlightBytes;
+  private readonly owed = new WeakMap<Duplex, Owed>();
+  /** Connections already answered with a connection-level error (a broken parser reports again and again). */
+  private readonly failed = new WeakSet<Duplex>();
 
-  constructor(private readonly opts: WebhookServerOptions) {}
+  constructor(private readonly opts: WebhookServerOptions) {
+    this.inFlight = new InFlightBytes(opts.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES);
+  }
 
   /** True while listening with a certificate and not stopping; /readyz reports it. */
   get ready(): boolean {
     return this.server?.listening === true && this.current !== undefined && !this.stopping;
+  }
+
+  /** Bytes now held for requests in flight (bodies being read, answers not yet written). */
+  get inFlightBytes(): number {
+    return this.inFlight.used;
   }
 
   /**
@@ -79,14 +152,23 @@ export class WebhookServer {
     this.reloadFailures ??= this.opts.handler.registry.counter('flotilla_webhook_certificate_reload_failures_total', 'Serving certificate reloads refused because the files on disk are not a usable pair.');
     this.reloadFailures.inc({}, 0);
 
-    const server = createServer({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }, (req, res) => this.onRequest(req, res));
-    server.requestTimeout = 30_000;
-    server.headersTimeout = 10_000;
+    const server = createServer(
+      { cert: material.cert, key: material.key, minVersion: 'TLSv1.2', handshakeTimeout: HANDSHAKE_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES },
+      (req, res) => this.onRequest(req, res),
+    );
+    server.requestTimeout = REQUEST_TIMEOUT_MS;
+    server.headersTimeout = HEADERS_TIMEOUT_MS;
     // Keep idle connections longer than clients do (Go's transport: 90 s), so the apiserver reuses them
     // rather than paying a TLS handshake whenever its load rises, and never sends on one we just closed.
     server.keepAliveTimeout = IDLE_CONNECTION_TIMEOUT_MS;
-    server.on('clientError', (_err, socket) => socket.destroy());
+    server.maxConnections = this.opts.maxConnections ?? MAX_CONNECTIONS;
+    server.on('clientError', (err: NodeJS.ErrnoException, socket) => this.onClientError(err, socket));
     server.on('tlsClientError', () => undefined);
+    // Look at each connection's first byte before TLS does: plain HTTP gets a readable 400 instead of a
+    // TLS alert. The TLS server's own connection listener is called with the byte put back.
+    const tlsListeners = server.listeners('connection') as Array<(socket: Socket) => void>;
+    server.removeAllListeners('connection');
+    server.on('connection', (socket: Socket) => this.onConnection(server, socket, tlsListeners));
     this.server = server;
 
     await new Promise<void>((resolve, reject) => {
@@ -147,38 +229,165 @@ export class WebhookServer {
     log.info('serving certificate reloaded');
   }
 
+  /**
+   * A TLS connection starts with a handshake record (0x16); an HTTP request with a method name, in capital
+   * letters. The latter gets Go's answer, in plain text, and is closed; anything else is TLS's to judge.
+   */
+  private onConnection(server: Server, socket: Socket, tlsListeners: ReadonlyArray<(socket: Socket) => void>): void {
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(HANDSHAKE_TIMEOUT_MS, () => socket.destroy());
+    socket.once('data', (chunk: Buffer) => {
+      socket.pause();
+      socket.setTimeout(0);
+      const first = chunk[0] ?? 0;
+      if (first >= 0x41 && first <= 0x5a) {
+        endWith(socket, rawResponse(400, 'text/plain; charset=utf-8', PLAIN_HTTP_ANSWER));
+        return;
+      }
+      socket.unshift(chunk);
+      for (const listener of tlsListeners) listener.call(server, socket);
+    });
+  }
+
+  /**
+   * Node's HTTP parser failed on a connection (garbage, oversized headers, a request not sent in time).
+   * Answers owed for requests that arrived whole before the bad bytes are written first; then the error,
+   * as a metav1.Status, and the connection is closed.
+   */
+  private onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+    if (this.failed.has(socket)) return;
+    this.failed.add(socket);
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message =
+      status === 431 ? `request headers are larger than ${MAX_HEADER_BYTES} bytes` : status === 408 ? 'the request was not received in time' : `malformed HTTP request (${err.code ?? err.message})`;
+    const answer = statusResponse(status, message);
+    const write = () => endWith(socket, rawResponse(status, answer.headers['content-type'] ?? 'application/json', answer.body));
+    // Answers for whole requests are written in order by Node; one for a request cut off by the error
+    // never will be, and is not waited for.
+    const due = [...(this.owed.get(socket) ?? new Map<ServerResponse, IncomingMessage>())].filter(([, req]) => req.complete).map(([res]) => res);
+    if (due.length === 0) {
+      write();
+      return;
+    }
+    let left = due.length;
+    for (const res of due) {
+      res.once('close', () => {
+        if (--left === 0) write();
+      });
+    }
+    setTimeout(() => socket.destroy(), (this.opts.writeTimeoutMs ?? WRITE_TIMEOUT_MS) + LINGER_MS).unref();
+  }
+
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
     const handler = this.opts.handler;
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
+    this.owe(req, res);
     const limit = handler.bodyLimit;
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > DRAIN_LIMIT_BYTES) {
       res.setHeader('connection', 'close');
-      send(res, handler.tooLarge(url));
+      this.send(res, handler.tooLarge(url));
       res.on('finish', () => req.destroy());
       return;
     }
+    // The body is held as it arrives, each chunk counted against the in-flight ceiling; whatever is held
+    // goes back when the exchange ends, however it ends.
     const chunks: Buffer[] = [];
     let size = 0;
+    let held = 0;
+    let refused = false;
+    const drop = () => {
+      chunks.length = 0;
+      this.inFlight.give(held);
+      held = 0;
+    };
+    res.once('close', drop);
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-      else if (size > DRAIN_LIMIT_BYTES) req.destroy();
+      if (size > DRAIN_LIMIT_BYTES) req.destroy();
+      if (refused || size > limit) {
+        drop();
+        return;
+      }
+      if (!this.inFlight.take(chunk.length)) {
+        // Answered now; the rest of the body is read and dropped so the connection stays usable.
+        refused = true;
+        drop();
+        this.send(res, handler.overloaded(url, this.inFlight.limit, RETRY_AFTER_SECONDS));
+        return;
+      }
+      held += chunk.length;
+      chunks.push(chunk);
     });
     req.on('error', () => undefined);
     req.on('end', () => {
-      const response = size > limit ? handler.tooLarge(url) : handler.handle({ method, url, body: Buffer.concat(chunks, size) });
-      send(res, response);
+      if (refused) return;
+      const contentType = req.headers['content-type'];
+      const response =
+        size > limit ? handler.tooLarge(url) : handler.handle({ method, url, body: Buffer.concat(chunks, size), ...(contentType === undefined ? {} : { contentType }) });
+      drop();
+      this.send(res, response);
     });
+  }
+
+  /** Notes that `socket` owes an answer to `req` until `res` closes. */
+  private owe(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    let owed = this.owed.get(socket);
+    if (owed === undefined) {
+      owed = new Map();
+      this.owed.set(socket, owed);
+    }
+    owed.set(res, req);
+    res.once('close', () => owed.delete(res));
+  }
+
+  /**
+   * Writes an answer, its bytes held against the in-flight ceiling until it is written out or its
+   * connection is gone (a 503 takes its place when they do not fit). An answer not written out within
+   * the write timeout, because the client does not read, closes its connection.
+   */
+  private send(res: ServerResponse, r: HttpResponse): void {
+    let answer = r;
+    let body = Buffer.from(answer.body);
+    if (this.inFlight.take(body.length)) {
+      const held = body.length;
+      res.once('close', () => this.inFlight.give(held));
+    } else {
+      answer = this.opts.handler.overloaded(res.req.url ?? '/', this.inFlight.limit, RETRY_AFTER_SECONDS);
+      body = Buffer.from(answer.body);
+    }
+    const timer = setTimeout(() => res.destroy(), this.opts.writeTimeoutMs ?? WRITE_TIMEOUT_MS);
+    timer.unref();
+    res.once('close', () => clearTimeout(timer));
+    res.once('finish', () => clearTimeout(timer));
+    try {
+      res.writeHead(answer.status, { ...answer.headers, 'content-length': body.length });
+      res.end(body);
+    } catch {
+      res.destroy();
+    }
   }
 }
 
-function send(res: ServerResponse, r: HttpResponse): void {
-  try {
-    res.writeHead(r.status, { ...r.headers, 'content-length': Buffer.byteLength(r.body) });
-    res.end(r.body);
-  } catch {
-    res.destroy();
-  }
+/** An HTTP/1.1 answer written straight to a connection Node's HTTP server no longer serves. */
+function rawResponse(status: number, contentType: string, body: string): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * Writes `data` and closes the connection, reading (and dropping) what the client still sends for a
+ * moment first: closing with unread input makes the kernel reset the connection, and a reset can reach the
+ * client before it has read the answer.
+ */
+function endWith(socket: Duplex, data: string): void {
+  socket.end(data);
+  socket.resume();
+  socket.once('end', () => socket.destroy());
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }

@@ -5,8 +5,9 @@
 // api/validation; this file only adapts the review to it.
 
 import { ConversionError, toValidationShape } from '../../api/conversion/index.js';
-import { aggregate, validateObject, type ValidationContext } from '../../api/validation/index.js';
-import { allowed, denied, errored, isObject } from './admission.js';
+import { aggregate, validateObject, type FieldError, type ValidationContext } from '../../api/validation/index.js';
+import { allowed, denied, deniedIfTooBig, errored, isObject } from './admission.js';
+import { MAX_ERRORS_SHOWN } from './limits.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
 
 /** A registered member cluster, as far as validation looks at it. */
@@ -40,14 +41,21 @@ function targetOf(object: unknown): Target {
   return undefined;
 }
 
-
 const dedupe = (xs: readonly string[]): string[] => [...new Set(xs)];
+
+/** Every error as aggregate() words them, up to MAX_ERRORS_SHOWN; then how many more there are. */
+function denialMessage(errors: readonly FieldError[]): string {
+  if (errors.length <= MAX_ERRORS_SHOWN) return aggregate(errors);
+  return `${aggregate(errors.slice(0, MAX_ERRORS_SHOWN))} and ${errors.length - MAX_ERRORS_SHOWN} more errors`;
+}
 
 export function validateRequest(request: AdmissionRequest, opts: ValidatingOptions = {}): AdmissionResponse {
   const { uid, operation } = request;
   if (operation !== 'CREATE' && operation !== 'UPDATE') return allowed(uid);
   const target = targetOf(request.object);
   if (target === undefined || !isObject(request.object)) return allowed(uid);
+  const tooBig = deniedIfTooBig(request);
+  if (tooBig) return tooBig;
   const inventory = opts.inventory ?? EMPTY_INVENTORY;
 
   let object: Record<string, unknown>;
@@ -66,7 +74,7 @@ export function validateRequest(request: AdmissionRequest, opts: ValidatingOptio
   if (clusters) ctx.clusters = clusters;
   const result = validateObject(object, ctx);
   const warnings = dedupe(result.warnings);
-  if (result.errors.length > 0) return denied(uid, aggregate(result.errors), warnings);
+  if (result.errors.length > 0) return denied(uid, denialMessage(result.errors), warnings);
   return allowed(uid, warnings);
 }
 

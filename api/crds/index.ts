@@ -181,14 +181,15 @@ function without(schema: Schema, fields: readonly string[]): Schema {
   return { ...schema, properties: Object.fromEntries(Object.entries(schema.properties).filter(([k]) => !fields.includes(k))) };
 }
 
-function topLevel(spec: JSONSchemaProps | undefined, opts: { specRequired: boolean; status?: boolean }): JSONSchemaProps {
+function topLevel(spec: JSONSchemaProps | undefined, opts: { specRequired: boolean; status?: boolean | JSONSchemaProps }): JSONSchemaProps {
   const properties: Record<string, JSONSchemaProps> = {
     apiVersion: { type: 'string', description: 'Versioned schema of this representation of the object.' },
     kind: { type: 'string', description: 'REST resource this object represents.' },
     metadata: { type: 'object' },
   };
   if (spec) properties.spec = spec;
-  if (opts.status) properties.status = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  if (opts.status === true) properties.status = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  else if (opts.status) properties.status = opts.status;
   return { type: 'object', properties, ...(opts.specRequired ? { required: ['spec'] } : {}) };
 }
 
@@ -313,35 +314,87 @@ function clusterCRD(): CustomResourceDefinition {
   };
 }
 
-/**
- * ResourceBinding: one per resource template, written by the controller (target clusters, per-cluster
- * delivery status). Provisional until the controller defines api/work/v1alpha1: the fields named here
- * are typed, and `spec` and `status` keep unknown fields so the controller can add to them without the
- * apiserver pruning what it writes.
- */
-function resourceBindingCRD(): CustomResourceDefinition {
-  const str = (description: string): JSONSchemaProps => ({ type: 'string', description });
+const str = (description?: string): JSONSchemaProps => (description ? { type: 'string', description } : { type: 'string' });
+const int = (description?: string): JSONSchemaProps => (description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' });
+
+/** metav1.Condition, as the controller writes it. */
+const CONDITIONS: JSONSchemaProps = {
+  type: 'array',
+  'x-kubernetes-list-type': 'atomic',
+  items: {
+    type: 'object',
+    required: ['status', 'type'],
+    properties: {
+      type: str(),
+      status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+      reason: str(),
+      message: str(),
+      observedGeneration: int(),
+      lastTransitionTime: { type: 'string', format: 'date-time' },
+    },
+  },
+};
+
+const POLICY_REF: JSONSchemaProps = { type: 'object', required: ['kind', 'name'], properties: { kind: str(), namespace: str(), name: str() } };
+
+/** work.flotilla.io ResourceBinding: one per template, written by the controller only. */
+function bindingCRD(): CustomResourceDefinition {
   const spec: JSONSchemaProps = {
     type: 'object',
-    'x-kubernetes-preserve-unknown-fields': true,
+    description: 'What the controller decided for the template.',
     properties: {
       resource: {
         type: 'object',
-        description: 'The resource template this binding is for.',
-        properties: { apiVersion: str('API version of the template.'), kind: str('Kind of the template.'), namespace: str('Namespace of the template.'), name: str('Name of the template.'), uid: str('UID of the template.') },
+        description: 'The resource template.',
         required: ['apiVersion', 'kind', 'name'],
+        properties: { apiVersion: str(), kind: str(), namespace: str(), name: str(), uid: str() },
       },
+      policy: { ...POLICY_REF, description: 'The propagation policy that claims the template; absent when none does (what was propagated stays).' },
+      conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
       clusters: {
         type: 'array',
-        description: 'The member clusters the template is delivered to.',
+        description: 'Target clusters, with the replicas placement gave each (workloads).',
+        'x-kubernetes-list-type': 'atomic',
+        items: { type: 'object', required: ['name'], properties: { name: str(), replicas: int() } },
+      },
+    },
+  };
+  const status: JSONSchemaProps = {
+    type: 'object',
+    description: 'Delivery to each cluster, read back from the members.',
+    properties: {
+      observedGeneration: int('The template generation this status is about.'),
+      ready: str('Ready clusters / target clusters, e.g. 3/3.'),
+      errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
+      conditions: CONDITIONS,
+      clusters: {
+        type: 'array',
+        'x-kubernetes-list-type': 'atomic',
         items: {
           type: 'object',
-          properties: { name: str('Member cluster name.'), replicas: { type: 'integer', format: 'int32', minimum: 0, description: "This cluster's share of the replicas, when the template has replicas." } },
-          required: ['name'],
+          required: ['name', 'state'],
+          properties: {
+            name: str(),
+            state: { type: 'string', enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing'] },
+            message: str('Why it is not Applied: the apiserver\'s message, the render error, the conflict.'),
+            replicas: int(),
+            observedGeneration: int('The template generation last applied to this cluster.'),
+            overrides: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: POLICY_REF, description: 'Override policies applied for this cluster, in order.' },
+            health: {
+              type: 'object',
+              description: "The member object's status: replicas for Deployments, StatefulSets, DaemonSets and Jobs; presence for other kinds.",
+              properties: {
+                state: { type: 'string', enum: ['Healthy', 'Progressing', 'Unknown'] },
+                replicas: int(),
+                readyReplicas: int(),
+                availableReplicas: int(),
+                message: str(),
+              },
+            },
+          },
         },
       },
     },
-    required: ['resource'],
   };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -356,13 +409,15 @@ function resourceBindingCRD(): CustomResourceDefinition {
           name: 'v1alpha1',
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: topLevel(spec, { specRequired: true, status: true }) },
+          // No status subresource: the controller is the only writer and sends spec and status in one apply.
+          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
           additionalPrinterColumns: [
             { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-            { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
+            { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
+            { name: 'Clusters', type: 'string', jsonPath: '.spec.clusters[*].name' },
+            { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
             AGE,
           ],
-          subresources: { status: {} },
         },
       ],
     },
@@ -371,7 +426,7 @@ function resourceBindingCRD(): CustomResourceDefinition {
 
 /** Every CRD, in install order. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [...POLICY_KINDS.map(policyCRD), clusterCRD(), resourceBindingCRD()];
+  return [...POLICY_KINDS.map(policyCRD), clusterCRD(), bindingCRD()];
 }
 
 /** Names of the CRDs whose conversion settings carry the webhook's CA bundle. */

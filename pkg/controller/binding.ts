@@ -1,0 +1,221 @@
+// The ResourceBinding (work.flotilla.io/v1alpha1): the controller's record of one template on the hub,
+// where kubectl shows it. Pure: names, member health and the object are computed from what reconcile
+// found; writing it is the caller's business.
+//
+// Naming: in the template's namespace, named `<name>-<kind>` in lower case (Karmada's
+// GenerateBindingName), so a Deployment and a Service both called `web` get two bindings
+// (`web-deployment`, `web-service`). A cluster-scoped template's binding lives in the controller's
+// namespace under the same rule. A name longer than 253 characters is cut and ends in a hash.
+
+import { createHash } from 'node:crypto';
+
+import { isObject, type JsonObject } from '../kube/objects.js';
+import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
+
+export const BINDING_GROUP = 'work.flotilla.io';
+export const BINDING_VERSION = 'v1alpha1';
+export const BINDING_API_VERSION = `${BINDING_GROUP}/${BINDING_VERSION}`;
+export const BINDING_KIND = 'ResourceBinding';
+export const BINDING_PLURAL = 'resourcebindings';
+
+export interface PolicyRef {
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+/** Where the template stands on one cluster. */
+export type ClusterState =
+  /** The member holds the rendered object. */
+  | 'Applied'
+  /** The apiserver refused it, or rendering failed for this cluster (message says which). */
+  | 'Failed'
+  /** An object of that name exists on the member and is not the controller's; conflictResolution is Abort. */
+  | 'Conflict'
+  /** Not done yet: the member is not ready, or its cache is not synced. */
+  | 'Pending'
+  /** The member does not answer. */
+  | 'Unreachable'
+  /** No longer targeted; the object is still on the member (unreachable) and will be removed. */
+  | 'Removing';
+
+export interface MemberHealth {
+  /** Healthy: as many ready replicas as wanted (or, for kinds without replicas, the object exists). */
+  state: 'Healthy' | 'Progressing' | 'Unknown';
+  replicas?: number;
+  readyReplicas?: number;
+  availableReplicas?: number;
+  message?: string;
+}
+
+export interface ClusterStatus {
+  name: string;
+  state: ClusterState;
+  message?: string;
+  /** Replicas the placement gave this cluster (workloads only). */
+  replicas?: number;
+  /** The template generation last applied to this cluster. */
+  observedGeneration?: number;
+  /** Override policies applied for this cluster, in order. */
+  overrides?: PolicyRef[];
+  health?: MemberHealth;
+}
+
+export interface BindingInput {
+  template: TemplateIdentity & { generation?: number };
+  /** The controller's namespace, for cluster-scoped templates. */
+  controllerNamespace: string;
+  /** The claiming policy; absent when no policy claims the template any more. */
+  policy?: PolicyRef;
+  conflictResolution?: string;
+  /** Targeted clusters and, after them, clusters the object is still being removed from. */
+  clusters: ClusterStatus[];
+  /** Errors that are about the template rather than one cluster (placement). */
+  errors: string[];
+}
+
+const MAX_NAME = 253;
+
+export function bindingName(name: string, kind: string): string {
+  const full = `${name.replace(/:/g, '.')}-${kind.toLowerCase()}`;
+  if (full.length <= MAX_NAME) return full;
+  const hash = createHash('sha256').update(full).digest('hex').slice(0, 8);
+  return `${full.slice(0, MAX_NAME - 9).replace(/[.-]+$/, '')}-${hash}`;
+}
+
+export function bindingNamespace(t: { namespace?: string }, controllerNamespace: string): string {
+  return t.namespace ?? controllerNamespace;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+/**
+ * How a member object is doing, from its status: Deployments, StatefulSets, ReplicaSets by ready and
+ * available replicas (and the generation the member's controller observed), DaemonSets by ready pods on
+ * the nodes that should run one, Jobs by completions; any other kind is Healthy once it exists.
+ */
+export function memberHealth(object: JsonObject | undefined): MemberHealth {
+  if (!object) return { state: 'Unknown', message: 'not on the member' };
+  const kind = typeof object.kind === 'string' ? object.kind : '';
+  const spec = isObject(object.spec) ? object.spec : {};
+  const status = isObject(object.status) ? object.status : {};
+  const meta = isObject(object.metadata) ? object.metadata : {};
+  const generation = num(meta.generation);
+  const observed = num(status.observedGeneration);
+  const stale = generation !== undefined && (observed === undefined || observed < generation);
+  switch (kind) {
+    case 'Deployment':
+    case 'StatefulSet':
+    case 'ReplicaSet': {
+      const replicas = num(spec.replicas) ?? 1;
+      const readyReplicas = num(status.readyReplicas) ?? 0;
+      const availableReplicas = num(status.availableReplicas) ?? (kind === 'StatefulSet' ? readyReplicas : 0);
+      const h: MemberHealth = { state: 'Progressing', replicas, readyReplicas, availableReplicas };
+      if (stale) h.message = `the member has not observed generation ${generation ?? 0} yet`;
+      else if (readyReplicas >= replicas && availableReplicas >= replicas) h.state = 'Healthy';
+      else h.message = `${readyReplicas}/${replicas} replicas ready`;
+      return h;
+    }
+    case 'DaemonSet': {
+      const replicas = num(status.desiredNumberScheduled) ?? 0;
+      const readyReplicas = num(status.numberReady) ?? 0;
+      const availableReplicas = num(status.numberAvailable) ?? 0;
+      const h: MemberHealth = { state: 'Progressing', replicas, readyReplicas, availableReplicas };
+      if (stale || status.desiredNumberScheduled === undefined) h.message = 'the member has not reported on it yet';
+      else if (readyReplicas >= replicas && availableReplicas >= replicas) h.state = 'Healthy';
+      else h.message = `${readyReplicas}/${replicas} pods ready`;
+      return h;
+    }
+    case 'Job': {
+      const completions = num(spec.completions) ?? 1;
+      const succeeded = num(status.succeeded) ?? 0;
+      const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isObject) : [];
+      const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+      const h: MemberHealth = { state: 'Progressing', replicas: completions, readyReplicas: succeeded, availableReplicas: num(status.ready) ?? 0 };
+      if (failed) h.message = `failed: ${typeof failed.message === 'string' ? failed.message : 'see the Job on the member'}`;
+      else if (succeeded >= completions || conditions.some((c) => c.type === 'Complete' && c.status === 'True')) h.state = 'Healthy';
+      else h.message = `${succeeded}/${completions} completions`;
+      return h;
+    }
+    default:
+      return { state: 'Healthy' };
+  }
+}
+
+/** The ResourceBinding for a template: metadata, spec and status in one object (no status subresource). */
+export function bindingObject(b: BindingInput): JsonObject {
+  const t = b.template;
+  const targeted = b.clusters.filter((c) => c.state !== 'Removing');
+  const ready = targeted.filter((c) => c.state === 'Applied' && c.health?.state === 'Healthy').length;
+  const applied = targeted.filter((c) => c.state === 'Applied').length;
+  const problems = b.clusters.filter((c) => c.state !== 'Applied');
+  const generation = t.generation;
+  const conditions: JsonObject[] = [];
+  if (!b.policy) {
+    conditions.push({ type: 'Claimed', status: 'False', reason: 'NoPolicy', message: 'no propagation policy claims the template; what was propagated stays on the members until one does' });
+  } else {
+    conditions.push({ type: 'Claimed', status: 'True', reason: 'Claimed', message: `claimed by ${describePolicy(b.policy)}` });
+    const applyMessage =
+      b.errors.length > 0
+        ? b.errors.join('; ')
+        : problems.length === 0
+          ? `applied to ${applied} cluster${applied === 1 ? '' : 's'}`
+          : problems.map((c) => `${c.name}: ${c.state}${c.message ? `: ${c.message}` : ''}`).join('; ');
+    const reason = b.errors.length > 0 ? 'RenderFailed' : problems.length === 0 ? 'Applied' : (problems[0]?.state ?? 'Pending');
+    conditions.push({ type: 'Applied', status: b.errors.length === 0 && problems.length === 0 && targeted.length > 0 ? 'True' : 'False', reason, message: truncate(applyMessage) });
+    const unhealthy = targeted.filter((c) => c.state === 'Applied' && c.health?.state !== 'Healthy');
+    conditions.push({
+      type: 'Ready',
+      status: targeted.length > 0 && ready === targeted.length ? 'True' : 'False',
+      reason: ready === targeted.length && targeted.length > 0 ? 'Ready' : 'NotReady',
+      message: truncate(
+        targeted.length === 0
+          ? 'no target cluster'
+          : `${ready}/${targeted.length} clusters ready${unhealthy.length ? `; ${unhealthy.map((c) => `${c.name}: ${c.health?.message ?? c.health?.state ?? 'unknown'}`).join('; ')}` : ''}`,
+      ),
+    });
+  }
+  const resource: JsonObject = { apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid };
+  if (t.namespace) resource.namespace = t.namespace;
+  const spec: JsonObject = {
+    resource,
+    clusters: targeted.map((c) => (c.replicas === undefined ? { name: c.name } : { name: c.name, replicas: c.replicas })),
+  };
+  if (b.policy) spec.policy = { ...b.policy };
+  if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
+  const status: JsonObject = {
+    ready: `${ready}/${targeted.length}`,
+    conditions,
+    clusters: b.clusters.map((c) => {
+      const out: JsonObject = { name: c.name, state: c.state };
+      if (c.message) out.message = truncate(c.message);
+      if (c.observedGeneration !== undefined) out.observedGeneration = c.observedGeneration;
+      if (c.overrides && c.overrides.length > 0) out.overrides = c.overrides.map((p) => ({ ...p }));
+      if (c.health) out.health = { ...c.health };
+      return out;
+    }),
+  };
+  if (generation !== undefined) status.observedGeneration = generation;
+  if (b.errors.length > 0) status.errors = b.errors.map(truncate);
+  return {
+    apiVersion: BINDING_API_VERSION,
+    kind: BINDING_KIND,
+    metadata: {
+      name: bindingName(t.name, t.kind),
+      namespace: bindingNamespace(t, b.controllerNamespace),
+      labels: { [TEMPLATE_UID_LABEL]: t.uid },
+      ownerReferences: [{ apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid, controller: true, blockOwnerDeletion: false }],
+    },
+    spec,
+    status,
+  };
+}
+
+export function describePolicy(p: PolicyRef): string {
+  return `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`;
+}
+
+/** Status messages stay readable and bounded (an apiserver message can quote a whole object). */
+function truncate(s: string): string {
+  return s.length <= 1024 ? s : `${s.slice(0, 1021)}...`;
+}

@@ -1,0 +1,188 @@
+// Streaming watches for one cluster: `GET …?watch=1` read as newline-delimited JSON events, on a
+// keep-alive agent of its own (a watch holds its connection for minutes, so it must not take one of the
+// request client's bounded sockets). Credentials and TLS come from the KubeConfig per connection, as in
+// client.ts. A watch ends when the server ends it (timeoutSeconds), when no byte arrives for
+// `idleTimeoutMs` (a dead link), or when the signal aborts; the informer decides what comes next.
+
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+import { ApiError, TransportError, displayServer } from './errors.js';
+import { isObject, type JsonObject } from './objects.js';
+
+export interface WatchEvent {
+  /** ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+  type: string;
+  object: JsonObject;
+}
+
+export interface WatchRequest {
+  /** Collection path, e.g. `/apis/apps/v1/deployments`. */
+  path: string;
+  query: Readonly<Record<string, string | undefined>>;
+  /** No byte for this long ends the watch with a TransportError (ETIMEDOUT). */
+  idleTimeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** Longest line accepted (one object); a bigger one ends the watch. */
+const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+export class Watcher {
+  readonly server: string;
+  private readonly kc: KubeConfig;
+  private readonly base: URL;
+  private readonly userAgent: string;
+  private agent: http.Agent | undefined;
+
+  /** `kc` must hold the cluster's context as its current context. */
+  constructor(kc: KubeConfig, options: { userAgent?: string } = {}) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new TypeError('Watcher: the KubeConfig has no current cluster');
+    this.kc = kc;
+    this.base = new URL(cluster.server);
+    this.server = displayServer(cluster.server);
+    this.userAgent = options.userAgent ?? 'flotilla';
+  }
+
+  /**
+   * Streams one watch, calling `onEvent` for each event in order. Resolves when the server ends the
+   * stream; rejects with ApiError when it answers with an error status, with TransportError when the
+   * connection fails or goes idle, and with what `onEvent` throws (the stream is then closed).
+   */
+  async watch(req: WatchRequest, onEvent: (e: WatchEvent) => void): Promise<void> {
+    const options: https.RequestOptions = { headers: {} };
+    try {
+      await this.kc.applyToHTTPSOptions(options);
+    } catch (err: unknown) {
+      throw new TransportError(`${this.server}: credentials: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, 'EAUTH', { cause: err });
+    }
+    const url = new URL(req.path, this.base);
+    for (const [k, v] of Object.entries(req.query)) if (v !== undefined) url.searchParams.set(k, v);
+    url.searchParams.set('watch', '1');
+    const lib = url.protocol === 'http:' ? http : https;
+    const proxied = Boolean(this.kc.getCurrentCluster()?.proxyUrl);
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const finish = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        req.signal.removeEventListener('abort', onAbort);
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const fail = (err: unknown) => finish(err instanceof ApiError || err instanceof TransportError ? err : asTransport(this.server, err));
+      const r = lib.request(
+        {
+          protocol: url.protocol,
+          hostname: url.hostname.replace(/^\[|\]$/g, ''),
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          method: 'GET',
+          headers: { ...options.headers, Accept: 'application/json', 'User-Agent': this.userAgent },
+          agent: proxied ? options.agent : this.agentFor(options, url.protocol),
+          ...(options.auth ? { auth: options.auth } : {}),
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          if (status >= 400) {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.length < 64 && chunks.push(c));
+            res.on('end', () => finish(statusError(status, Buffer.concat(chunks).toString('utf8'))));
+            res.on('error', fail);
+            return;
+          }
+          let pending = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            if (settled) return;
+            pending += chunk;
+            let nl: number;
+            while ((nl = pending.indexOf('\n')) >= 0) {
+              const line = pending.slice(0, nl).trim();
+              pending = pending.slice(nl + 1);
+              if (line === '') continue;
+              let event: WatchEvent;
+              try {
+                const parsed: unknown = JSON.parse(line);
+                if (!isObject(parsed) || typeof parsed.type !== 'string' || !isObject(parsed.object)) throw new Error('not a watch event');
+                event = { type: parsed.type, object: parsed.object };
+              } catch (e: unknown) {
+                r.destroy();
+                finish(new TransportError(`${this.server}: watch ${url.pathname}: unreadable event: ${e instanceof Error ? e.message : String(e)}`, 'EPROTO'));
+                return;
+              }
+              try {
+                onEvent(event);
+              } catch (e: unknown) {
+                r.destroy();
+                finish(e instanceof Error ? e : new Error(String(e)));
+                return;
+              }
+            }
+            if (pending.length > MAX_LINE_BYTES) {
+              r.destroy();
+              finish(new TransportError(`${this.server}: watch ${url.pathname}: event larger than ${MAX_LINE_BYTES} bytes`, 'ETOOBIG'));
+            }
+          });
+          res.on('end', () => finish());
+          res.on('error', fail);
+          res.on('close', () => finish());
+        },
+      );
+      r.setTimeout(req.idleTimeoutMs, () => r.destroy(Object.assign(new Error(`no data for ${req.idleTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      const onAbort = () => {
+        r.destroy();
+        finish();
+      };
+      if (req.signal.aborted) onAbort();
+      else req.signal.addEventListener('abort', onAbort, { once: true });
+      r.on('error', fail);
+      r.end();
+    });
+  }
+
+  /** Closes idle connections. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  private agentFor(options: https.RequestOptions, protocol: string): http.Agent {
+    if (this.agent) return this.agent;
+    const common = { keepAlive: true, scheduling: 'lifo' as const };
+    this.agent =
+      protocol === 'http:'
+        ? new http.Agent(common)
+        : new https.Agent({
+            ...common,
+            ...(options.ca !== undefined ? { ca: options.ca } : {}),
+            ...(options.cert !== undefined ? { cert: options.cert } : {}),
+            ...(options.key !== undefined ? { key: options.key } : {}),
+            ...(options.pfx !== undefined ? { pfx: options.pfx } : {}),
+            ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
+            ...(options.rejectUnauthorized !== undefined ? { rejectUnauthorized: options.rejectUnauthorized } : {}),
+            ...(options.servername !== undefined ? { servername: options.servername } : {}),
+          });
+    return this.agent;
+  }
+}
+
+function statusError(status: number, text: string): ApiError {
+  let message = `HTTP ${status}`;
+  let reason = '';
+  try {
+    const b = JSON.parse(text) as { message?: unknown; reason?: unknown };
+    if (typeof b.message === 'string' && b.message !== '') message = b.message;
+    if (typeof b.reason === 'string') reason = b.reason;
+  } catch {
+    // not a Status
+  }
+  return new ApiError(status, reason, message);
+}
+
+function asTransport(server: string, err: unknown): TransportError {
+  const errno = (err as { code?: unknown }).code;
+  return new TransportError(`${server}: ${err instanceof Error ? err.message : String(err)}`, typeof errno === 'string' ? errno : undefined, { cause: err });
+}

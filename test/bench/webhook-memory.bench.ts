@@ -1,6 +1,8 @@
 // Webhook memory under attack (`npm run bench:webhook-memory`): does the process stay inside the 256 MiB
 // memory limit its Deployment sets? The server is the real `flotilla webhook` command in a child process,
-// with Node's heap left at its defaults (no --max-old-space-size), over loopback HTTPS. Its resident set
+// over loopback HTTPS, with the heap flags of WEBHOOK_NODE_OPTIONS (the Deployment's, from the chart's
+// webhook.nodeOptions: `WEBHOOK_NODE_OPTIONS="--max-old-space-size=96 --max-semi-space-size=8"`) or, without
+// it, Node's defaults. Its resident set
 // (VmRSS, and the kernel's high-water mark VmHWM) is read from /proc/<pid>/status every 50 ms through:
 //
 //   1. idle, then warm: a few ordinary reviews;
@@ -134,6 +136,8 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
   const env = { ...process.env };
   delete env.KUBECONFIG;
   delete env.NODE_OPTIONS;
+  // WEBHOOK_NODE_OPTIONS: the heap flags the deployment gives the webhook (see deploy/helm/flotilla/values.yaml).
+  if (process.env.WEBHOOK_NODE_OPTIONS) env.NODE_OPTIONS = process.env.WEBHOOK_NODE_OPTIONS;
   const child = spawn(process.execPath, [MAIN, 'webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -77,15 +77,23 @@ void describe('customResourceDefinitions', () => {
     assert.equal(spec.conversion, undefined);
   });
 
-  void it('defines a namespaced work.flotilla.io ResourceBinding with a status subresource, typed where the controller is known', () => {
+  void it('defines a namespaced work.flotilla.io ResourceBinding the controller writes in one apply, with CLUSTERS and READY columns', () => {
     const spec = crd('resourcebindings.work.flotilla.io').spec;
     assert.equal(spec.scope, 'Namespaced');
     assert.deepStrictEqual(spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, true]]);
-    assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
+    // No status subresource: the controller is the only writer and sends spec and status together.
+    assert.equal(spec.versions[0]?.subresources, undefined);
     assert.equal(spec.conversion, undefined);
+    assert.deepStrictEqual(spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.jsonPath]), [
+      ['Kind', '.spec.resource.kind'],
+      ['Policy', '.spec.policy.name'],
+      ['Clusters', '.spec.clusters[*].name'],
+      ['Ready', '.status.ready'],
+      ['Age', '.metadata.creationTimestamp'],
+    ]);
     const schema = schemaOf('resourcebindings.work.flotilla.io', 'v1alpha1');
     assert.deepStrictEqual(nodeAt(schema, 'spec.resource')?.required, ['apiVersion', 'kind', 'name']);
-    assert.deepStrictEqual(nodeAt(schema, 'spec.clusters[].replicas'), { type: 'integer', format: 'int32', minimum: 0, description: "This cluster's share of the replicas, when the template has replicas." });
+    assert.deepStrictEqual(nodeAt(schema, 'status.clusters[].state')?.enum, ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing']);
   });
 
   void it("names the chart's cert-manager Certificate for CA injection on exactly the CRDs that convert", () => {

@@ -142,6 +142,34 @@ Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
   load: () => import('./webhook.js'),
 });
 
+export const CONTROLLER_FLAGS = {
+  kubeconfig: { ...KUBECONFIG_FLAG, help: "the hub's kubeconfig; without it every file in $KUBECONFIG (merged), else ~/.kube/config, else the pod's service account" },
+  context: CONTEXT_FLAG,
+  'members-kubeconfig': { type: 'string', required: true, value: 'FILE', complete: 'file', help: 'a kubeconfig whose contexts are the member clusters, named after the contexts (as flotilla apply takes them)' },
+  namespace: { type: 'string', value: 'NS', help: "the controller's namespace: bindings of cluster-scoped templates, ApplySet parents on members, the Lease (default $POD_NAMESPACE, else flotilla-system)" },
+  concurrency: { type: 'string', default: '8', value: 'N', help: 'templates reconciled at once (1-1000)' },
+  'leader-elect': { type: 'string', default: 'false', choices: ['true', 'false'], value: 'BOOL', help: 'hold a Lease so that only one replica works; the others wait as standbys' },
+  'lease-name': { type: 'string', default: 'flotilla-controller', value: 'NAME', help: 'the Lease, in --namespace' },
+  'log-level': { type: 'string', default: 'info', choices: ['error', 'warn', 'info', 'debug'], value: 'LEVEL', help: 'JSON log lines on stderr at this level and above' },
+  'metrics-port': { type: 'string', default: '8080', value: 'PORT', help: 'plain-HTTP port of /healthz, /readyz and /metrics; 0 picks a free one' },
+  resync: { type: 'duration', default: '10m', value: 'DURATION', help: 'every template is reconciled again this often' },
+} as const satisfies Flags;
+export type ControllerFlags = FlagValues<typeof CONTROLLER_FLAGS>;
+
+const controller = defineCommand({
+  name: 'controller',
+  summary: 'Propagate templates from a hub apiserver to member clusters and keep them in sync',
+  description: `Watches PropagationPolicies, OverridePolicies, Clusters and every template kind the policies select on
+the hub, and server-side applies each member's rendered object (field manager "flotilla"), as flotilla
+apply would for the same objects. An edit on the hub, or on a member (drift), is put back; a member no
+longer targeted loses the object; a deleted template is removed from every member before its finalizer
+is released. Each template's state is in a ResourceBinding (kubectl get resourcebindings -A).
+Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM, finishing the work in flight.`,
+  flags: CONTROLLER_FLAGS,
+  footer: 'Exit status: 0 stopped by a signal; 1 could not start, or lost leadership; 2 usage.',
+  load: () => import('./controller.js'),
+});
+
 export const CERTS_CREATE_FLAGS = {
   service: { type: 'string', required: true, value: 'NAME', help: "the webhook's Service" },
   namespace: { type: 'string', required: true, value: 'NAMESPACE', help: "the Service's (and the Secret's) namespace" },
@@ -233,7 +261,7 @@ export const ROOT: CommandSpec = defineCommand({
   name: 'flotilla',
   summary: 'flotilla: propagate Kubernetes resource templates to member clusters, with per-cluster overrides.',
   flags: ROOT_FLAGS,
-  subcommands: [render, validate, diff, apply, webhook, certs, version, completion],
+  subcommands: [render, validate, diff, apply, controller, webhook, certs, version, completion],
   footer: `Run 'flotilla help COMMAND' or 'flotilla COMMAND --help' for a command's options.
 Exit status: 0 ok; 1 invalid input or failed work; 2 usage.`,
 });

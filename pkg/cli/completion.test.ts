@@ -100,7 +100,7 @@ describe('flotilla completion', () => {
 
     const cases: Array<{ line: string; offers: string[]; shells?: ReadonlyArray<(typeof SHELLS)[number]> }> = [
       { line: 'flotilla re', offers: ['render'] },
-      { line: 'flotilla ', offers: ['render', 'validate', 'diff', 'apply', 'webhook', 'certs', 'version', 'completion', 'help'] },
+      { line: 'flotilla ', offers: ['render', 'validate', 'diff', 'apply', 'controller', 'webhook', 'certs', 'version', 'completion', 'help'] },
       { line: 'flotilla certs ', offers: ['create', 'patch'] },
       { line: 'flotilla certs create --se', offers: ['--secret', '--service'] },
       { line: 'flotilla render -o ', offers: ['yaml', 'json', 'name'] },

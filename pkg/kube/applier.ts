@@ -88,6 +88,14 @@ export interface ApplierOptions {
   /** Called once the number of objects to apply is known. */
   onPlan?: (member: string, objects: number) => void;
   signal?: AbortSignal;
+  /** Discovery for this member, kept across runs (the controller's); default a new one per applier. */
+  discovery?: Discovery;
+  /**
+   * Apply objects already in this set with force, taking back fields another manager changed since (the
+   * controller correcting drift). Objects not in the set still follow their conflictResolution. Default
+   * false: `flotilla apply` reports such a field as a conflict under Abort.
+   */
+  forceOwned?: boolean;
 }
 
 const CRD_GROUP = 'apiextensions.k8s.io';
@@ -147,7 +155,7 @@ export class MemberApplier {
     this.member = member;
     this.client = client;
     this.o = options;
-    this.discovery = new Discovery(client);
+    this.discovery = options.discovery ?? new Discovery(client);
     this.id = applySetId(options.parent);
   }
 
@@ -327,7 +335,8 @@ export class MemberApplier {
         return;
       }
       const path = resourcePath(info, i.id.namespace, i.id.name);
-      const force = i.conflictResolution === 'Overwrite';
+      // forceOwned: an object already in this set is ours to keep as desired, whoever edited it since.
+      const force = i.conflictResolution === 'Overwrite' || (this.o.forceOwned === true && existing?.partOf === this.id);
       if (this.o.mode === 'apply') {
         if (existing && existing.partOf === this.id && unchangedSinceApply(existing, i.body, this.o.fieldManager)) {
           this.finish(i, 'unchanged');

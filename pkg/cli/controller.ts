@@ -1,0 +1,113 @@
+// `flotilla controller`: the hub-to-members controller (pkg/controller), configured from flags. Its flags
+// and help are in commands.ts.
+
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+
+import { Controller, type MemberAccess } from '../controller/controller.js';
+import { LeaderElector } from '../controller/leader.js';
+import { startOpsServer } from '../controller/ops.js';
+import { KubeClient } from '../kube/client.js';
+import { KubeconfigError } from '../kube/errors.js';
+import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';
+import { createLogger } from '../runtime/log.js';
+import { Registry } from '../runtime/metrics.js';
+import { UsageError, type CommandIO } from './command.js';
+import type { ControllerFlags } from './commands.js';
+import { loadKubeConfigFor } from './kubeflags.js';
+import { readVersion } from './version.js';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function integer(flag: string, value: string, min: number, max: number): number {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min && n <= max)) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export async function run(values: ControllerFlags, io: CommandIO): Promise<number> {
+  const concurrency = integer('--concurrency', values.concurrency, 1, 1000);
+  const metricsPort = integer('--metrics-port', values['metrics-port'], 0, 65535);
+  const namespace = values.namespace ?? (io.env.POD_NAMESPACE || 'flotilla-system');
+  if (!DNS_LABEL.test(namespace) || namespace.length > 63) throw new UsageError(`--namespace must be a DNS label, got ${JSON.stringify(namespace)}`);
+  const logger = createLogger({ level: values['log-level'], stream: io.stderr });
+
+  let members: MemberAccess[];
+  let hub;
+  try {
+    hub = await loadKubeConfigFor(values, io);
+    const loaded = loadKubeconfig({ file: values['members-kubeconfig'] });
+    const names = contextNames(loaded.config);
+    if (names.length === 0) throw new KubeconfigError('NO_CONTEXT', `${loaded.description} has no contexts: each context is a member cluster`);
+    members = names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
+  } catch (e: unknown) {
+    if (e instanceof UsageError) throw e;
+    logger.error('cannot load the kubeconfigs', { error: e instanceof Error ? e.message : String(e) });
+    return 1;
+  }
+
+  const registry = new Registry();
+  const reconciles = registry.histogram('flotilla_controller_reconcile_duration_seconds', 'Time to reconcile one template.', ['outcome'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+  const depth = registry.gauge('flotilla_controller_queue_depth', 'Template keys waiting for a worker.');
+  const leaderGauge = registry.gauge('flotilla_controller_leader', '1 while this replica holds the Lease (or runs without leader election).');
+  const tooling = `flotilla/v${await readVersion()}`;
+  const controller = new Controller({ hub, members, namespace, concurrency, logger, tooling, resyncMs: values.resync, onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000) });
+
+  const stop = new AbortController();
+  const signal = AbortSignal.any([io.signal, stop.signal]);
+  const leaderElect = values['leader-elect'] === 'true';
+  let leading = !leaderElect;
+  let lostLeadership = false;
+  const ready = () => {
+    depth.set({}, controller.queueDepth);
+    if (!leading) return { ok: true }; // a standby is ready: it is there to take over
+    return controller.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
+  };
+  try {
+    const { address } = await startOpsServer({ port: metricsPort, registry, ready }, signal);
+    logger.info('serving /healthz, /readyz and /metrics', { port: address.port });
+  } catch (e: unknown) {
+    logger.error('cannot listen for /metrics', { port: metricsPort, error: e instanceof Error ? e.message : String(e) });
+    return 1;
+  }
+
+  if (!leaderElect) {
+    leaderGauge.set({}, 1);
+    logger.info('controller starting', { members: members.map((m) => m.name), namespace });
+    await controller.run(signal);
+    logger.info('controller stopped');
+    return 0;
+  }
+
+  const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  const work = new AbortController();
+  let running: Promise<void> | undefined;
+  const elector = new LeaderElector({
+    client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+    namespace,
+    name: values['lease-name'],
+    identity,
+    onStartedLeading: () => {
+      leading = true;
+      leaderGauge.set({}, 1);
+      logger.info('leading: controller starting', { identity, lease: `${namespace}/${values['lease-name']}`, members: members.map((m) => m.name) });
+      running = controller.run(AbortSignal.any([signal, work.signal]));
+    },
+    onStoppedLeading: () => {
+      // Another replica may be working already: stop at once, and exit so the pod restarts as a standby.
+      leaderGauge.set({}, 0);
+      lostLeadership = true;
+      logger.error('lost the Lease; stopping', { identity });
+      work.abort();
+      stop.abort();
+    },
+    onError: (message) => logger.warn('leader election', { error: message }),
+  });
+  logger.info('waiting for the Lease', { identity, lease: `${namespace}/${values['lease-name']}` });
+  await elector.run(signal);
+  work.abort();
+  await running;
+  if (!lostLeadership) await elector.release().catch(() => undefined);
+  logger.info('controller stopped');
+  return lostLeadership ? 1 : 0;
+}

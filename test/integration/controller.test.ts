@@ -1,0 +1,224 @@
+// `flotilla controller` against real apiservers: a hub holding Flotilla's CRDs, templates and policies, and
+// two members reached through one kubeconfig (contexts member1, member2). The controller runs in this
+// process through the CLI entry, as `flotilla controller --kubeconfig HUB --members-kubeconfig MEMBERS`.
+// The steps build on each other, as a platform team's day would: propagate, edit overrides, drift,
+// untarget, conflicts, status, delete.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PassThrough } from 'node:stream';
+
+import { customResourceDefinitions } from '../../api/crds/index.js';
+import { render } from '../../pkg/engine/index.js';
+import { run } from '../../pkg/cli/index.js';
+import type { CommandIO } from '../../pkg/cli/command.js';
+import { KubeClient } from '../../pkg/kube/client.js';
+import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
+import { useEnvironment } from '../envtest/suite.js';
+import { eventually } from '../eventually.js';
+
+type Obj = Record<string, unknown>;
+const WAIT_MS = 30_000;
+const POLICY = 'policy.flotilla.io/v1beta1';
+
+const deployment = (replicas = 2, image = 'registry.example/shop/web:1.0'): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: 'web' } },
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image }] } },
+  },
+});
+const configMap = (name: string, data: Record<string, string>): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'shop' }, data });
+const propagation = (clusters: string[], conflictResolution = 'Abort'): Obj => ({
+  apiVersion: POLICY,
+  kind: 'PropagationPolicy',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    resourceSelectors: [
+      { apiVersion: 'apps/v1', kind: 'Deployment' },
+      { apiVersion: 'v1', kind: 'ConfigMap' },
+    ],
+    placement: { clusterAffinity: { clusterNames: clusters } },
+    conflictResolution,
+  },
+});
+const overrides = (tag: string, extraLabel?: string): Obj => ({
+  apiVersion: POLICY,
+  kind: 'OverridePolicy',
+  metadata: { name: 'web', namespace: 'shop' },
+  spec: {
+    resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
+    overrideRules: [
+      { targetCluster: { clusterNames: ['member1'] }, overriders: { imageOverrider: [{ component: 'Tag', operator: 'replace', value: tag }] } },
+      ...(extraLabel ? [{ targetCluster: { clusterNames: ['member2'] }, overriders: { labelsOverrider: [{ operator: 'add', value: { tier: extraLabel } }] } }] : []),
+    ],
+  },
+});
+
+/** True when every field of `want` has the same value in `have` (lists compared item by item). */
+function contains(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((w, i) => contains(have[i], w));
+  if (want !== null && typeof want === 'object') {
+    if (have === null || typeof have !== 'object') return false;
+    return Object.entries(want).every(([k, v]) => contains((have as Obj)[k], v));
+  }
+  return have === want;
+}
+
+function io(signal: AbortSignal): CommandIO & { err: () => string } {
+  const stderr = new PassThrough();
+  let err = '';
+  stderr.on('data', (c: Buffer) => (err += c.toString()));
+  return { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal, err: () => err };
+}
+
+void describe('flotilla controller: hub to two members', () => {
+  const env = useEnvironment({ members: 2 });
+  const client = (c: ClusterHandle) => new KubeClient(c.kubeConfig(), { concurrency: 4 });
+  let hub: KubeClient;
+  let m1: KubeClient;
+  let m2: KubeClient;
+  const stop = new AbortController();
+  let controller: Promise<number>;
+  let out: ReturnType<typeof io>;
+
+  const get = async (c: KubeClient, path: string): Promise<Obj | undefined> => {
+    const r = await c.request<Obj>({ method: 'GET', path });
+    return r.status === 200 ? r.body : undefined;
+  };
+  const apply = async (c: KubeClient, path: string, body: Obj) => {
+    const r = await c.request({ method: 'PATCH', path, query: { fieldManager: 'platform-team', force: 'true' }, contentType: 'application/apply-patch+yaml', body });
+    assert.ok(r.status < 300, `apply ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+  };
+  const DEPLOY = '/apis/apps/v1/namespaces/shop/deployments/web';
+  const CM = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
+  const PP = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/propagationpolicies/web';
+  const OP = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/web';
+  const BINDING = (name: string) => `/apis/work.flotilla.io/v1alpha1/namespaces/shop/resourcebindings/${name}`;
+  /** Waits until `probe` gives a value that `done` accepts; returns it for the assertion. */
+  const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean) => eventually(probe, done, WAIT_MS, 100);
+  const image = (d: Obj | undefined) => ((((d?.spec as Obj | undefined)?.template as Obj | undefined)?.spec as Obj | undefined)?.containers as Obj[] | undefined)?.[0]?.image;
+
+  before(async () => {
+    const e = env();
+    hub = client(e.hub);
+    m1 = client(e.members[0] as ClusterHandle);
+    m2 = client(e.members[1] as ClusterHandle);
+    const crds = customResourceDefinitions();
+    // kubectl, as users install them (client-node's object serializer drops parts of the CRD schemas).
+    const installed = await kubectl(e.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
+    assert.equal(installed.status, 0, installed.stderr);
+    await waitForCRDsEstablished(e.hub, crds.map((c) => c.metadata.name));
+    await applyManifests(e.hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }]);
+    await apply(hub, DEPLOY, deployment());
+    await apply(hub, CM('web-config'), configMap('web-config', { mode: 'hub' }));
+    await apply(hub, PP, propagation(['member1', 'member2']));
+    await apply(hub, OP, overrides('1.1'));
+    out = io(stop.signal);
+    controller = run(['controller', '--kubeconfig', e.hub.kubeconfigPath, '--members-kubeconfig', e.membersKubeconfigPath, '--metrics-port', '0', '--namespace', 'flotilla-system', '--log-level', 'debug'], out);
+  });
+
+  after(async () => {
+    if (process.env.FLOTILLA_CONTROLLER_LOG) (await import('node:fs')).writeFileSync(process.env.FLOTILLA_CONTROLLER_LOG, out.err());
+    stop.abort();
+    assert.equal(await controller, 0, out.err());
+    assert.ok(!/BEGIN (RSA |EC )?PRIVATE KEY|client-key-data: [A-Za-z0-9]/.test(out.err()), 'no credentials in the logs');
+  });
+
+  void it('puts on each member exactly what render() predicts for the same objects, overrides included', async () => {
+    const objects = [deployment(), configMap('web-config', { mode: 'hub' }), propagation(['member1', 'member2']), overrides('1.1'), ...['member1', 'member2'].map((name) => ({ apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name } }))];
+    const predicted = render({ objects });
+    assert.deepEqual(predicted.errors, []);
+    assert.equal(predicted.placements.length, 4);
+    for (const p of predicted.placements) {
+      const c = p.cluster === 'member1' ? m1 : m2;
+      const path = p.object.kind === 'Deployment' ? DEPLOY : CM('web-config');
+      const live = await until(() => get(c, path), (o) => o !== undefined && contains(o, p.object));
+      assert.ok(live && contains(live, p.object), `${p.cluster} ${path}: ${JSON.stringify(live)} does not hold ${JSON.stringify(p.object)}`);
+    }
+    assert.equal(image(await get(m1, DEPLOY)), 'registry.example/shop/web:1.1');
+    assert.equal(image(await get(m2, DEPLOY)), 'registry.example/shop/web:1.0');
+    const template = await get(hub, DEPLOY);
+    assert.ok(((template?.metadata as Obj).finalizers as string[]).includes('flotilla.io/member-cleanup'), 'the template carries the cleanup finalizer');
+  });
+
+  void it('writes a ResourceBinding per template with the policy and the clusters Applied', async () => {
+    const b = await until(() => get(hub, BINDING('web-deployment')), (o) => ((o?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.filter((c) => c.state === 'Applied').length === 2);
+    assert.deepEqual((b?.spec as Obj).policy, { kind: 'PropagationPolicy', namespace: 'shop', name: 'web' });
+    assert.deepEqual(((b?.spec as Obj).clusters as Obj[]).map((c) => c.name).sort(), ['member1', 'member2']);
+  });
+
+  void it('follows an OverridePolicy edit, and gives a field back when its rule is removed', async () => {
+    await apply(hub, OP, overrides('1.2', 'frontend'));
+    assert.equal(image(await until(() => get(m1, DEPLOY), (o) => image(o) === 'registry.example/shop/web:1.2')), 'registry.example/shop/web:1.2');
+    const labelled = await until(() => get(m2, DEPLOY), (o) => ((o?.metadata as Obj | undefined)?.labels as Obj | undefined)?.tier === 'frontend');
+    assert.equal(((labelled?.metadata as Obj).labels as Obj).tier, 'frontend');
+    await apply(hub, OP, overrides('1.2'));
+    const back = await until(() => get(m2, DEPLOY), (o) => o !== undefined && ((o.metadata as Obj).labels as Obj).tier === undefined);
+    assert.equal(((back?.metadata as Obj).labels as Obj).tier, undefined, 'the label goes when its rule goes');
+  });
+
+  void it('follows a template edit', async () => {
+    await apply(hub, CM('web-config'), configMap('web-config', { mode: 'edited' }));
+    for (const c of [m1, m2]) {
+      const cm = await until(() => get(c, CM('web-config')), (o) => (o?.data as Obj | undefined)?.mode === 'edited');
+      assert.equal((cm?.data as Obj).mode, 'edited');
+    }
+  });
+
+  void it('puts back what someone changed or deleted on a member (drift)', async () => {
+    const started = Date.now();
+    const r = await m1.request({ method: 'PATCH', path: CM('web-config'), contentType: 'application/merge-patch+json', body: { data: { mode: 'hand-edited' } } });
+    assert.equal(r.status, 200);
+    const fixed = await until(() => get(m1, CM('web-config')), (o) => (o?.data as Obj | undefined)?.mode === 'edited');
+    assert.equal((fixed?.data as Obj).mode, 'edited');
+    await m2.request({ method: 'DELETE', path: CM('web-config') });
+    const again = await until(() => get(m2, CM('web-config')), (o) => o !== undefined && (o.metadata as Obj).deletionTimestamp === undefined);
+    assert.ok(again, 'recreated on member2');
+    assert.ok(Date.now() - started < 15_000, `drift corrected in ${Date.now() - started} ms`);
+  });
+
+  void it('reports READY from the member Deployment status', async () => {
+    for (const c of [m1, m2]) {
+      const d = await get(c, DEPLOY);
+      const replicas = (d?.spec as Obj).replicas as number;
+      const r = await c.request({ method: 'PATCH', path: `${DEPLOY}/status`, contentType: 'application/merge-patch+json', body: { status: { observedGeneration: (d?.metadata as Obj).generation, replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas } } });
+      assert.equal(r.status, 200);
+    }
+    // Status changes on members are not drift; the resync or the next event reads them. Nudge with a template edit.
+    await apply(hub, DEPLOY, { ...deployment(), metadata: { ...(deployment().metadata as Obj), annotations: { note: 'status please' } } });
+    const b = await until(() => get(hub, BINDING('web-deployment')), (o) => (o?.status as Obj | undefined)?.ready === '2/2');
+    assert.equal((b?.status as Obj).ready, '2/2');
+  });
+
+  void it('removes the objects from a member the policy no longer targets, and keeps them on the other', async () => {
+    await apply(hub, PP, propagation(['member1']));
+    assert.equal(await until(() => get(m2, DEPLOY), (o) => o === undefined || (o.metadata as Obj).deletionTimestamp !== undefined).then((o) => o === undefined || (o.metadata as Obj).deletionTimestamp !== undefined), true);
+    assert.equal(await until(() => get(m2, CM('web-config')), (o) => o === undefined), undefined);
+    assert.ok(await get(m1, DEPLOY), 'still on member1');
+  });
+
+  void it('leaves a foreign object alone under Abort, reporting the conflict, and takes it under Overwrite', async () => {
+    const foreign = configMap('settings', { owner: 'someone else' });
+    const r = await m1.request({ method: 'POST', path: '/api/v1/namespaces/shop/configmaps', body: foreign });
+    assert.equal(r.status, 201);
+    await apply(hub, CM('settings'), configMap('settings', { owner: 'flotilla' }));
+    const b = await until(() => get(hub, BINDING('settings-configmap')), (o) => ((o?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.[0]?.state === 'Conflict');
+    assert.equal((((b?.status as Obj).clusters as Obj[])[0] as Obj).state, 'Conflict');
+    assert.equal(((await get(m1, CM('settings')))?.data as Obj).owner, 'someone else', 'left alone');
+    await apply(hub, PP, propagation(['member1'], 'Overwrite'));
+    const taken = await until(() => get(m1, CM('settings')), (o) => (o?.data as Obj | undefined)?.owner === 'flotilla');
+    assert.equal((taken?.data as Obj).owner, 'flotilla');
+  });
+
+  void it('removes a deleted template from every member, then releases its finalizer', async () => {
+    const r = await hub.request({ method: 'DELETE', path: DEPLOY });
+    assert.ok(r.status < 300);
+    assert.equal(await until(() => get(m1, DEPLOY), (o) => o === undefined || (o.metadata as Obj).deletionTimestamp !== undefined).then((o) => o === undefined || (o.metadata as Obj).deletionTimestamp !== undefined), true);
+    assert.equal(await until(() => get(hub, DEPLOY), (o) => o === undefined), undefined, 'the template is gone: the finalizer was released');
+  });
+});

@@ -145,7 +145,7 @@ Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
 export const CONTROLLER_FLAGS = {
   kubeconfig: { ...KUBECONFIG_FLAG, help: "the hub's kubeconfig; without it every file in $KUBECONFIG (merged), else ~/.kube/config, else the pod's service account" },
   context: CONTEXT_FLAG,
-  'members-kubeconfig': { type: 'string', required: true, value: 'FILE', complete: 'file', help: 'a kubeconfig whose contexts are the member clusters, named after the contexts (as flotilla apply takes them)' },
+  'members-kubeconfig': { type: 'string', value: 'FILE', complete: 'file', help: 'a kubeconfig whose contexts are the member clusters, named after the contexts (as flotilla apply takes them); a Cluster on the hub with no context here is reported as not reachable' },
   namespace: { type: 'string', value: 'NS', help: "the controller's namespace: bindings of cluster-scoped templates, ApplySet parents on members, the Lease (default $POD_NAMESPACE, else flotilla-system)" },
   concurrency: { type: 'string', default: '8', value: 'N', help: 'templates reconciled at once (1-1000)' },
   'leader-elect': { type: 'string', default: 'false', choices: ['true', 'false'], value: 'BOOL', help: 'hold a Lease so that only one replica works; the others wait as standbys' },

@@ -36,10 +36,16 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   let hub;
   try {
     hub = await loadKubeConfigFor(values, io);
-    const loaded = loadKubeconfig({ file: values['members-kubeconfig'] });
-    const names = contextNames(loaded.config);
-    if (names.length === 0) throw new KubeconfigError('NO_CONTEXT', `${loaded.description} has no contexts: each context is a member cluster`);
-    members = names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
+    members = [];
+    const file = values['members-kubeconfig'];
+    if (file !== undefined) {
+      const loaded = loadKubeconfig({ file });
+      const names = contextNames(loaded.config);
+      if (names.length === 0) throw new KubeconfigError('NO_CONTEXT', `${loaded.description} has no contexts: each context is a member cluster`);
+      members = names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
+    } else {
+      logger.warn('no --members-kubeconfig: no member is reachable; every target cluster is reported as such in the ResourceBindings');
+    }
   } catch (e: unknown) {
     if (e instanceof UsageError) throw e;
     logger.error('cannot load the kubeconfigs', { error: e instanceof Error ? e.message : String(e) });

@@ -402,7 +402,7 @@ export class Controller {
       }),
     );
     for (const [name, status] of clusters) {
-      if (status.state === 'Pending' && !this.members.has(name)) Object.assign(status, { state: 'Unreachable', message: `no access to cluster ${name}: it is not a context of --members-kubeconfig` });
+      if (status.state === 'Pending' && !this.members.has(name)) Object.assign(status, { state: 'Unreachable', message: `no access to cluster ${name}: it is not a context of --members-kubeconfig (a Cluster's spec.secretRef is not read yet)` });
     }
     await this.writeBinding(identity, template, { policy: result.policy, conflictResolution, clusters: [...clusters.values()], errors });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;

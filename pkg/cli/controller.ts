@@ -85,7 +85,8 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return 0;
   }
 
-  const identity = `${hostname()}-${randomBytes(4).toString('hex')}`;
+  // The pod's name where the chart sets POD_NAME, else the host's; a suffix keeps two processes on one host apart.
+  const identity = `${io.env.POD_NAME || hostname()}-${randomBytes(4).toString('hex')}`;
   const work = new AbortController();
   let running: Promise<void> | undefined;
   const elector = new LeaderElector({
@@ -113,7 +114,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   await elector.run(signal);
   work.abort();
   await running;
-  if (!lostLeadership) await elector.release().catch(() => undefined);
+  if (!lostLeadership) await elector.release().catch((e: unknown) => logger.warn('could not release the Lease; another replica takes over when it expires', { error: e instanceof Error ? e.message : String(e) }));
   logger.info('controller stopped');
   return lostLeadership ? 1 : 0;
 }

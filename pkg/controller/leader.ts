@@ -31,6 +31,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
+/** metav1.MicroTime: RFC 3339 with microseconds, as the apiserver parses it. */
+function microTime(d: Date): string {
+  return d.toISOString().replace('Z', '000Z');
+}
+
 export class LeaderElector {
   private readonly o: Required<Omit<LeaderElectionOptions, 'onError'>> & Pick<LeaderElectionOptions, 'onError'>;
   private leading = false;
@@ -78,12 +83,13 @@ export class LeaderElector {
     if (res.status !== 200 || !res.body) return;
     const spec = isObject(res.body.spec) ? res.body.spec : {};
     if (ownString(spec, 'holderIdentity') !== this.o.identity) return;
-    await this.o.client.request({ method: 'PUT', path: this.path, body: { ...res.body, spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new Date().toISOString() } } });
+    const put = await this.o.client.request({ method: 'PUT', path: this.path, body: { ...res.body, spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) } } });
+    if (put.status !== 200) throw new Error(`releasing Lease ${this.o.namespace}/${this.o.name}: HTTP ${put.status}`);
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
     const now = new Date();
-    const micro = now.toISOString().replace('Z', '000Z');
+    const micro = microTime(now);
     const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path });
     if (res.status === 404) {
       const body = {

@@ -110,6 +110,8 @@ export class Controller {
   private readonly templates = new Map<string, JsonObject>();
   /** Template key → when its cleanup first found a member unreachable. */
   private readonly cleanupSince = new Map<string, number>();
+  /** Binding path → the body last written there, so an unchanged binding costs no request. */
+  private readonly written = new Map<string, string>();
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
@@ -261,7 +263,7 @@ export class Controller {
         path: resourcePath(info, undefined),
         apiVersion,
         kind,
-        handlers: { onAdd: (o) => this.onTemplate(o), onUpdate: (o) => this.onTemplate(o), onDelete: (o) => this.onTemplateDeleted(o) },
+        handlers: { onAdd: (o) => this.onTemplate(o), onUpdate: (o, old) => this.onTemplate(o, old), onDelete: (o) => this.onTemplateDeleted(o) },
         onError: (err, attempt, retryInMs) => this.o.logger.warn('hub watch failed; retrying', { resource: info.resource, attempt, retryInMs, error: err instanceof Error ? err.message : String(err) }),
       });
       this.templateKinds.set(id, { info, apiVersion, informer, stop });
@@ -288,9 +290,11 @@ export class Controller {
     return JSON.stringify([ref.apiVersion, ref.kind, ref.namespace ?? '', ref.name]);
   }
 
-  private onTemplate(o: JsonObject): void {
+  private onTemplate(o: JsonObject, old?: JsonObject): void {
     const key = this.keyOfRef(this.refOf(o));
     this.templates.set(key, o);
+    // Our own finalizer write, a status update or a managedFields change renders nothing new.
+    if (old && renderedPart(o) === renderedPart(old)) return;
     this.upsert(o);
     this.queue.add(key);
   }
@@ -388,7 +392,9 @@ export class Controller {
     await Promise.all(
       [...this.members.values()].map(async (m) => {
         const object = desired.get(m.name);
-        const report = await this.applier(m, identity, signal).run(object ? [{ object, conflictResolution }] : []);
+        // A template's set holds at most its one object (same kind, namespace and name on every member), so
+        // applying it leaves nothing to prune; a member no longer targeted gets an empty run with prune.
+        const report = await this.applier(m, identity, signal, object === undefined).run(object ? [{ object, conflictResolution }] : []);
         const status = clusters.get(m.name);
         if (report.unreachable || report.errors.length > 0) retry = true;
         if (!status) {
@@ -409,17 +415,19 @@ export class Controller {
   }
 
   /** One ApplySet per template and member, so prune removes exactly what this template put there. */
-  private applier(m: Member, t: TemplateIdentity, signal: AbortSignal): MemberApplier {
+  private applier(m: Member, t: TemplateIdentity, signal: AbortSignal, prune: boolean): MemberApplier {
     return new MemberApplier(m.name, m.client, {
       fieldManager: MEMBER_FIELD_MANAGER,
       parent: { namespace: this.o.namespace, name: parentName(t) },
       tooling: this.o.tooling,
       mode: 'apply',
-      prune: true,
+      prune,
       signal,
       discovery: m.discovery,
       // Drift: what someone changed on a member in an object of ours is put back.
       forceOwned: true,
+      // One object per run: read it, rather than list its kind in its namespace.
+      lookup: 'get',
     });
   }
 
@@ -454,7 +462,7 @@ export class Controller {
     const unreachable: string[] = [];
     await Promise.all(
       [...this.members.values()].map(async (m) => {
-        const report = await this.applier(m, t, signal).run([]);
+        const report = await this.applier(m, t, signal, true).run([]);
         if (report.unreachable || report.errors.length > 0) {
           unreachable.push(`${m.name}: ${report.errors.join('; ')}`);
           return;
@@ -477,7 +485,9 @@ export class Controller {
     }
     this.cleanupSince.delete(key);
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
-    await this.hub.request({ method: 'DELETE', path: `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(bindingNamespace(t, this.o.namespace))}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}` });
+    const bindingPath = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(bindingNamespace(t, this.o.namespace))}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
+    this.written.delete(bindingPath);
+    await this.hub.request({ method: 'DELETE', path: bindingPath });
     const meta = isObject(template.metadata) ? template.metadata : {};
     const finalizers = (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER);
     await this.patchFinalizers(this.refOf(template), finalizers);
@@ -513,15 +523,28 @@ export class Controller {
       errors: b.errors,
     });
     const ns = bindingNamespace(t, this.o.namespace);
+    const path = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(ns)}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
+    const text = JSON.stringify(body);
+    if (this.written.get(path) === text) return;
+    this.written.delete(path);
     const res = await this.hub.request({
       method: 'PATCH',
-      path: `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(ns)}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`,
+      path,
       query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
       contentType: 'application/apply-patch+yaml',
       body,
     });
     if (res.status >= 400) throw apiError(res);
+    this.written.set(path, text);
   }
+}
+
+/** What of a template can change what is rendered or done with it: all but status and server bookkeeping. */
+function renderedPart(o: JsonObject): string {
+  const meta = isObject(o.metadata) ? { ...o.metadata } : {};
+  for (const k of ['resourceVersion', 'managedFields', 'generation', 'finalizers']) delete meta[k];
+  const { status: _status, ...rest } = o;
+  return JSON.stringify({ ...rest, metadata: meta });
 }
 
 /** The ApplySet parent Secret of one template on every member: `flotilla-t-<hash of the template's identity>`. */

@@ -96,6 +96,13 @@ export interface ApplierOptions {
    * false: `flotilla apply` reports such a field as a conflict under Abort.
    */
   forceOwned?: boolean;
+  /**
+   * How an object's current state is found before it is applied: `list` (default) lists its kind in its
+   * namespace once per run, cheap for many objects per run; `get` reads that one object, cheap for runs
+   * of one object among many (the controller's per-template runs, whose cost must not grow with the
+   * number of other objects).
+   */
+  lookup?: 'list' | 'get';
 }
 
 const CRD_GROUP = 'apiextensions.k8s.io';
@@ -108,6 +115,7 @@ export const CREATED_FOR_LABEL = 'flotilla.io/created-for-applyset';
 /** Most pages of one LIST followed (500 objects each); an apiserver that keeps going is an error. */
 const MAX_LIST_PAGES = 10_000;
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const META_GET_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const LIST_PAGE = 500;
 
 interface Item {
@@ -137,6 +145,19 @@ interface Listing {
 }
 
 class Unreachable extends Error {}
+
+function liveMeta(name: string, m: JsonObject): LiveMeta {
+  return {
+    name,
+    uid: ownString(m, 'uid') ?? '',
+    resourceVersion: ownString(m, 'resourceVersion') ?? '',
+    partOf: ownString(m.labels, PART_OF_LABEL),
+    createdFor: ownString(m.labels, CREATED_FOR_LABEL),
+    deleting: ownString(m, 'deletionTimestamp') !== undefined,
+    annotations: isObject(m.annotations) ? m.annotations : {},
+    managedFields: Array.isArray(m.managedFields) ? m.managedFields.filter(isObject) : [],
+  };
+}
 
 export class MemberApplier {
   readonly member: string;
@@ -322,8 +343,7 @@ export class MemberApplier {
         this.finish(i, 'created', `not checked by the server: namespace ${i.id.namespace} does not exist yet (apply creates it)`, { live: null, after });
         return;
       }
-      const listing = await this.listing(info, i.id.namespace, false);
-      const existing = listing.items.get(i.id.name);
+      const existing = this.o.lookup === 'get' ? await this.lookupOne(info, i.id.namespace, i.id.name) : (await this.listing(info, i.id.namespace, false)).items.get(i.id.name);
       const ours = existing?.partOf === this.id || (existing?.createdFor === this.id && i.group === '' && i.id.kind === 'Namespace');
       if (existing && !ours && i.conflictResolution !== 'Overwrite') {
         const whose = existing.partOf ? `it belongs to apply set ${existing.partOf}` : `it has no ${PART_OF_LABEL}=${this.id} label`;
@@ -515,20 +535,19 @@ export class MemberApplier {
         const m = it.metadata ?? {};
         const name = ownString(m, 'name');
         if (!name) continue;
-        items.set(name, {
-          name,
-          uid: ownString(m, 'uid') ?? '',
-          resourceVersion: ownString(m, 'resourceVersion') ?? '',
-          partOf: ownString(m.labels, PART_OF_LABEL),
-          createdFor: ownString(m.labels, CREATED_FOR_LABEL),
-          deleting: ownString(m, 'deletionTimestamp') !== undefined,
-          annotations: isObject(m.annotations) ? m.annotations : {},
-          managedFields: Array.isArray(m.managedFields) ? m.managedFields.filter(isObject) : [],
-        });
+        items.set(name, liveMeta(name, m));
       }
       cont = res.body?.metadata?.continue || undefined;
     } while (cont);
     return { items };
+  }
+
+  /** One object's metadata, or undefined when it does not exist (lookup: 'get'). */
+  private async lookupOne(info: ResourceInfo, namespace: string | undefined, name: string): Promise<LiveMeta | undefined> {
+    const res = await this.client.request<{ metadata?: JsonObject }>({ method: 'GET', path: resourcePath(info, namespace, name), accept: META_GET_ACCEPT, signal: this.o.signal });
+    if (res.status === 404) return undefined;
+    if (res.status >= 400) throw new Error(`cannot read ${groupKindString(info.group, info.kind)} ${namespace ? `${namespace}/` : ''}${name}: ${apiError(res).message}`);
+    return liveMeta(name, res.body?.metadata ?? {});
   }
 
   /** Deletes (or, in dry-run/diff, reports) this set's objects that are no longer desired. True when complete. */

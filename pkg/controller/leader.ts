@@ -5,6 +5,7 @@
 // release() hands the Lease over at once (holder cleared), as ReleaseOnCancel does.
 
 import type { KubeClient } from '../kube/client.js';
+import { sleep } from '../runtime/clock.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 
 export interface LeaderElectionOptions {
@@ -19,17 +20,6 @@ export interface LeaderElectionOptions {
   onStoppedLeading(): void;
   onError?(message: string): void;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** metav1.MicroTime: RFC 3339 with microseconds, as the apiserver parses it. */
 function microTime(d: Date): string {

@@ -12,6 +12,7 @@
 //     handler throws is reported to onError and does not stop the informer.
 // start(signal) runs until the signal aborts.
 
+import { sleep } from '../runtime/clock.js';
 import { TransportError, ApiError } from './errors.js';
 import { isObject, ownString, type JsonObject } from './objects.js';
 import type { KubeClient } from './client.js';
@@ -269,16 +270,4 @@ export function listWatchSource(client: KubeClient, watcher: Watcher): ListWatch
     },
     watch: (req, onEvent) => watcher.watch(req, onEvent),
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

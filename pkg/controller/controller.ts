@@ -411,6 +411,7 @@ export class Controller {
       if (status.state === 'Pending' && !this.members.has(name)) Object.assign(status, { state: 'Unreachable', message: `no access to cluster ${name}: it is not a context of --members-kubeconfig (a Cluster's spec.secretRef is not read yet)` });
     }
     await this.writeBinding(identity, template, { policy: result.policy, conflictResolution, clusters: [...clusters.values()], errors });
+    log.debug('reconciled', { template: describeTemplate(identity), clusters: [...clusters.values()].map((c) => `${c.name}: ${c.state}`), errors });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
   }
 

@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
 import { CONVERTIBLE_CRD_NAMES, customResourceDefinitions, INJECT_CA_FROM_ANNOTATION, WEBHOOK_CERTIFICATE } from '../../api/crds/index.js';
@@ -265,6 +266,7 @@ void describe('kubectl apply -k deploy/ on a real apiserver', () => {
   const DEPLOY = join(REPO, 'deploy');
   let runner: JobRunner;
   let webhook: ChildProcess | undefined;
+  let controller: ChildProcess | undefined;
   let dir: string;
 
   before(() => {
@@ -272,9 +274,10 @@ void describe('kubectl apply -k deploy/ on a real apiserver', () => {
     dir = mkdtempSync(join(tmpdir(), 'deploy-it-'));
   });
   after(async () => {
-    if (webhook && webhook.exitCode === null) {
-      const exited = new Promise((resolve) => webhook?.once('exit', resolve));
-      webhook.kill('SIGTERM');
+    for (const child of [webhook, controller]) {
+      if (!child || child.exitCode !== null) continue;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
       await exited;
     }
     await runner.stop();
@@ -364,4 +367,58 @@ void describe('kubectl apply -k deploy/ on a real apiserver', () => {
       assert.deepStrictEqual(alpha.spec, legacy.spec);
     },
   );
+
+  void it(
+    "runs the controller with the chart's arguments as its ServiceAccount: Lease, template finalizer and ResourceBinding are allowed",
+    // The policy is written through the webhook the previous step runs behind the Service.
+    { ...STEP_TIMEOUT, skip: hostIP ? false : 'needs the webhook of the previous step' },
+    async () => {
+    // The pod's stand-in: `flotilla controller` from this checkout, with only a token of ServiceAccount
+    // flotilla-controller, and the arguments the installed Deployment gives it. No --members-kubeconfig
+    // (the default values): the binding reports the target cluster as not reachable.
+    const token = await kc(['create', 'token', 'flotilla-controller', '-n', NS, '--duration=10m']);
+    assert.equal(token.status, 0, token.stderr);
+    const admin = new KubeConfig();
+    admin.loadFromFile(kubeconfig());
+    const cluster = admin.getCurrentCluster();
+    assert.ok(cluster);
+    const saConfig = new KubeConfig();
+    saConfig.loadFromOptions({ clusters: [cluster], users: [{ name: 'sa', token: token.stdout.trim() }], contexts: [{ name: 'sa', cluster: cluster.name, user: 'sa' }], currentContext: 'sa' });
+    const saPath = join(dir, 'controller.kubeconfig');
+    writeFileSync(saPath, saConfig.exportConfig(), { mode: 0o600 });
+    const deployment = parseDocs(spawnSync('kubectl', ['kustomize', DEPLOY], { encoding: 'utf8' }).stdout).find((o) => o.kind === 'Deployment' && get(o, 'metadata.name') === 'flotilla-controller');
+    const args = (get(deployment, 'spec.template.spec.containers') as Array<{ args: string[] }>)[0]?.args ?? [];
+    assert.equal(args[0], 'controller');
+    const metricsPort = await freePort();
+    const chartArgs = args.map((a) => (a.startsWith('--metrics-port=') ? `--metrics-port=${metricsPort}` : a.startsWith('--log-level=') ? '--log-level=debug' : a));
+    const made = await kc(['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        // Its own namespace: team-a's OverridePolicy from the previous step would apply to its templates too.
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-b' } },
+        { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'east' } },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'team-b' }, data: { a: '1' } },
+        { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'settings', namespace: 'team-b' }, spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }], placement: { clusterAffinity: { clusterNames: ['east'] } } } },
+      ],
+    });
+    assert.equal(made.status, 0, made.stderr);
+    let log = '';
+    controller = spawn(process.execPath, [join(REPO, 'dist/cmd/flotilla/main.js'), ...chartArgs, `--kubeconfig=${saPath}`], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), POD_NAMESPACE: NS, POD_NAME: 'flotilla-controller-test' },
+    });
+    controller.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+    const binding = await eventually(
+      async () => (await kc(['get', 'resourcebindings', 'settings-configmap', '-n', 'team-b', '-o', 'json'])).stdout,
+      (out) => out.includes('"Unreachable"'),
+      60_000, 250,
+    );
+    assert.match(binding, /no access to cluster east/, `${binding}\n${log}`);
+    const template = await getJson(['get', 'configmap', 'settings', '-n', 'team-b']);
+    assert.deepStrictEqual(get(template, 'metadata.finalizers'), ['flotilla.io/member-cleanup']);
+    const lease = await getJson(['get', 'lease', 'flotilla-controller', '-n', NS]);
+    assert.match(String(get(lease, 'spec.holderIdentity')), /^flotilla-controller-test-/);
+    assert.doesNotMatch(log, /forbidden/i, 'no request was refused');
+  });
 });

@@ -167,7 +167,7 @@ void describe('kubectl kustomize deploy/', { skip }, () => {
     assert.notDeepStrictEqual(get(service, 'spec.selector'), get(one('Service', 'flotilla-webhook'), 'spec.selector'));
   });
 
-  void it('lets the controller write ResourceBindings and status, read templates and policies, and hold only its own Lease', () => {
+  void it('lets the controller write ResourceBindings and status, read policies, read templates and patch them (its finalizer), and hold only its own Lease', () => {
     const rules = get(one('ClusterRole', 'flotilla-controller'), 'rules') as Obj[];
     const verbsOn = (group: string, resource: string): string[] =>
       rules.filter((r) => (r.apiGroups as string[]).includes(group) && (r.resources as string[]).includes(resource)).flatMap((r) => r.verbs as string[]);
@@ -178,7 +178,8 @@ void describe('kubectl kustomize deploy/', { skip }, () => {
       assert.deepStrictEqual(verbsOn('policy.flotilla.io', `${plural}/status`).sort(), ['get', 'patch', 'update'], `${plural}/status`);
     }
     assert.deepStrictEqual(verbsOn('cluster.flotilla.io', 'clusters').sort(), ['get', 'list', 'watch']);
-    assert.deepStrictEqual(verbsOn('apps', 'deployments').sort(), ['get', 'list', 'watch']);
+    // patch: the cleanup finalizer on templates the controller propagated.
+    assert.deepStrictEqual(verbsOn('apps', 'deployments').sort(), ['get', 'list', 'patch', 'watch']);
     assert.deepStrictEqual(verbsOn('', 'secrets'), [], 'no Secret anywhere on the hub through the ClusterRole');
 
     const lease = get(one('Role', 'flotilla-controller-leader-election'), 'rules') as Obj[];

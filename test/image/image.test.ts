@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -21,6 +21,8 @@ const repo = resolve(fileURLToPath(import.meta.url), '../../../..');
 const buildah = ['--storage-driver', process.env.BUILDAH_STORAGE_DRIVER ?? 'vfs'];
 const NONROOT = 65532;
 const MiB = 1024 * 1024;
+/** chroot lives in sbin, which a non-login shell's PATH may leave out. */
+const CHROOT = ['/usr/sbin/chroot', '/sbin/chroot'].find((p) => existsSync(p)) ?? 'chroot';
 
 interface ImageConfig {
   config: { User?: string; Entrypoint?: string[]; Labels?: Record<string, string>; WorkingDir?: string };
@@ -42,7 +44,7 @@ void describe('the container image', () => {
 
   /** Runs a program from the image as UID 65532 in the read-only root; resolves with its output. */
   function inImage(args: string[]) {
-    return run('chroot', [`--userspec=${NONROOT}:${NONROOT}`, root, ...args], { encoding: 'utf8', maxBuffer: 64 * MiB, timeout: 60_000 });
+    return run(CHROOT, [`--userspec=${NONROOT}:${NONROOT}`, root, ...args], { encoding: 'utf8', maxBuffer: 64 * MiB, timeout: 60_000 });
   }
 
   before(async () => {
@@ -106,12 +108,18 @@ void describe('the container image', () => {
     for (const f of ['ca.crt', 'tls.crt', 'tls.key']) chownSync(join(tls, f), NONROOT, NONROOT);
     chmodSync(tls, 0o755);
     const port = await freePort();
-    const server = spawn('chroot', [`--userspec=${NONROOT}:${NONROOT}`, root, '/usr/local/bin/flotilla', 'webhook',
+    const server = spawn(CHROOT, [`--userspec=${NONROOT}:${NONROOT}`, root, '/usr/local/bin/flotilla', 'webhook',
       '--tls-cert-file', '/tmp/tls/tls.crt', '--tls-private-key-file', '/tmp/tls/tls.key', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     server.stdout.setEncoding('utf8').on('data', (c: string) => (log += c));
     server.stderr.setEncoding('utf8').on('data', (c: string) => (log += c));
-    const exited = new Promise<void>((done) => server.once('exit', () => done()));
+    const exited = new Promise<void>((done) => {
+      server.once('exit', () => done());
+      server.once('error', (e) => {
+        log += `cannot start ${CHROOT}: ${e.message}\n`;
+        done();
+      });
+    });
     t.after(async () => {
       server.kill('SIGTERM');
       await exited;

@@ -145,14 +145,16 @@ Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
 export const CONTROLLER_FLAGS = {
   kubeconfig: { ...KUBECONFIG_FLAG, help: "the hub's kubeconfig; without it every file in $KUBECONFIG (merged), else ~/.kube/config, else the pod's service account" },
   context: CONTEXT_FLAG,
-  'members-kubeconfig': { type: 'string', value: 'FILE', complete: 'file', help: 'a kubeconfig whose contexts are the member clusters, named after the contexts (as flotilla apply takes them); a Cluster on the hub with no context here is reported as not reachable' },
-  namespace: { type: 'string', value: 'NS', help: "the controller's namespace: bindings of cluster-scoped templates, ApplySet parents on members, the Lease (default $POD_NAMESPACE, else flotilla-system)" },
+  'members-kubeconfig': { type: 'string', value: 'FILE', complete: 'file', help: "a kubeconfig whose contexts are member clusters, named after the contexts (as flotilla apply takes them); other members come from Clusters on the hub whose spec.secretRef names a Secret with a kubeconfig (or Karmada's token and caBundle)" },
+  namespace: { type: 'string', value: 'NS', help: "the controller's namespace: bindings of cluster-scoped templates and the Lease (default $POD_NAMESPACE, else flotilla-system)" },
   concurrency: { type: 'string', default: '8', value: 'N', help: 'templates reconciled at once (1-1000)' },
   'leader-elect': { type: 'string', default: 'false', choices: ['true', 'false'], value: 'BOOL', help: 'hold a Lease so that only one replica works; the others wait as standbys' },
   'lease-name': { type: 'string', default: 'flotilla-controller', value: 'NAME', help: 'the Lease, in --namespace' },
   'log-level': { type: 'string', default: 'info', choices: ['error', 'warn', 'info', 'debug'], value: 'LEVEL', help: 'JSON log lines on stderr at this level and above' },
   'metrics-port': { type: 'string', default: '8080', value: 'PORT', help: 'plain-HTTP port of /healthz, /readyz and /metrics; 0 picks a free one' },
   resync: { type: 'duration', default: '10m', value: 'DURATION', help: 'every template is reconciled again this often' },
+  'probe-interval': { type: 'duration', default: '10s', value: 'DURATION', help: "GET /readyz on each member this often (sooner, with backoff, while it fails); the result is its Cluster's Ready condition" },
+  'probe-timeout': { type: 'duration', default: '5s', value: 'DURATION', help: 'a member whose /readyz takes longer is not ready' },
 } as const satisfies Flags;
 export type ControllerFlags = FlagValues<typeof CONTROLLER_FLAGS>;
 

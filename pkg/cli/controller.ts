@@ -18,6 +18,8 @@ import { loadKubeConfigFor } from './kubeflags.js';
 import { readVersion } from './version.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Distinct member names given their own metrics series. */
+const MAX_MEMBER_LABELS = 256;
 
 function integer(flag: string, value: string, min: number, max: number): number {
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
@@ -44,7 +46,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
       if (names.length === 0) throw new KubeconfigError('NO_CONTEXT', `${loaded.description} has no contexts: each context is a member cluster`);
       members = names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
     } else {
-      logger.warn('no --members-kubeconfig: no member is reachable; every target cluster is reported as such in the ResourceBindings');
+      logger.info('no --members-kubeconfig: members come from Cluster objects whose spec.secretRef names a Secret with credentials');
     }
   } catch (e: unknown) {
     if (e instanceof UsageError) throw e;
@@ -56,8 +58,32 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const reconciles = registry.histogram('flotilla_controller_reconcile_duration_seconds', 'Time to reconcile one template.', ['outcome'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
   const depth = registry.gauge('flotilla_controller_queue_depth', 'Template keys waiting for a worker.');
   const leaderGauge = registry.gauge('flotilla_controller_leader', '1 while this replica holds the Lease (or runs without leader election).');
+  const memberResults = registry.counter('flotilla_controller_member_results_total', 'Applies and removals per member, by result (Applied, Unchanged, Removed, Conflict, Failed, Unreachable).', ['member', 'result']);
+  const memberReady = registry.gauge('flotilla_controller_member_ready', '1 when the member answered its last /readyz probe, else 0.', ['member']);
+  // Member names come from Cluster objects on the hub: past MAX_MEMBER_LABELS distinct names, the rest share one series.
+  const memberLabels = new Set<string>();
+  const memberLabel = (name: string) => {
+    if (memberLabels.has(name)) return name;
+    if (memberLabels.size >= MAX_MEMBER_LABELS) return 'other';
+    memberLabels.add(name);
+    return name;
+  };
   const tooling = `flotilla/v${await readVersion()}`;
-  const controller = new Controller({ hub, members, namespace, concurrency, logger, tooling, resyncMs: values.resync, onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000) });
+  const controller = new Controller({
+    hub,
+    members,
+    namespace,
+    concurrency,
+    logger,
+    tooling,
+    instance: io.env.POD_NAME || hostname(),
+    resyncMs: values.resync,
+    probeIntervalMs: values['probe-interval'],
+    probeTimeoutMs: values['probe-timeout'],
+    onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
+    onMemberResult: (member, result) => memberResults.inc({ member: memberLabel(member), result }),
+    onMemberReady: (member, isReady) => memberReady.set({ member: memberLabel(member) }, isReady ? 1 : 0),
+  });
 
   const stop = new AbortController();
   const signal = AbortSignal.any([io.signal, stop.signal]);

@@ -4,19 +4,24 @@
 //   member informers (objects carrying the controller's labels) ──► drift: the owning template's key
 //
 // reconcile(template): render it from the state → server-side apply each member's object (field manager
-// `flotilla`, the same MemberApplier as `flotilla apply`), one ApplySet per template and member, pruning
-// what the set held and no longer renders for that member → the ResourceBinding on the hub. A template
-// no policy claims any more keeps what was propagated (Karmada's rule); a deleted template is removed from
-// every member before its finalizer is released (or after cleanupTimeoutMs of unreachable members, said
-// in the log). Failures are retried by the queue with backoff; an unreachable member does not hold up the
-// others.
+// `flotilla`, see member.ts), remove it from members no longer targeted (only an object carrying the
+// template's uid label) → the ResourceBinding on the hub. A template no policy claims any more keeps what
+// was propagated (Karmada's rule); a deleted template is removed from every member before its finalizer
+// is released (or after cleanupTimeoutMs of unreachable members, said in the log). Failures are retried by
+// the queue with backoff; an unreachable member does not hold up the others.
+//
+// Members: the contexts of --members-kubeconfig, and every Cluster on the hub whose spec.secretRef names a
+// Secret with credentials (credentials.ts). Each Secret is watched: a changed Secret reconnects its member,
+// a deleted one disconnects it, without a restart. Every member is probed (GET /readyz) on an interval;
+// the result is the Ready condition of its Cluster. A member that is not ready is skipped (its clusters
+// say Unreachable in the bindings) and every template is reconciled again when it becomes ready.
 //
 // Policies are read in their storage version (v1beta1) and clusters as they are: the controller does not
 // need the conversion webhook to be up to read what is stored. Template kinds are those named by any
 // propagation policy's resourceSelectors, resolved by discovery; their informers start and stop as
 // policies change.
 
-import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -24,13 +29,15 @@ import { EngineState } from '../engine/state.js';
 import type { ObjectRef } from '../engine/types.js';
 import { KubeClient, apiError } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
-import { MemberApplier, type MemberReport } from '../kube/applier.js';
 import { Informer, listWatchSource } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { Watcher } from '../kube/watch.js';
 import { WorkQueue } from '../runtime/queue.js';
-import { BINDING_API_VERSION, BINDING_PLURAL, bindingName, bindingNamespace, bindingObject, memberHealth, type ClusterStatus } from './binding.js';
-import { FINALIZER, HUB_FIELD_MANAGER, MEMBER_FIELD_MANAGER, TEMPLATE_UID_LABEL, describeTemplate, ownerTemplate, stampOwnership, type TemplateIdentity } from './ownership.js';
+import { BINDING_API_VERSION, BINDING_PLURAL, bindingName, bindingNamespace, bindingObject, type ClusterStatus } from './binding.js';
+import { credentialsFromSecret } from './credentials.js';
+import { EventRecorder } from './events.js';
+import { Member, probeLoop, type ApplyOutcome } from './member.js';
+import { FINALIZER, HUB_FIELD_MANAGER, describeTemplate, ownerTemplate, stampOwnership, type TemplateIdentity } from './ownership.js';
 
 export interface ControllerLogger {
   error(message: string, fields?: Record<string, unknown>): void;
@@ -47,7 +54,14 @@ export interface MemberAccess {
 
 export interface ControllerOptions {
   hub: KubeConfig;
+  /** Members from a kubeconfig; more come from Cluster objects' secretRef Secrets (unless clusterSecrets is false). */
   members: MemberAccess[];
+  /** Read Cluster objects' spec.secretRef Secrets for credentials. Default true. */
+  clusterSecrets?: boolean;
+  /** GET /readyz on every member this often while it is ready (faster, with backoff, while it is not). Default 10 s. */
+  probeIntervalMs?: number;
+  /** How long a /readyz probe may take. Default 5 s. */
+  probeTimeoutMs?: number;
   /** The controller's namespace: ResourceBindings of cluster-scoped templates; ApplySet parents on members. */
   namespace: string;
   /** Templates reconciled at once. */
@@ -55,14 +69,20 @@ export interface ControllerOptions {
   /** Requests in flight per member. */
   memberConcurrency?: number;
   logger: ControllerLogger;
-  /** `flotilla/<version>`, the ApplySet tooling annotation. */
+  /** `flotilla/<version>`: the user agent. */
   tooling: string;
+  /** This replica's identity, in the Events it writes. Default the host name. */
+  instance?: string;
   /** How long a deleted template waits for unreachable members before its finalizer is released. Default 10 min. */
   cleanupTimeoutMs?: number;
   /** Every template is reconciled again this often (what a dropped event or a lost write missed). Default 10 min. */
   resyncMs?: number;
   /** Told of every finished reconcile, for metrics. */
   onReconcile?: (durationMs: number, outcome: string) => void;
+  /** Told of every apply or removal on a member (state: Applied, Unchanged, Failed, Conflict, Unreachable, Removed), for metrics. */
+  onMemberResult?: (member: string, state: string) => void;
+  /** Told when a member's readiness changes (undefined: the member went away), for metrics. */
+  onMemberReady?: (member: string, ready: boolean | undefined) => void;
 }
 
 const POLICY_GROUP = 'policy.flotilla.io';
@@ -74,18 +94,18 @@ const POLICY_RESOURCES: ReadonlyArray<{ kind: string; resource: string; namespac
   { kind: 'ClusterOverridePolicy', resource: 'clusteroverridepolicies', namespaced: false },
 ];
 const CLUSTER_API_VERSION = 'cluster.flotilla.io/v1alpha1';
-/** Kinds whose member status says more than "present": read back after apply for the binding. */
-const HEALTH_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet', 'Job']);
 /** A failed member is tried again after this long even when nothing changed. */
 const RETRY_UNREACHABLE_MS = 5_000;
+const CLUSTER_READY = 'Ready';
 
-interface Member {
-  name: string;
-  client: KubeClient;
-  watcher: Watcher;
-  discovery: Discovery;
-  /** Drift informers, by resource path. */
-  watches: Map<string, { informer: Informer; stop: AbortController }>;
+/** A member connected from its Cluster's secretRef. */
+interface SecretMember {
+  /** `namespace/name` of the Secret. */
+  ref: string;
+  informer: Informer;
+  stop: AbortController;
+  /** What the current connection was made from (Secret resourceVersion and the Cluster fields it uses). */
+  version?: string;
 }
 
 interface TemplateKind {
@@ -101,7 +121,14 @@ export class Controller {
   private readonly hub: KubeClient;
   private readonly hubWatcher: Watcher;
   private readonly hubDiscovery: Discovery;
+  /** Every member the controller can reach now, by cluster name. */
   private readonly members = new Map<string, Member>();
+  /** Names of the members from --members-kubeconfig (their Clusters' secretRef is not read). */
+  private readonly kubeconfigMembers = new Set<string>();
+  /** Members from Cluster secretRefs: the Secret watched for each, by cluster name. */
+  private readonly secretMembers = new Map<string, SecretMember>();
+  /** Why a cluster has no member (no secretRef, unreadable Secret, refused credentials), by cluster name. */
+  private readonly noAccess = new Map<string, string>();
   private readonly policyInformers = new Map<string, Informer>();
   private clusterInformer: Informer | undefined;
   private readonly templateKinds = new Map<string, TemplateKind>();
@@ -112,6 +139,9 @@ export class Controller {
   private readonly cleanupSince = new Map<string, number>();
   /** Binding path → the body last written there, so an unchanged binding costs no request. */
   private readonly written = new Map<string, string>();
+  /** Cluster name → the Ready condition last written to its status (status, reason, message). */
+  private readonly clusterConditions = new Map<string, string>();
+  private readonly events: EventRecorder;
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
@@ -119,11 +149,12 @@ export class Controller {
     this.o = options;
     const userAgent = options.tooling;
     this.hub = new KubeClient(options.hub, { concurrency: 16, userAgent });
+    this.events = new EventRecorder(this.hub, { component: 'flotilla-controller', instance: options.instance ?? hostname() });
     this.hubWatcher = new Watcher(options.hub, { userAgent });
     this.hubDiscovery = new Discovery(this.hub);
     for (const m of options.members) {
-      const client = new KubeClient(m.kubeConfig, { concurrency: options.memberConcurrency ?? 16, userAgent });
-      this.members.set(m.name, { name: m.name, client, watcher: new Watcher(m.kubeConfig, { userAgent }), discovery: new Discovery(client), watches: new Map() });
+      this.kubeconfigMembers.add(m.name);
+      this.members.set(m.name, this.newMember(m.name, m.kubeConfig));
     }
     this.queue = new WorkQueue<string>({ reconcile: (key, signal) => this.reconcile(key, signal) }, {
       concurrency: options.concurrency,
@@ -148,14 +179,15 @@ export class Controller {
     this.signal = signal;
     const log = this.o.logger;
     const queueDone = this.queue.start(signal);
+    for (const m of this.members.values()) this.startMember(m);
 
     // Clusters first (placement needs them), then policies, then the template kinds they name.
     this.clusterInformer = this.hubInformer('clusters', `/apis/cluster.flotilla.io/v1alpha1/clusters`, CLUSTER_API_VERSION, 'Cluster', {
-      onAdd: (o) => this.upsert(this.clusterObject(o)),
-      onUpdate: (o) => this.upsert(this.clusterObject(o)),
+      onAdd: (o) => this.onCluster(o),
+      onUpdate: (o) => this.onCluster(o),
       onDelete: (o) => this.onClusterDeleted(o),
     });
-    for (const m of this.members.values()) this.upsert(this.clusterObject({ metadata: { name: m.name } }));
+    for (const name of this.kubeconfigMembers) this.upsert(this.clusterObject({ metadata: { name } }));
     for (const p of POLICY_RESOURCES) {
       const informer = this.hubInformer(p.resource, `/apis/${POLICY_GROUP}/${POLICY_STORAGE_VERSION}/${p.resource}`, `${POLICY_GROUP}/${POLICY_STORAGE_VERSION}`, p.kind, {
         onAdd: (o) => this.onPolicy(o),
@@ -168,7 +200,7 @@ export class Controller {
     await this.syncTemplateKinds();
     await Promise.all([...this.templateKinds.values()].map((k) => k.informer.waitForSync(signal)));
     this.syncedFlag = !signal.aborted;
-    log.info('caches synced', { templates: this.templates.size, members: this.members.size });
+    log.info('caches synced', { templates: this.templates.size, members: [...this.members.keys()] });
 
     const resync = setInterval(() => {
       for (const key of this.templates.keys()) this.queue.add(key);
@@ -176,17 +208,20 @@ export class Controller {
     resync.unref();
     signal.addEventListener('abort', () => clearInterval(resync), { once: true });
     await queueDone;
+    await this.events.flush();
+    await Promise.all([...this.members.values()].map((m) => m.close()));
   }
 
   // ---- hub events -----------------------------------------------------------------------------------
 
-  private hubInformer(name: string, path: string, apiVersion: string, kind: string, handlers: ConstructorParameters<typeof Informer>[0]['handlers']): Informer {
+  private hubInformer(name: string, path: string, apiVersion: string, kind: string, handlers: ConstructorParameters<typeof Informer>[0]['handlers'], fieldSelector?: string): Informer {
     const informer = new Informer({
       name: `hub ${name}`,
       source: listWatchSource(this.hub, this.hubWatcher),
       path,
       apiVersion,
       kind,
+      ...(fieldSelector ? { fieldSelector } : {}),
       handlers,
       onError: (err, attempt, retryInMs) => this.o.logger.warn('hub watch failed; retrying', { resource: name, attempt, retryInMs, error: err instanceof Error ? err.message : String(err) }),
     });
@@ -205,11 +240,200 @@ export class Controller {
     return { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: isObject(o.metadata) ? o.metadata : {}, ...(isObject(o.spec) ? { spec: o.spec } : {}) };
   }
 
+  private onCluster(o: JsonObject): void {
+    this.upsert(this.clusterObject(o));
+    const name = ownString(o.metadata, 'name') ?? '';
+    if (!name) return;
+    if (this.kubeconfigMembers.has(name)) {
+      const m = this.members.get(name);
+      if (m) void this.writeClusterReady(name, m);
+      return;
+    }
+    if (this.o.clusterSecrets === false) {
+      this.setNoAccess(name, 'not a context of --members-kubeconfig (Cluster secretRefs are not read: --cluster-secrets=false)');
+      return;
+    }
+    const spec = isObject(o.spec) ? o.spec : {};
+    const ref = isObject(spec.secretRef) ? spec.secretRef : undefined;
+    const ns = ownString(ref, 'namespace');
+    const secretName = ownString(ref, 'name');
+    const refText = ns && secretName ? `${ns}/${secretName}` : undefined;
+    const current = this.secretMembers.get(name);
+    if (current && current.ref === refText) {
+      // Same Secret: the Cluster's apiEndpoint or TLS setting may have changed (Karmada's token form).
+      void this.connect(name);
+      return;
+    }
+    if (current) this.dropSecretMember(name);
+    if (!ns || !secretName || !refText) {
+      this.setNoAccess(name, 'not a context of --members-kubeconfig, and its Cluster has no spec.secretRef');
+      return;
+    }
+    const stop = new AbortController();
+    const informer = new Informer({
+      name: `hub secret ${refText}`,
+      source: listWatchSource(this.hub, this.hubWatcher),
+      path: `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`,
+      apiVersion: 'v1',
+      kind: 'Secret',
+      fieldSelector: `metadata.name=${secretName}`,
+      handlers: { onAdd: () => void this.connect(name), onUpdate: () => void this.connect(name), onDelete: () => void this.connect(name) },
+      onError: (err, attempt) => {
+        if (attempt === 1) this.o.logger.warn('cannot watch the Secret a Cluster names; retrying', { cluster: name, secret: refText, error: err instanceof Error ? err.message : String(err) });
+        if (attempt === 1) this.setNoAccess(name, `its Secret ${refText} cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      },
+    });
+    this.secretMembers.set(name, { ref: refText, informer, stop });
+    void informer.start(AbortSignal.any([this.signal, stop.signal]));
+  }
+
   private onClusterDeleted(o: JsonObject): void {
     const name = ownString(o.metadata, 'name') ?? '';
+    this.clusterConditions.delete(name);
     // A member of the kubeconfig stays a member, without the labels the Cluster object gave it.
-    if (this.members.has(name)) this.upsert(this.clusterObject({ metadata: { name } }));
-    else this.apply(this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected);
+    if (this.kubeconfigMembers.has(name)) {
+      this.upsert(this.clusterObject({ metadata: { name } }));
+      return;
+    }
+    this.dropSecretMember(name);
+    this.noAccess.delete(name);
+    this.apply(this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected);
+  }
+
+  /** (Re)connects the member of Cluster `name` from its watched Secret, when what it is made from changed. */
+  private async connect(name: string): Promise<void> {
+    const s = this.secretMembers.get(name);
+    const cluster = this.clusterInformer?.get(name);
+    if (!s || !cluster || this.signal.aborted) return;
+    const secret = s.informer.get(s.ref);
+    const spec = isObject(cluster.spec) ? cluster.spec : {};
+    if (!secret) {
+      if (s.informer.synced) this.setNoAccess(name, `its Secret ${s.ref} does not exist`);
+      return;
+    }
+    const version = JSON.stringify([ownString(secret.metadata, 'resourceVersion'), spec.apiEndpoint, spec.insecureSkipTLSVerification]);
+    if (s.version === version) return;
+    s.version = version;
+    const creds = credentialsFromSecret(spec, secret);
+    if ('error' in creds) {
+      this.o.logger.error('cannot use the credentials of a Cluster', { cluster: name, secret: s.ref, error: creds.error });
+      this.setNoAccess(name, `its Secret ${s.ref}: ${creds.error}`, 'InvalidCredentials');
+      return;
+    }
+    // Two member names for one apiserver would each remove what the other applied for the same template.
+    const twin = [...this.members.values()].find((m) => m.name !== name && m.server === creds.server);
+    if (twin) {
+      this.o.logger.error('not connected: the Cluster reaches the apiserver of another member', { cluster: name, member: twin.name, server: creds.server });
+      this.setNoAccess(name, `its Secret ${s.ref} reaches ${creds.server}, the apiserver of member ${twin.name}`, 'DuplicateServer');
+      return;
+    }
+    const old = this.members.get(name);
+    const m = this.newMember(name, creds.kubeConfig);
+    this.members.set(name, m);
+    this.noAccess.delete(name);
+    if (old) await old.close();
+    this.startMember(m);
+    this.o.logger.info(old ? 'member reconnected: its credentials changed' : 'member connected from its Cluster secretRef', { cluster: name, secret: s.ref, server: m.server });
+    this.apply(this.templates.keys());
+  }
+
+  private dropSecretMember(name: string): void {
+    const s = this.secretMembers.get(name);
+    if (!s) return;
+    s.stop.abort();
+    this.secretMembers.delete(name);
+    const m = this.members.get(name);
+    if (m) {
+      this.members.delete(name);
+      this.o.onMemberReady?.(name, undefined);
+      void m.close();
+      this.o.logger.info('member disconnected', { cluster: name });
+      this.apply(this.templates.keys());
+    }
+  }
+
+  /** Cluster `name` has no member: why, in its Ready condition and in the bindings that target it. */
+  private setNoAccess(name: string, why: string, reason = 'NoCredentials'): void {
+    this.noAccess.set(name, why);
+    const m = this.members.get(name);
+    if (m && !this.kubeconfigMembers.has(name)) {
+      this.members.delete(name);
+      this.o.onMemberReady?.(name, undefined);
+      void m.close();
+      this.apply(this.templates.keys());
+    }
+    void this.writeCondition(name, { status: 'False', reason, message: why });
+  }
+
+  private newMember(name: string, kubeConfig: KubeConfig): Member {
+    return new Member({
+      name,
+      kubeConfig,
+      userAgent: this.o.tooling,
+      concurrency: this.o.memberConcurrency ?? 16,
+      onOwnedEvent: (o) => {
+        const t = ownerTemplate(o);
+        if (t) this.queue.add(this.keyOfRef(t));
+      },
+      onWatchError: (resource, err, attempt) => {
+        if (attempt === 1) this.o.logger.warn('member watch failed; retrying', { member: name, resource, error: err instanceof Error ? err.message : String(err) });
+      },
+    });
+  }
+
+  /** Binds a member to the run, starts its probe loop and the watches of the template kinds known so far. */
+  private startMember(m: Member): void {
+    m.bind(this.signal);
+    for (const k of this.templateKinds.values()) void this.watchMember(m, k.apiVersion, k.info.kind);
+    void probeLoop(
+      m,
+      {
+        intervalMs: this.o.probeIntervalMs ?? 10_000,
+        timeoutMs: this.o.probeTimeoutMs ?? 5_000,
+        onChange: (member) => {
+          if (this.members.get(member.name) !== member) return;
+          const r = member.readiness;
+          this.o.onMemberReady?.(member.name, r.ready);
+          if (r.ready) this.o.logger.info('member ready', { member: member.name });
+          else this.o.logger.warn('member not ready; skipped until it is', { member: member.name, error: r.message });
+          void this.writeClusterReady(member.name, member);
+          // Catch up what was skipped (and say Unreachable in the bindings when it went away).
+          this.apply(this.templates.keys());
+        },
+      },
+      AbortSignal.any([this.signal, m.closed]),
+    );
+  }
+
+  private writeClusterReady(name: string, m: Member): Promise<void> {
+    const r = m.readiness;
+    if (r.ready === undefined) return Promise.resolve();
+    return this.writeCondition(name, r.ready ? { status: 'True', reason: 'MemberReady', message: `${m.server}/readyz answered ok` } : { status: 'False', reason: 'MemberNotReady', message: r.message ?? 'not ready' });
+  }
+
+  /** The Ready condition on a Cluster's status (only for Clusters that exist on the hub); unchanged costs nothing. */
+  private async writeCondition(name: string, c: { status: 'True' | 'False'; reason: string; message: string }): Promise<void> {
+    const cluster = this.clusterInformer?.get(name);
+    if (!cluster || this.signal.aborted) return;
+    const text = JSON.stringify(c);
+    if (this.clusterConditions.get(name) === text) return;
+    this.clusterConditions.set(name, text);
+    const status = isObject(cluster.status) ? cluster.status : {};
+    const previous = (Array.isArray(status.conditions) ? status.conditions.filter(isObject) : []).find((x) => x.type === CLUSTER_READY);
+    const lastTransitionTime = previous && previous.status === c.status && typeof previous.lastTransitionTime === 'string' ? previous.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const res = await this.hub
+      .request({
+        method: 'PATCH',
+        path: `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`,
+        query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
+        contentType: 'application/apply-patch+yaml',
+        body: { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, status: { conditions: [{ type: CLUSTER_READY, status: c.status, reason: c.reason, message: c.message.slice(0, 1024), lastTransitionTime }] } },
+      })
+      .catch((err: unknown) => ({ status: 0, body: undefined, warnings: [], error: err }));
+    if (res.status >= 400 || res.status === 0) {
+      this.clusterConditions.delete(name);
+      if (res.status !== 404) this.o.logger.warn('cannot write the Ready condition of a Cluster', { cluster: name, status: res.status });
+    }
   }
 
   private onPolicy(o: JsonObject): void {
@@ -268,13 +492,23 @@ export class Controller {
       });
       this.templateKinds.set(id, { info, apiVersion, informer, stop });
       void informer.start(signal);
-      for (const m of this.members.values()) this.watchMember(m, info, apiVersion);
+      for (const m of this.members.values()) void this.watchMember(m, apiVersion, kind);
     }
     for (const [id, k] of this.templateKinds) {
       if (wanted.has(id)) continue;
       // Templates of that kind stay in the state: what was propagated stays until a policy claims them.
       k.stop.abort();
       this.templateKinds.delete(id);
+    }
+  }
+
+  /** Watches, on a member, the objects of a template kind the controller applied there (drift). */
+  private async watchMember(m: Member, apiVersion: string, kind: string): Promise<void> {
+    try {
+      const info = await m.resolve(apiVersion, kind);
+      if (info) m.watchOwned(info, apiVersion);
+    } catch {
+      // Unreachable now: the first apply of that kind starts the watch.
     }
   }
 
@@ -312,34 +546,6 @@ export class Controller {
     } catch {
       return key;
     }
-  }
-
-  // ---- members: drift -------------------------------------------------------------------------------
-
-  /** Watches the objects of one kind that the controller applied on a member: a change or delete enqueues their template. */
-  private watchMember(m: Member, info: ResourceInfo, apiVersion: string): void {
-    const path = resourcePath(info, undefined);
-    if (m.watches.has(path)) return;
-    const stop = new AbortController();
-    const enqueue = (o: JsonObject) => {
-      const t = ownerTemplate(o);
-      if (t) this.queue.add(this.keyOfRef(t));
-    };
-    const informer = new Informer({
-      name: `${m.name} ${info.resource}`,
-      source: listWatchSource(m.client, m.watcher),
-      path,
-      apiVersion,
-      kind: info.kind,
-      labelSelector: TEMPLATE_UID_LABEL,
-      handlers: { onUpdate: enqueue, onDelete: enqueue },
-      backoff: { baseMs: 1_000, maxMs: 30_000 },
-      onError: (err, attempt) => {
-        if (attempt === 1) this.o.logger.warn('member watch failed; retrying', { member: m.name, resource: info.resource, error: err instanceof Error ? err.message : String(err) });
-      },
-    });
-    m.watches.set(path, { informer, stop });
-    void informer.start(AbortSignal.any([this.signal, stop.signal]));
   }
 
   // ---- reconcile ------------------------------------------------------------------------------------
@@ -382,96 +588,91 @@ export class Controller {
       clusters.set(p.cluster, { name: p.cluster, state: 'Pending', overrides: p.overrides.map((o) => ({ ...o })), ...(replicas === undefined ? {} : { replicas }) });
     }
     const errors: string[] = [];
+    const overrideFailed: string[] = [];
     for (const e of result.errors) {
-      if (e.cluster) clusters.set(e.cluster, { name: e.cluster, state: 'Failed', message: e.message });
-      else errors.push(e.message);
+      if (e.cluster) {
+        clusters.set(e.cluster, { name: e.cluster, state: 'Failed', message: e.message });
+        overrideFailed.push(`${e.cluster}: ${e.message}`);
+      } else errors.push(e.message);
     }
 
     const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
     let retry = false;
+    const applied: string[] = [];
+    const failed: string[] = [];
+    const conflicts: string[] = [];
+    const removed: string[] = [];
     await Promise.all(
       [...this.members.values()].map(async (m) => {
         const object = desired.get(m.name);
-        // A template's set holds at most its one object (same kind, namespace and name on every member), so
-        // applying it leaves nothing to prune; a member no longer targeted gets an empty run with prune.
-        const report = await this.applier(m, identity, signal, object === undefined).run(object ? [{ object, conflictResolution }] : []);
         const status = clusters.get(m.name);
-        if (report.unreachable || report.errors.length > 0) retry = true;
-        if (!status) {
-          // Not targeted: the set was pruned there; say so only while it could not be.
-          if (report.unreachable) clusters.set(m.name, { name: m.name, state: 'Removing', message: report.errors.join('; ') });
+        if (m.readiness.ready === false) {
+          // Skipped; every template is reconciled again when the member is ready.
+          if (status && status.state !== 'Failed') Object.assign(status, { state: 'Unreachable', message: `not ready: ${m.readiness.message ?? 'its /readyz probe fails'}` });
           return;
         }
-        if (status.state === 'Failed') return;
-        Object.assign(status, await this.memberState(m, report, object, generation));
-        log.debug('applied', { template: describeTemplate(identity), cluster: m.name, state: status.state });
+        if (!object) {
+          // Not targeted (any more): what the template has there goes.
+          const gone = await this.removeFrom(m, identity, ref, signal);
+          if (gone === 'removed') removed.push(m.name);
+          else if (gone !== 'absent') {
+            retry = true;
+            clusters.set(m.name, { name: m.name, state: 'Removing', message: gone.error });
+          }
+          return;
+        }
+        if (!status || status.state === 'Failed') return;
+        const outcome = await m.apply(object, identity, conflictResolution, signal);
+        this.o.onMemberResult?.(m.name, outcome.state === 'Applied' && !outcome.changed ? 'Unchanged' : outcome.state);
+        if (outcome.state === 'Unreachable' || outcome.state === 'Failed') retry = true;
+        if (outcome.state === 'Applied' && outcome.changed) applied.push(m.name);
+        else if (outcome.state === 'Failed') failed.push(`${m.name}: ${outcome.message}`);
+        else if (outcome.state === 'Conflict') conflicts.push(`${m.name}: ${outcome.message}`);
+        Object.assign(status, clusterStatusOf(outcome, generation));
+        log.debug('applied', { template: describeTemplate(identity), cluster: m.name, state: outcome.state, ...(outcome.state === 'Applied' ? { changed: outcome.changed } : { error: outcome.message }) });
       }),
     );
     for (const [name, status] of clusters) {
-      if (status.state === 'Pending' && !this.members.has(name)) Object.assign(status, { state: 'Unreachable', message: `no access to cluster ${name}: it is not a context of --members-kubeconfig (a Cluster's spec.secretRef is not read yet)` });
+      if (status.state === 'Pending' && !this.members.has(name)) Object.assign(status, { state: 'Unreachable', message: `no access to cluster ${name}: ${this.noAccess.get(name) ?? 'not a context of --members-kubeconfig, and no Cluster secretRef connected yet'}` });
     }
     await this.writeBinding(identity, template, { policy: result.policy, conflictResolution, clusters: [...clusters.values()], errors });
+    if (applied.length > 0) this.events.record(identity, 'Normal', 'Applied', `applied to ${applied.join(', ')}`);
+    if (failed.length > 0) this.events.record(identity, 'Warning', 'ApplyFailed', failed.join('; '));
+    if (conflicts.length > 0) this.events.record(identity, 'Warning', 'Conflict', conflicts.join('; '));
+    if (overrideFailed.length > 0) this.events.record(identity, 'Warning', 'OverrideFailed', overrideFailed.join('; '));
+    if (removed.length > 0) this.events.record(identity, 'Normal', 'Pruned', `removed from ${removed.join(', ')}: no longer targeted`);
     log.debug('reconciled', { template: describeTemplate(identity), clusters: [...clusters.values()].map((c) => `${c.name}: ${c.state}`), errors });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
   }
 
-  /** One ApplySet per template and member, so prune removes exactly what this template put there. */
-  private applier(m: Member, t: TemplateIdentity, signal: AbortSignal, prune: boolean): MemberApplier {
-    return new MemberApplier(m.name, m.client, {
-      fieldManager: MEMBER_FIELD_MANAGER,
-      parent: { namespace: this.o.namespace, name: parentName(t) },
-      tooling: this.o.tooling,
-      mode: 'apply',
-      prune,
-      signal,
-      discovery: m.discovery,
-      // Drift: what someone changed on a member in an object of ours is put back.
-      forceOwned: true,
-      // One object per run: read it, rather than list its kind in its namespace.
-      lookup: 'get',
-    });
-  }
-
-  private async memberState(m: Member, report: MemberReport, object: JsonObject | undefined, generation: number | undefined): Promise<Partial<ClusterStatus>> {
-    if (report.unreachable) return { state: 'Unreachable', message: report.errors.join('; ') };
-    const r = report.results.find((x) => x.action !== 'pruned');
-    if (!r) return { state: 'Failed', message: report.errors.join('; ') || 'nothing was applied' };
-    if (r.action === 'conflict') return { state: 'Conflict', ...(r.message ? { message: r.message } : {}) };
-    if (r.action === 'failed') return { state: 'Failed', ...(r.message ? { message: r.message } : {}) };
-    const out: Partial<ClusterStatus> = { state: 'Applied', ...(generation === undefined ? {} : { observedGeneration: generation }) };
-    if (object && HEALTH_KINDS.has(r.kind)) {
-      try {
-        const info = await m.discovery.resolve(r.apiVersion, r.kind);
-        const res = await m.client.request<JsonObject>({ method: 'GET', path: resourcePath(info, r.namespace, r.name) });
-        out.health = memberHealth(res.status === 200 ? res.body : undefined);
-      } catch {
-        out.health = { state: 'Unknown', message: 'status not read' };
-      }
-    } else {
-      out.health = { state: 'Healthy' };
+  /** Removes the template's object from a member: 'removed' or 'absent' (nothing of the template's is there), else why not. */
+  private async removeFrom(m: Member, t: TemplateIdentity, at: ObjectRef, signal: AbortSignal): Promise<'removed' | 'absent' | { error: string }> {
+    try {
+      if (!(await m.remove(t, at, signal))) return 'absent';
+      this.o.onMemberResult?.(m.name, 'Removed');
+      this.o.logger.info('removed from a member', { template: describeTemplate(t), cluster: m.name });
+      return 'removed';
+    } catch (err: unknown) {
+      this.o.onMemberResult?.(m.name, 'Failed');
+      return { error: err instanceof Error ? err.message : String(err) };
     }
-    return out;
   }
 
   private policyObject(p: { kind: string; namespace?: string; name: string }): JsonObject | undefined {
     return this.policyInformers.get(p.kind)?.get(p.namespace ? `${p.namespace}/${p.name}` : p.name);
   }
 
-  /** A deleted template: its objects and ApplySet parents go from every member, then the finalizer. */
+  /** A deleted template: its objects go from every member, then the finalizer. */
   private async cleanup(key: string, template: JsonObject, t: TemplateIdentity, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
     const log = this.o.logger;
     const unreachable: string[] = [];
+    const removedFrom: string[] = [];
+    const ref = this.refOf(template);
     await Promise.all(
       [...this.members.values()].map(async (m) => {
-        const report = await this.applier(m, t, signal, true).run([]);
-        if (report.unreachable || report.errors.length > 0) {
-          unreachable.push(`${m.name}: ${report.errors.join('; ')}`);
-          return;
-        }
-        const parent = `/api/v1/namespaces/${encodeURIComponent(this.o.namespace)}/secrets/${encodeURIComponent(parentName(t))}`;
-        const res = await m.client.request({ method: 'DELETE', path: parent }).catch((e: unknown) => ({ status: 0, body: undefined, warnings: [], error: e }));
-        if (res.status >= 400 && res.status !== 404) unreachable.push(`${m.name}: deleting the ApplySet parent: HTTP ${res.status}`);
-        else if (res.status === 0) unreachable.push(`${m.name}: deleting the ApplySet parent failed`);
+        const gone = await this.removeFrom(m, t, ref, signal);
+        if (gone === 'removed') removedFrom.push(m.name);
+        else if (gone !== 'absent') unreachable.push(`${m.name}: ${gone.error}`);
       }),
     );
     if (unreachable.length > 0) {
@@ -485,13 +686,14 @@ export class Controller {
       log.error('template deleted; releasing its finalizer although some members could not be cleaned', { template: describeTemplate(t), members: unreachable, waitedMs: Date.now() - since });
     }
     this.cleanupSince.delete(key);
+    if (removedFrom.length > 0) this.events.record(t, 'Normal', 'Pruned', `removed from ${removedFrom.join(', ')}: the template is being deleted`);
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
     const bindingPath = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(bindingNamespace(t, this.o.namespace))}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
     this.written.delete(bindingPath);
     await this.hub.request({ method: 'DELETE', path: bindingPath });
     const meta = isObject(template.metadata) ? template.metadata : {};
     const finalizers = (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER);
-    await this.patchFinalizers(this.refOf(template), finalizers);
+    await this.patchFinalizers(ref, finalizers);
     log.info('template deleted; removed from every member', { template: describeTemplate(t) });
     return undefined;
   }
@@ -548,9 +750,8 @@ function renderedPart(o: JsonObject): string {
   return JSON.stringify({ ...rest, metadata: meta });
 }
 
-/** The ApplySet parent Secret of one template on every member: `flotilla-t-<hash of the template's identity>`. */
-export function parentName(t: TemplateIdentity): string {
-  const hash = createHash('sha256').update(JSON.stringify([t.apiVersion, t.kind, t.namespace ?? '', t.name])).digest('hex').slice(0, 20);
-  return `flotilla-t-${hash}`;
+/** A cluster's line in the binding from what applying there gave. */
+function clusterStatusOf(outcome: ApplyOutcome, generation: number | undefined): Partial<ClusterStatus> {
+  if (outcome.state !== 'Applied') return { state: outcome.state, message: outcome.message };
+  return { state: 'Applied', health: outcome.health, ...(generation === undefined ? {} : { observedGeneration: generation }) };
 }
-

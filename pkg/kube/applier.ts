@@ -88,21 +88,6 @@ export interface ApplierOptions {
   /** Called once the number of objects to apply is known. */
   onPlan?: (member: string, objects: number) => void;
   signal?: AbortSignal;
-  /** Discovery for this member, kept across runs (the controller's); default a new one per applier. */
-  discovery?: Discovery;
-  /**
-   * Apply objects already in this set with force, taking back fields another manager changed since (the
-   * controller correcting drift). Objects not in the set still follow their conflictResolution. Default
-   * false: `flotilla apply` reports such a field as a conflict under Abort.
-   */
-  forceOwned?: boolean;
-  /**
-   * How an object's current state is found before it is applied: `list` (default) lists its kind in its
-   * namespace once per run, cheap for many objects per run; `get` reads that one object, cheap for runs
-   * of one object among many (the controller's per-template runs, whose cost must not grow with the
-   * number of other objects).
-   */
-  lookup?: 'list' | 'get';
 }
 
 const CRD_GROUP = 'apiextensions.k8s.io';
@@ -115,7 +100,6 @@ export const CREATED_FOR_LABEL = 'flotilla.io/created-for-applyset';
 /** Most pages of one LIST followed (500 objects each); an apiserver that keeps going is an error. */
 const MAX_LIST_PAGES = 10_000;
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
-const META_GET_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 const LIST_PAGE = 500;
 
 interface Item {
@@ -176,7 +160,7 @@ export class MemberApplier {
     this.member = member;
     this.client = client;
     this.o = options;
-    this.discovery = options.discovery ?? new Discovery(client);
+    this.discovery = new Discovery(client);
     this.id = applySetId(options.parent);
   }
 
@@ -343,7 +327,7 @@ export class MemberApplier {
         this.finish(i, 'created', `not checked by the server: namespace ${i.id.namespace} does not exist yet (apply creates it)`, { live: null, after });
         return;
       }
-      const existing = this.o.lookup === 'get' ? await this.lookupOne(info, i.id.namespace, i.id.name) : (await this.listing(info, i.id.namespace, false)).items.get(i.id.name);
+      const existing = (await this.listing(info, i.id.namespace, false)).items.get(i.id.name);
       const ours = existing?.partOf === this.id || (existing?.createdFor === this.id && i.group === '' && i.id.kind === 'Namespace');
       if (existing && !ours && i.conflictResolution !== 'Overwrite') {
         const whose = existing.partOf ? `it belongs to apply set ${existing.partOf}` : `it has no ${PART_OF_LABEL}=${this.id} label`;
@@ -355,8 +339,7 @@ export class MemberApplier {
         return;
       }
       const path = resourcePath(info, i.id.namespace, i.id.name);
-      // forceOwned: an object already in this set is ours to keep as desired, whoever edited it since.
-      const force = i.conflictResolution === 'Overwrite' || (this.o.forceOwned === true && existing?.partOf === this.id);
+      const force = i.conflictResolution === 'Overwrite';
       if (this.o.mode === 'apply') {
         if (existing && existing.partOf === this.id && unchangedSinceApply(existing, i.body, this.o.fieldManager)) {
           this.finish(i, 'unchanged');
@@ -540,14 +523,6 @@ export class MemberApplier {
       cont = res.body?.metadata?.continue || undefined;
     } while (cont);
     return { items };
-  }
-
-  /** One object's metadata, or undefined when it does not exist (lookup: 'get'). */
-  private async lookupOne(info: ResourceInfo, namespace: string | undefined, name: string): Promise<LiveMeta | undefined> {
-    const res = await this.client.request<{ metadata?: JsonObject }>({ method: 'GET', path: resourcePath(info, namespace, name), accept: META_GET_ACCEPT, signal: this.o.signal });
-    if (res.status === 404) return undefined;
-    if (res.status >= 400) throw new Error(`cannot read ${groupKindString(info.group, info.kind)} ${namespace ? `${namespace}/` : ''}${name}: ${apiError(res).message}`);
-    return liveMeta(name, res.body?.metadata ?? {});
   }
 
   /** Deletes (or, in dry-run/diff, reports) this set's objects that are no longer desired. True when complete. */

@@ -101,6 +101,11 @@ void describe('flotilla controller: hub to two members', () => {
   const BINDING = (name: string) => `/apis/work.flotilla.io/v1alpha1/namespaces/shop/resourcebindings/${name}`;
   /** Waits until `probe` gives a value that `done` accepts; returns it for the assertion. */
   const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean) => eventually(probe, done, WAIT_MS, 100);
+  /** Events about the templates named `name` in namespace shop. */
+  const events = async (name: string): Promise<Obj[]> => {
+    const r = await hub.request<{ items: Obj[] }>({ method: 'GET', path: '/api/v1/namespaces/shop/events', query: { fieldSelector: `involvedObject.name=${name}` } });
+    return r.body?.items ?? [];
+  };
   const image = (d: Obj | undefined) => ((((d?.spec as Obj | undefined)?.template as Obj | undefined)?.spec as Obj | undefined)?.containers as Obj[] | undefined)?.[0]?.image;
 
   before(async () => {
@@ -150,6 +155,11 @@ void describe('flotilla controller: hub to two members', () => {
     const b = await until(() => get(hub, BINDING('web-deployment')), (o) => ((o?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.filter((c) => c.state === 'Applied').length === 2);
     assert.deepEqual((b?.spec as Obj).policy, { kind: 'PropagationPolicy', namespace: 'shop', name: 'web' });
     assert.deepEqual(((b?.spec as Obj).clusters as Obj[]).map((c) => c.name).sort(), ['member1', 'member2']);
+    // kubectl describe shows what happened to the template.
+    const applied = await until(() => events('web'), (es) => es.some((e) => e.reason === 'Applied' && (e.involvedObject as Obj).kind === 'Deployment'));
+    const e = applied.find((x) => x.reason === 'Applied' && (x.involvedObject as Obj).kind === 'Deployment');
+    assert.equal(e?.type, 'Normal');
+    assert.match(String(e?.message), /^applied to member1, member2$|^applied to member2, member1$/);
   });
 
   void it('follows an OverridePolicy edit, and gives a field back when its rule is removed', async () => {
@@ -218,6 +228,10 @@ void describe('flotilla controller: hub to two members', () => {
     const b = await until(() => get(hub, BINDING('settings-configmap')), (o) => ((o?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.[0]?.state === 'Conflict');
     assert.equal((((b?.status as Obj).clusters as Obj[])[0] as Obj).state, 'Conflict');
     assert.equal(((await get(m1, CM('settings')))?.data as Obj).owner, 'someone else', 'left alone');
+    const warned = await until(() => events('settings'), (es) => es.some((e) => e.reason === 'Conflict'));
+    const conflict = warned.find((e) => e.reason === 'Conflict');
+    assert.equal(conflict?.type, 'Warning');
+    assert.match(String(conflict?.message), /^member1: ConfigMap shop\/settings already exists on the member and is not the controller's/);
     await apply(hub, PP, propagation(['member1'], 'Overwrite'));
     const taken = await until(() => get(m1, CM('settings')), (o) => (o?.data as Obj | undefined)?.owner === 'flotilla');
     assert.equal((taken?.data as Obj).owner, 'flotilla');

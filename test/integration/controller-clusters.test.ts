@@ -12,18 +12,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { PassThrough } from 'node:stream';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { run } from '../../pkg/cli/index.js';
-import type { CommandIO } from '../../pkg/cli/command.js';
 import { KubeClient } from '../../pkg/kube/client.js';
 import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
+import { applyObject, capturingIO, getObject, type Obj } from './controller-io.js';
 
-type Obj = Record<string, unknown>;
 const WAIT_MS = 30_000;
 const POLICY = 'policy.flotilla.io/v1beta1';
 const SECRETS_NS = 'flotilla-system';
@@ -56,13 +54,6 @@ contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x
 `;
 
-function io(signal: AbortSignal): CommandIO & { err: () => string } {
-  const stderr = new PassThrough();
-  let err = '';
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal, err: () => err };
-}
-
 void describe('flotilla controller: members from Cluster secretRefs', () => {
   const env = useEnvironment({ members: 2 });
   const client = (c: ClusterHandle) => new KubeClient(c.kubeConfig(), { concurrency: 4 });
@@ -72,16 +63,10 @@ void describe('flotilla controller: members from Cluster secretRefs', () => {
   let kubeconfigs: string[];
   const stop = new AbortController();
   let controller: Promise<number>;
-  let out: ReturnType<typeof io>;
+  let out: ReturnType<typeof capturingIO>;
 
-  const get = async (c: KubeClient, path: string): Promise<Obj | undefined> => {
-    const r = await c.request<Obj>({ method: 'GET', path });
-    return r.status === 200 ? r.body : undefined;
-  };
-  const apply = async (c: KubeClient, path: string, body: Obj) => {
-    const r = await c.request({ method: 'PATCH', path, query: { fieldManager: 'platform-team', force: 'true' }, contentType: 'application/apply-patch+yaml', body });
-    assert.ok(r.status < 300, `apply ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
-  };
+  const get = getObject;
+  const apply = applyObject;
   const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean) => eventually(probe, done, WAIT_MS, 100);
   const CM = '/api/v1/namespaces/team/configmaps/settings';
   const CLUSTER = (name: string) => `/apis/cluster.flotilla.io/v1alpha1/clusters/${name}`;
@@ -110,7 +95,7 @@ void describe('flotilla controller: members from Cluster secretRefs', () => {
     await apply(hub, CLUSTER('member2'), cluster('member2', 'us'));
     await apply(hub, CM, configMap({ mode: 'hub' }));
     await apply(hub, '/apis/policy.flotilla.io/v1beta1/namespaces/team/propagationpolicies/settings', propagation);
-    out = io(stop.signal);
+    out = capturingIO(stop.signal);
     controller = run(['controller', '--kubeconfig', e.hub.kubeconfigPath, '--metrics-port', '0', '--namespace', SECRETS_NS, '--probe-interval', '1s', '--probe-timeout', '2s', '--log-level', 'debug'], out);
   });
 

@@ -6,19 +6,17 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PassThrough } from 'node:stream';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { render } from '../../pkg/engine/index.js';
 import { run } from '../../pkg/cli/index.js';
-import type { CommandIO } from '../../pkg/cli/command.js';
 import { KubeClient } from '../../pkg/kube/client.js';
 import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
+import { applyObject, capturingIO, getObject, type Obj } from './controller-io.js';
 
-type Obj = Record<string, unknown>;
 const WAIT_MS = 30_000;
 const POLICY = 'policy.flotilla.io/v1beta1';
 
@@ -69,13 +67,6 @@ function contains(have: unknown, want: unknown): boolean {
   return have === want;
 }
 
-function io(signal: AbortSignal): CommandIO & { err: () => string } {
-  const stderr = new PassThrough();
-  let err = '';
-  stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal, err: () => err };
-}
-
 void describe('flotilla controller: hub to two members', () => {
   const env = useEnvironment({ members: 2 });
   const client = (c: ClusterHandle) => new KubeClient(c.kubeConfig(), { concurrency: 4 });
@@ -84,16 +75,10 @@ void describe('flotilla controller: hub to two members', () => {
   let m2: KubeClient;
   const stop = new AbortController();
   let controller: Promise<number>;
-  let out: ReturnType<typeof io>;
+  let out: ReturnType<typeof capturingIO>;
 
-  const get = async (c: KubeClient, path: string): Promise<Obj | undefined> => {
-    const r = await c.request<Obj>({ method: 'GET', path });
-    return r.status === 200 ? r.body : undefined;
-  };
-  const apply = async (c: KubeClient, path: string, body: Obj) => {
-    const r = await c.request({ method: 'PATCH', path, query: { fieldManager: 'platform-team', force: 'true' }, contentType: 'application/apply-patch+yaml', body });
-    assert.ok(r.status < 300, `apply ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
-  };
+  const get = getObject;
+  const apply = applyObject;
   const DEPLOY = '/apis/apps/v1/namespaces/shop/deployments/web';
   const CM = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
   const PP = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/propagationpolicies/web';
@@ -123,7 +108,7 @@ void describe('flotilla controller: hub to two members', () => {
     await apply(hub, CM('web-config'), configMap('web-config', { mode: 'hub' }));
     await apply(hub, PP, propagation(['member1', 'member2']));
     await apply(hub, OP, overrides('1.1'));
-    out = io(stop.signal);
+    out = capturingIO(stop.signal);
     controller = run(['controller', '--kubeconfig', e.hub.kubeconfigPath, '--members-kubeconfig', e.membersKubeconfigPath, '--metrics-port', '0', '--namespace', 'flotilla-system', '--log-level', 'debug'], out);
   });
 

@@ -442,11 +442,7 @@ export class Controller {
   }
 
   private onPolicyDeleted(o: JsonObject): void {
-    const meta = isObject(o.metadata) ? o.metadata : {};
-    const ref: ObjectRef = { apiVersion: ownString(o, 'apiVersion') ?? '', kind: ownString(o, 'kind') ?? '', name: ownString(meta, 'name') ?? '' };
-    const ns = ownString(meta, 'namespace');
-    if (ns) ref.namespace = ns;
-    this.apply(this.state.remove(ref).affected);
+    this.apply(this.state.remove(this.refOf(o)).affected);
     if (this.syncedFlag) void this.syncTemplateKinds();
   }
 

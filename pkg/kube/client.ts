@@ -211,19 +211,19 @@ export class KubeClient {
     if (this.base.protocol === 'http:') {
       this.agent = new http.Agent(common);
     } else {
-      this.agent = new https.Agent({
-        ...common,
-        ...(options.ca !== undefined ? { ca: options.ca } : {}),
-        ...(options.cert !== undefined ? { cert: options.cert } : {}),
-        ...(options.key !== undefined ? { key: options.key } : {}),
-        ...(options.pfx !== undefined ? { pfx: options.pfx } : {}),
-        ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-        ...(options.rejectUnauthorized !== undefined ? { rejectUnauthorized: options.rejectUnauthorized } : {}),
-        ...(options.servername !== undefined ? { servername: options.servername } : {}),
-      });
+      this.agent = new https.Agent({ ...common, ...tlsOptions(options) });
     }
     return this.agent;
   }
+}
+
+/** The TLS material client-node put on request options (CA, client certificate, verification), for an Agent. */
+export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
+  const out: https.AgentOptions = {};
+  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {
+    if (options[k] !== undefined) Object.assign(out, { [k]: options[k] });
+  }
+  return out;
 }
 
 /** The Status message of an error answer, as an ApiError. */

@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
+import { tlsOptions } from './client.js';
 import { ApiError, TransportError, displayServer } from './errors.js';
 import { isObject, type JsonObject } from './objects.js';
 
@@ -155,16 +156,7 @@ export class Watcher {
     this.agent =
       protocol === 'http:'
         ? new http.Agent(common)
-        : new https.Agent({
-            ...common,
-            ...(options.ca !== undefined ? { ca: options.ca } : {}),
-            ...(options.cert !== undefined ? { cert: options.cert } : {}),
-            ...(options.key !== undefined ? { key: options.key } : {}),
-            ...(options.pfx !== undefined ? { pfx: options.pfx } : {}),
-            ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-            ...(options.rejectUnauthorized !== undefined ? { rejectUnauthorized: options.rejectUnauthorized } : {}),
-            ...(options.servername !== undefined ? { servername: options.servername } : {}),
-          });
+        : new https.Agent({ ...common, ...tlsOptions(options) });
     return this.agent;
   }
 }

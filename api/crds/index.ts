@@ -249,20 +249,27 @@ const POLICY_KINDS: readonly PolicyKind[] = [
 function policyCRD(k: PolicyKind): CustomResourceDefinition {
   const spec = k.family === 'propagation' ? PROPAGATION_SPEC : OVERRIDE_SPEC;
   const extras = k.family === 'propagation' ? PROPAGATION_EXTRAS : OVERRIDE_EXTRAS;
+  const statusColumns: PrinterColumn[] = [
+    { name: 'Templates', type: 'integer', jsonPath: '.status.templates' },
+    { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  ];
   const columns: PrinterColumn[] =
     k.family === 'propagation'
       ? [
           { name: 'Conflict-Resolution', type: 'string', jsonPath: '.spec.conflictResolution' },
           { name: 'Priority', type: 'integer', jsonPath: '.spec.priority' },
+          ...statusColumns,
           AGE,
         ]
-      : [AGE];
+      : [...statusColumns, AGE];
+  // The status is the same in both versions (conversion copies it): the controller writes it, users read it.
   const version = (name: 'v1alpha1' | 'v1beta1') => ({
     name,
     served: true,
     storage: name === 'v1beta1',
-    schema: { openAPIV3Schema: topLevel(toOpenAPI(name === 'v1beta1' ? without(spec, V1ALPHA1_ONLY[k.family]) : spec, extras), { specRequired: true }) },
+    schema: { openAPIV3Schema: topLevel(toOpenAPI(name === 'v1beta1' ? without(spec, V1ALPHA1_ONLY[k.family]) : spec, extras), { specRequired: true, status: policyStatus(k.family) }) },
     additionalPrinterColumns: columns,
+    subresources: { status: {} as Record<string, never> },
   });
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -334,6 +341,25 @@ const CONDITIONS: JSONSchemaProps = {
     },
   },
 };
+
+/** What the controller says of a policy: the templates it claims (or overrides) and the render errors it causes. */
+function policyStatus(family: 'propagation' | 'override'): JSONSchemaProps {
+  const claimed = family === 'propagation' ? 'claims' : 'overrides on at least one cluster';
+  return {
+    type: 'object',
+    description: 'Written by the controller.',
+    properties: {
+      observedGeneration: int('The policy generation this status is about.'),
+      templates: int(`How many templates the policy ${claimed}.`),
+      failedTemplates: int(
+        family === 'propagation'
+          ? 'How many of them have a render error, whatever its cause (the first are named in the Ready condition).'
+          : "How many of them have a render error in this policy's rules (the first are named in the Ready condition).",
+      ),
+      conditions: CONDITIONS,
+    },
+  };
+}
 
 const POLICY_REF: JSONSchemaProps = { type: 'object', required: ['kind', 'name'], properties: { kind: str(), namespace: str(), name: str() } };
 

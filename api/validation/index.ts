@@ -68,10 +68,10 @@ interface KindInfo {
 }
 
 const KINDS: Readonly<Record<string, KindInfo>> = {
-  [PROPAGATION_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: true, spec: PROPAGATION_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec'] },
-  [CLUSTER_PROPAGATION_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: false, spec: PROPAGATION_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec'] },
-  [OVERRIDE_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: true, spec: OVERRIDE_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec'] },
-  [CLUSTER_OVERRIDE_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: false, spec: OVERRIDE_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec'] },
+  [PROPAGATION_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: true, spec: PROPAGATION_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
+  [CLUSTER_PROPAGATION_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: false, spec: PROPAGATION_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
+  [OVERRIDE_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: true, spec: OVERRIDE_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
+  [CLUSTER_OVERRIDE_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: false, spec: OVERRIDE_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
   [CLUSTER_KIND]: { apiVersions: CLUSTER_API_VERSIONS, namespaced: false, spec: CLUSTER_SPEC, specRequired: false, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
 };
 

@@ -38,6 +38,7 @@ import { credentialsFromSecret } from './credentials.js';
 import { EventRecorder } from './events.js';
 import { Member, probeLoop, type ApplyOutcome } from './member.js';
 import { FINALIZER, HUB_FIELD_MANAGER, describeTemplate, ownerTemplate, stampOwnership, type TemplateIdentity } from './ownership.js';
+import { PolicyStatusBook, parseKey, policyKey } from './policy-status.js';
 
 export interface ControllerLogger {
   error(message: string, fields?: Record<string, unknown>): void;
@@ -75,6 +76,8 @@ export interface ControllerOptions {
   instance?: string;
   /** How long a deleted template waits for unreachable members before its finalizer is released. Default 10 min. */
   cleanupTimeoutMs?: number;
+  /** Policies' status (templates claimed, render errors) is written at most this often. Default 1 s. */
+  policyStatusIntervalMs?: number;
   /** Every template is reconciled again this often (what a dropped event or a lost write missed). Default 10 min. */
   resyncMs?: number;
   /** Told of every finished reconcile, for metrics. */
@@ -142,6 +145,9 @@ export class Controller {
   /** Cluster name → the Ready condition last written to its status (status, reason, message). */
   private readonly clusterConditions = new Map<string, string>();
   private readonly events: EventRecorder;
+  private readonly policyStatus = new PolicyStatusBook();
+  /** Policy key → the status last written to it, so an unchanged status costs no request. */
+  private readonly policyStatusWritten = new Map<string, string>();
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
@@ -206,8 +212,14 @@ export class Controller {
       for (const key of this.templates.keys()) this.queue.add(key);
     }, this.o.resyncMs ?? 600_000);
     resync.unref();
-    signal.addEventListener('abort', () => clearInterval(resync), { once: true });
+    let writing: Promise<void> = Promise.resolve();
+    const statusWriter = setInterval(() => {
+      writing = writing.then(() => this.writePolicyStatuses()).catch((err: unknown) => this.o.logger.warn('cannot write policy statuses', { error: err instanceof Error ? err.message : String(err) }));
+    }, this.o.policyStatusIntervalMs ?? 1_000);
+    statusWriter.unref();
+    signal.addEventListener('abort', () => { clearInterval(resync); clearInterval(statusWriter); }, { once: true });
     await queueDone;
+    await writing;
     await this.events.flush();
     await Promise.all([...this.members.values()].map((m) => m.close()));
   }
@@ -232,6 +244,13 @@ export class Controller {
   private upsert(object: JsonObject): void {
     const m = this.state.upsert(object);
     for (const r of m.rejected) this.o.logger.warn('object not used', { object: `${r.object.kind} ${r.object.namespace ? `${r.object.namespace}/` : ''}${r.object.name}`, reason: r.reason, message: r.message });
+    if (POLICY_RESOURCES.some((p) => p.kind === object.kind)) {
+      // A refused policy says so on its status; an accepted one (again) says what it claims.
+      const ref = this.refOf(object);
+      if (m.rejected.length > 0) this.policyStatus.refuse(ref, m.rejected.map((r) => r.message).join('; '));
+      else this.policyStatus.accept(ref);
+      this.policyStatus.touch(ref);
+    }
     for (const key of m.affected) this.queue.add(key);
   }
 
@@ -442,7 +461,10 @@ export class Controller {
   }
 
   private onPolicyDeleted(o: JsonObject): void {
-    this.apply(this.state.remove(this.refOf(o)).affected);
+    const ref = this.refOf(o);
+    this.policyStatus.drop(ref);
+    this.policyStatusWritten.delete(policyKey(ref));
+    this.apply(this.state.remove(ref).affected);
     if (this.syncedFlag) void this.syncTemplateKinds();
   }
 
@@ -532,6 +554,7 @@ export class Controller {
   private onTemplateDeleted(o: JsonObject): void {
     const key = this.keyOfRef(this.refOf(o));
     this.templates.delete(key);
+    this.policyStatus.forget(key);
     this.apply(this.state.remove(this.refOf(o)).affected);
   }
 
@@ -563,7 +586,11 @@ export class Controller {
     }
 
     const result = this.state.renderTemplate(key);
-    if (!result) return undefined;
+    if (!result) {
+      this.policyStatus.forget(key);
+      return undefined;
+    }
+    this.policyStatus.record(key, describeTemplate(identity), { policy: result.policy, overrides: result.placements.flatMap((p) => p.overrides), errors: result.errors });
     if (!result.policy) {
       // No policy claims it (any more): what was propagated stays on the members.
       await this.writeBinding(identity, template, { clusters: [], errors: [] });
@@ -656,6 +683,49 @@ export class Controller {
 
   private policyObject(p: { kind: string; namespace?: string; name: string }): JsonObject | undefined {
     return this.policyInformers.get(p.kind)?.get(p.namespace ? `${p.namespace}/${p.name}` : p.name);
+  }
+
+  /** Writes the status of every policy whose templates, errors or generation changed (policy-status.ts). */
+  private async writePolicyStatuses(): Promise<void> {
+    for (const key of this.policyStatus.takeDirty()) {
+      if (this.signal.aborted) return;
+      const ref = parseKey(key);
+      const resource = POLICY_RESOURCES.find((r) => r.kind === ref.kind);
+      const policy = this.policyObject(ref);
+      if (!resource || !policy) continue;
+      const meta = isObject(policy.metadata) ? policy.metadata : {};
+      const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
+      const s = this.policyStatus.statusOf(key);
+      const text = JSON.stringify([generation, s]);
+      if (this.policyStatusWritten.get(key) === text) continue;
+      const current = isObject(policy.status) ? policy.status : {};
+      const previous = (Array.isArray(current.conditions) ? current.conditions.filter(isObject) : []).find((x) => x.type === s.condition.type);
+      const lastTransitionTime = previous && previous.status === s.condition.status && typeof previous.lastTransitionTime === 'string' ? previous.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const g = generation === undefined ? {} : { observedGeneration: generation };
+      const apiVersion = `${POLICY_GROUP}/${POLICY_STORAGE_VERSION}`;
+      const path = `/apis/${apiVersion}/${ref.namespace ? `namespaces/${encodeURIComponent(ref.namespace)}/` : ''}${resource.resource}/${encodeURIComponent(ref.name)}/status`;
+      const res = await this.hub
+        .request({
+          method: 'PATCH',
+          path,
+          query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
+          contentType: 'application/apply-patch+yaml',
+          body: {
+            apiVersion,
+            kind: ref.kind,
+            metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+            status: { ...g, templates: s.templates, failedTemplates: s.failedTemplates, conditions: [{ ...s.condition, ...g, lastTransitionTime }] },
+          },
+        })
+        .catch((err: unknown) => ({ status: 0, body: undefined, warnings: [], error: err }));
+      if (res.status > 0 && res.status < 400) {
+        this.policyStatusWritten.set(key, text);
+        continue;
+      }
+      if (res.status === 404) continue; // deleted meanwhile
+      this.o.logger.warn('cannot write the status of a policy; retrying', { policy: `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, status: res.status });
+      this.policyStatus.touch(ref);
+    }
   }
 
   /** A deleted template: its objects go from every member, then the finalizer. */

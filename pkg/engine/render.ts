@@ -31,6 +31,20 @@ export interface RenderError {
   message: string;
 }
 
+/** A RenderError with the policy it comes from: the claiming policy, or the override policy whose rule failed. */
+export interface DetailedRenderError extends RenderError {
+  policy?: PolicyRef;
+}
+
+/** An override rule failed: the message names the rule; `policy` is its override policy. */
+class RuleError extends OverrideError {
+  readonly policy: PolicyRef;
+  constructor(message: string, policy: PolicyRef, options?: { cause?: unknown }) {
+    super(message, options);
+    this.policy = policy;
+  }
+}
+
 /** The library contract of DESIGN.md. */
 export interface RenderResult {
   placements: Placement[];
@@ -49,7 +63,7 @@ export interface DetailedPlacement extends Placement {
 export interface DetailedResult {
   placements: DetailedPlacement[];
   unmatched: ObjectRef[];
-  errors: RenderError[];
+  errors: DetailedRenderError[];
 }
 
 export interface RenderOptions {
@@ -105,7 +119,7 @@ function renderOne(
       doc = applyOverriders(doc, rule.overriders, ctx, t.ref.kind);
     } catch (err: unknown) {
       if (err instanceof OverrideError || err instanceof PatchError) {
-        throw new OverrideError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, { cause: err });
+        throw new RuleError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, rule.policy.ref, { cause: err });
       }
       throw err;
     }
@@ -136,7 +150,7 @@ export interface RenderContext {
  * to `out`; a failure is reported there, for the template or for one (template, cluster) pair. This is
  * the one code path from a claim to placements, shared by renderDetailed and the incremental EngineState.
  */
-export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderContext, out: { placements: DetailedPlacement[]; errors: RenderError[] }): void {
+export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderContext, out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] }): void {
   const placement = obj(policy.spec.placement);
   const clusters = ctx.clusters;
   let targets: ClusterInfo[];
@@ -148,13 +162,14 @@ export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderConte
     division = divideReplicas(placement, replicas, targets);
   } catch (err: unknown) {
     if (!(err instanceof PlacementError)) throw err;
-    out.errors.push({ object: t.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
+    out.errors.push({ object: t.ref, policy: policy.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
     return;
   }
   if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
   if (targets.length === 0) {
     out.errors.push({
       object: t.ref,
+      policy: policy.ref,
       message: `${describe(policy)}: no cluster matches its placement (${clusters.length} cluster${clusters.length === 1 ? '' : 's'} known${clusters.length ? `: ${clusters.map((c) => c.name).join(', ')}` : ''})`,
     });
     return;
@@ -168,7 +183,7 @@ export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderConte
       // Known failures carry their own message; anything else is still reported for this pair only.
       const known = err instanceof OverrideError || err instanceof PatchError;
       const message = err instanceof Error ? err.message : String(err);
-      out.errors.push({ object: t.ref, cluster: cluster.name, message: known ? message : `unexpected error: ${message}` });
+      out.errors.push({ object: t.ref, cluster: cluster.name, policy: err instanceof RuleError ? err.policy : policy.ref, message: known ? message : `unexpected error: ${message}` });
     }
   }
 }
@@ -200,7 +215,7 @@ export function render(input: RenderInput): RenderResult {
   return {
     placements: r.placements.map((p) => ({ cluster: p.cluster, object: p.object, policy: p.policy, overrides: p.overrides })),
     unmatched: r.unmatched,
-    errors: r.errors,
+    errors: r.errors.map(({ policy: _policy, ...e }) => e),
   };
 }
 

@@ -198,6 +198,49 @@ void describe('flotilla controller: hub to two members', () => {
     assert.equal((b?.status as Obj).ready, '2/2', JSON.stringify((b?.status as Obj).clusters));
   });
 
+  void it('says on each policy how many templates it claims, which fail to render, and when it is not used', async () => {
+    const status = (o: Obj | undefined) => (o?.status as Obj | undefined) ?? {};
+    const ready = (o: Obj | undefined) => ((status(o).conditions as Obj[] | undefined) ?? []).find((c) => c.type === 'Ready');
+    const pp = await until(() => get(hub, PP), (o) => status(o).templates === 2 && ready(o)?.status === 'True');
+    assert.deepEqual({ ...ready(pp), lastTransitionTime: undefined }, { type: 'Ready', status: 'True', reason: 'Claimed', message: 'claims 2 templates; all render', observedGeneration: (pp?.metadata as Obj).generation, lastTransitionTime: undefined });
+    const op = await until(() => get(hub, OP), (o) => status(o).templates === 1);
+    assert.equal(ready(op)?.reason, 'Overriding');
+    // kubectl get shows the count and the condition (the CRD's printer columns).
+    const listed = await kubectl(env().hub.kubeconfigPath, ['get', 'propagationpolicies', '-n', 'shop', '--no-headers']);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /^web\s+Abort\s+\S+\s+2\s+True\s+\S+\s*$/, 'NAME CONFLICT-RESOLUTION PRIORITY TEMPLATES READY AGE');
+
+    // A rule that cannot apply to the ConfigMap: a render error on both the override and the propagation policy.
+    const BROKEN = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/broken';
+    await apply(hub, BROKEN, {
+      apiVersion: POLICY,
+      kind: 'OverridePolicy',
+      metadata: { name: 'broken', namespace: 'shop' },
+      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }], overrideRules: [{ targetCluster: { clusterNames: ['member1'] }, overriders: { plaintext: [{ path: '/data/absent/deeper', operator: 'replace', value: 'x' }] } }] },
+    });
+    const failing = await until(() => get(hub, PP), (o) => ready(o)?.reason === 'RenderErrors');
+    assert.equal(status(failing).failedTemplates, 1);
+    assert.match(String(ready(failing)?.message), /^1 of 2 templates cannot be rendered: v1\/ConfigMap shop\/web-config on member1: OverridePolicy shop\/broken: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]/);
+    const broken = await until(() => get(hub, BROKEN), (o) => ready(o)?.reason === 'RenderErrors');
+    assert.deepEqual([status(broken).templates, status(broken).failedTemplates, ready(broken)?.status], [1, 1, 'False']);
+
+    // A policy the engine refuses (what the webhook would have denied): said on the policy, not only in the log.
+    const INVALID = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/invalid';
+    await apply(hub, INVALID, {
+      apiVersion: POLICY,
+      kind: 'OverridePolicy',
+      metadata: { name: 'invalid', namespace: 'shop' },
+      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }], overrideRules: [{ overriders: { plaintext: [{ path: 'data/mode', operator: 'replace', value: 'x' }] } }] },
+    });
+    const invalid = await until(() => get(hub, INVALID), (o) => ready(o)?.reason === 'Invalid');
+    assert.equal(ready(invalid)?.status, 'False');
+    assert.match(String(ready(invalid)?.message), /^not used: .*plaintext\[0\]\.path: Invalid value: "data\/mode"/);
+
+    for (const path of [BROKEN, INVALID]) assert.ok((await hub.request({ method: 'DELETE', path })).status < 300);
+    const fixed = await until(() => get(hub, PP), (o) => ready(o)?.reason === 'Claimed');
+    assert.deepEqual([status(fixed).templates, status(fixed).failedTemplates], [2, 0]);
+  });
+
   void it('removes the objects from a member the policy no longer targets, and keeps them on the other', async () => {
     await apply(hub, PP, propagation(['member1']));
     assert.equal(await until(() => get(m2, DEPLOY), (o) => o === undefined || (o.metadata as Obj).deletionTimestamp !== undefined).then((o) => o === undefined || (o.metadata as Obj).deletionTimestamp !== undefined), true);

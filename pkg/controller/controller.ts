@@ -27,7 +27,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 
 import { EngineState } from '../engine/state.js';
 import type { ObjectRef } from '../engine/types.js';
-import { KubeClient, apiError } from '../kube/client.js';
+import { KubeClient, METADATA_ACCEPT, apiError } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
@@ -443,6 +443,7 @@ export class Controller {
     const res = await this.hub
       .request({
         method: 'PATCH',
+        accept: METADATA_ACCEPT,
         path: `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`,
         query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
         contentType: 'application/apply-patch+yaml',
@@ -592,8 +593,9 @@ export class Controller {
     }
     this.policyStatus.record(key, describeTemplate(identity), { policy: result.policy, overrides: result.placements.flatMap((p) => p.overrides), errors: result.errors });
     if (!result.policy) {
-      // No policy claims it (any more): what was propagated stays on the members.
-      await this.writeBinding(identity, template, { clusters: [], errors: [] });
+      // Never claimed (no finalizer of ours): nothing to say, no binding. No longer claimed: what was
+      // propagated stays on the members, and the binding says so.
+      if (hasFinalizer) await this.writeBinding(identity, template, { clusters: [], errors: [] });
       return undefined;
     }
     if (!hasFinalizer) await this.patchFinalizers(ref, [...finalizers, FINALIZER]);
@@ -707,6 +709,7 @@ export class Controller {
       const res = await this.hub
         .request({
           method: 'PATCH',
+          accept: METADATA_ACCEPT,
           path,
           query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
           contentType: 'application/apply-patch+yaml',
@@ -772,6 +775,7 @@ export class Controller {
   private async patchFinalizers(ref: ObjectRef, finalizers: unknown[]): Promise<void> {
     const res = await this.hub.request({
       method: 'PATCH',
+      accept: METADATA_ACCEPT,
       path: await this.templatePath(ref),
       contentType: 'application/merge-patch+json',
       body: { metadata: { finalizers } },
@@ -798,6 +802,7 @@ export class Controller {
     this.written.delete(path);
     const res = await this.hub.request({
       method: 'PATCH',
+      accept: METADATA_ACCEPT,
       path,
       query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
       contentType: 'application/apply-patch+yaml',

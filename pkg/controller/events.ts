@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 
 import PQueue from 'p-queue';
 
-import type { KubeClient } from '../kube/client.js';
+import { METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
 
 export type EventType = 'Normal' | 'Warning';
 export type EventReason = 'Applied' | 'ApplyFailed' | 'Conflict' | 'OverrideFailed' | 'Pruned';
@@ -90,7 +90,7 @@ export class EventRecorder {
     };
     void this.queue.add(async () => {
       // An event that cannot be written is not worth a retry: the binding holds the same information.
-      await this.client.request({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body }).catch(() => undefined);
+      await this.client.request({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, accept: METADATA_ACCEPT, body }).catch(() => undefined);
     });
   }
 }

@@ -19,7 +19,7 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
-import { apiError, KubeClient } from '../kube/client.js';
+import { apiError, KubeClient, METADATA_ACCEPT } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { TransportError, UnknownKindError } from '../kube/errors.js';
 import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
@@ -37,7 +37,6 @@ export type ApplyOutcome =
 
 /** Label on a namespace the controller created on a member for the objects it applies (never deleted). */
 export const CREATED_NAMESPACE_LABEL = 'flotilla.io/created-by';
-const META_GET_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 /** Namespaces remembered as existing; past this many the memory is dropped and rebuilt as objects are applied. */
 const MAX_KNOWN_NAMESPACES = 10_000;
 
@@ -229,8 +228,10 @@ export class Member {
       live = cached;
       ours = true;
     } else {
-      // Not in the cache: absent, not ours, or the cache has not caught up. One read tells.
-      const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: META_GET_ACCEPT, signal });
+      // Not in the cache: absent, not ours, or the cache has not caught up. One read tells, from the
+      // apiserver's watch cache (resourceVersion 0: no etcd read). An object created by someone else a
+      // moment ago and not seen here is caught by the non-forced apply below (409).
+      const res = await this.client.request<JsonObject>({ method: 'GET', path, query: { resourceVersion: '0' }, accept: METADATA_ACCEPT, signal });
       if (res.status >= 400 && res.status !== 404) throw apiError(res);
       live = res.status === 404 ? undefined : res.body;
       ours = live !== undefined && ownedBy(live, t);
@@ -248,11 +249,13 @@ export class Member {
       if (unchangedSinceApply({ annotations, managedFields }, body, MEMBER_FIELD_MANAGER)) return { state: 'Applied', changed: false, health: memberHealth(cached) };
     }
     const force = live !== undefined && (ours || conflictResolution === 'Overwrite');
+    // The answer's metadata is all that is read: health comes from the status last seen (the watch brings the new one).
     const res = await this.client.request<JsonObject>({
       method: 'PATCH',
       path,
       query: { fieldManager: MEMBER_FIELD_MANAGER, force: force ? 'true' : 'false', fieldValidation: 'Strict' },
       contentType: 'application/apply-patch+yaml',
+      accept: METADATA_ACCEPT,
       body,
       signal,
     });
@@ -264,8 +267,12 @@ export class Member {
     }
     this.lastApplied.set(id, hash);
     const before = liveMeta ? ownString(liveMeta, 'resourceVersion') : undefined;
-    const after = res.body && isObject(res.body.metadata) ? ownString(res.body.metadata, 'resourceVersion') : undefined;
-    return { state: 'Applied', changed: before !== after, health: memberHealth(res.body) };
+    const answered = res.body && isObject(res.body.metadata) ? res.body.metadata : {};
+    const after = ownString(answered, 'resourceVersion');
+    // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
+    const seen = watch?.informer.get(key);
+    const now: JsonObject = { kind, spec: body.spec, metadata: { generation: answered.generation }, ...(seen && seen.status !== undefined ? { status: seen.status } : {}) };
+    return { state: 'Applied', changed: before !== after, health: memberHealth(now) };
   }
 
   /**
@@ -282,7 +289,7 @@ export class Member {
     // A synced cache that does not hold it: nothing of ours is there (no request).
     if (watch?.informer.synced && !watch.informer.get(key)) return false;
     const path = resourcePath(info, namespace, at.name);
-    const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: META_GET_ACCEPT, signal });
+    const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) return false;
     if (res.status >= 400) throw apiError(res);
     const live = res.body ?? {};
@@ -303,7 +310,7 @@ export class Member {
   private async ensureNamespace(ns: string, signal: AbortSignal): Promise<void> {
     if (this.namespaces.has(ns)) return;
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}`;
-    const res = await this.client.request({ method: 'GET', path, accept: META_GET_ACCEPT, signal });
+    const res = await this.client.request({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) {
       const created = await this.client.request({
         method: 'POST',

@@ -7,9 +7,15 @@
 //   2. single-edit latency, idle: one template's image changed on the hub until both members show it
 //      (20 edits, one at a time; p50 and p99);
 //   3. the same single-edit latency with 5,000 templates on the hub (4,500 more ConfigMaps, propagated too).
+// Next to the floor, a second reference: the requests the controller cannot do without, sent directly with
+// the same pipeline (per template: its create on the hub, the two member applies, then the finalizer, the
+// ResourceBinding and one Event on the hub). All clusters share this machine's cores, so the hub's writes
+// slow the members' down; the ratio to this reference is the controller's own overhead.
 // Targets: initial propagation <= 1.5x the floor; single-edit p99 < 1 s; at 5,000 templates within 1.2x
 // of the figure at 500.
 
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { PassThrough } from 'node:stream';
@@ -19,8 +25,9 @@ import PQueue from 'p-queue';
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import type { CommandIO } from '../../pkg/cli/command.js';
 import { run } from '../../pkg/cli/index.js';
+import { bindingObject } from '../../pkg/controller/binding.js';
 import { renderDetailed } from '../../pkg/engine/index.js';
-import { KubeClient } from '../../pkg/kube/client.js';
+import { KubeClient, METADATA_ACCEPT } from '../../pkg/kube/client.js';
 import { startEnvironment, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 
@@ -72,6 +79,55 @@ async function count(client: KubeClient, path: string): Promise<number> {
   return r.body?.items?.length ?? 0;
 }
 
+/** CPU seconds used so far by each process of the environment (by its command) and by this process (client and controller). */
+function cpuSnapshot(pids: readonly number[]): Map<string, number> {
+  const out = new Map<string, number>();
+  const tick = 100; // USER_HZ on Linux
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const name = cmd[0]?.endsWith('etcd') ? 'etcd' : (cmd.find((a) => a.startsWith('--etcd-prefix='))?.slice('--etcd-prefix='.length).split('/')[1] ?? cmd[0] ?? String(pid));
+      // utime, stime, cutime, cstime: fields 14-17 of /proc/PID/stat (index 11-14 after the command).
+      const cpu = [11, 12, 13, 14].reduce((a, i) => a + Number(fields[i] ?? 0), 0) / tick;
+      out.set(name, (out.get(name) ?? 0) + cpu);
+    } catch {
+      // gone
+    }
+  }
+  const self = process.cpuUsage();
+  out.set('node (bench + controller)', (self.user + self.system) / 1e6);
+  return out;
+}
+
+function cpuDelta(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after].map(([k, v]) => `${k} ${(v - (before.get(k) ?? 0)).toFixed(1)} s`).join(', ');
+}
+
+/** apiserver_request_total by verb and resource, from the apiserver's /metrics (watches left out). */
+async function requestCounts(c: ClusterHandle): Promise<Map<string, number>> {
+  const text = (await kubectl(c.kubeconfigPath, ['get', '--raw', '/metrics'])).stdout;
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels: Record<string, string> = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    if (labels.verb === 'WATCH' || labels.verb === 'CONNECT') continue;
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}
+
+function countDelta(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after]
+    .map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const)
+    .filter(([, d]) => d > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, d]) => `${k} ${d}`)
+    .join(', ');
+}
+
 async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, intervalMs = 50): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
@@ -98,11 +154,11 @@ async function main(): Promise<void> {
     const members = env.members.map((m: ClusterHandle) => new KubeClient(m.kubeConfig(), { concurrency: CONCURRENCY }));
     const crds = customResourceDefinitions();
     const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    const installed = await kubectl(env.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [...crds, ns('bench'), ns('more')] });
+    const installed = await kubectl(env.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [...crds, ns('bench'), ns('more'), ns('required'), ns('flotilla-system')] });
     if (installed.status !== 0) throw new Error(installed.stderr);
     await waitForCRDsEstablished(env.hub, crds.map((c) => c.metadata.name));
     for (const m of env.members) {
-      const r = await kubectl(m.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [ns('bench'), ns('floor')] });
+      const r = await kubectl(m.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [ns('bench'), ns('floor'), ns('required')] });
       if (r.status !== 0) throw new Error(r.stderr);
     }
     const templates = Array.from({ length: TEMPLATES }, (_, i) => deployment(`app-${String(i).padStart(3, '0')}`, 'bench'));
@@ -111,9 +167,53 @@ async function main(): Promise<void> {
 
     // The floor: what the controller must send, sent directly.
     const rendered = renderDetailed({ objects: [...templates.map((t) => ({ ...t, metadata: { ...(t.metadata as Obj), namespace: 'floor' } })), { ...policies[0], metadata: { name: 'all', namespace: 'floor' } }, { ...policies[1], metadata: { name: 'mirror', namespace: 'floor' } }, ...['member1', 'member2'].map((name) => ({ apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name } }))] });
+    const floorCpu = cpuSnapshot(env.pids);
     const floorStart = performance.now();
     await Promise.all(members.map((c, i) => applyAll(c, rendered.placements.filter((p) => p.cluster === `member${i + 1}`).map((p) => p.object as Obj), deployPath, 'floor')));
     const floorMs = performance.now() - floorStart;
+    const floorCpuText = cpuDelta(floorCpu, cpuSnapshot(env.pids));
+
+    // The required requests, sent directly: templates in namespace `required` on the hub (no policy there,
+    // so the controller started below leaves them alone), their objects in `required` on the members.
+    const required = templates.map((t) => ({ ...t, metadata: { ...(t.metadata as Obj), namespace: 'required' } }));
+    const requiredCpu = cpuSnapshot(env.pids);
+    const requiredStart = performance.now();
+    const pipeline = new PQueue({ concurrency: CONCURRENCY });
+    await Promise.all(
+      required.map((t, i) =>
+        pipeline.add(async () => {
+          const path = deployPath(t);
+          const created = await hub.request<Obj>({ method: 'PATCH', path, query: { fieldManager: 'bench', force: 'true' }, contentType: 'application/apply-patch+yaml', body: t });
+          if (created.status >= 400) throw new Error(`${path}: HTTP ${created.status}`);
+          const uid = ((created.body?.metadata as Obj | undefined)?.uid as string | undefined) ?? '';
+          await Promise.all(
+            members.map(async (c, m) => {
+              const object = rendered.placements.filter((p) => p.cluster === `member${m + 1}`)[i]?.object as Obj;
+              const body = { ...object, metadata: { ...(object.metadata as Obj), namespace: 'required' } };
+              const r = await c.request({ method: 'PATCH', path, accept: METADATA_ACCEPT, query: { fieldManager: 'floor', force: 'false' }, contentType: 'application/apply-patch+yaml', body });
+              if (r.status >= 400) throw new Error(`${path}: HTTP ${r.status}`);
+            }),
+          );
+          const name = (t.metadata as Obj).name as string;
+          const binding = bindingObject({
+            template: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'required', name, uid, generation: 1 },
+            controllerNamespace: 'flotilla-system',
+            policy: { kind: 'PropagationPolicy', namespace: 'required', name: 'all' },
+            conflictResolution: 'Abort',
+            clusters: ['member1', 'member2'].map((c) => ({ name: c, state: 'Applied' as const, replicas: 2, overrides: [], observedGeneration: 1, health: { state: 'Progressing' as const, replicas: 2, readyReplicas: 0, availableReplicas: 0 } })),
+            errors: [],
+          });
+          const writes = await Promise.all([
+            hub.request({ method: 'PATCH', path, accept: METADATA_ACCEPT, contentType: 'application/merge-patch+json', body: { metadata: { finalizers: ['bench.example/cleanup'] } } }),
+            hub.request({ method: 'PATCH', path: `/apis/work.flotilla.io/v1alpha1/namespaces/required/resourcebindings/${name}-deployment`, accept: METADATA_ACCEPT, query: { fieldManager: 'bench', force: 'true' }, contentType: 'application/apply-patch+yaml', body: binding }),
+            hub.request({ method: 'POST', path: '/api/v1/namespaces/required/events', accept: METADATA_ACCEPT, body: { apiVersion: 'v1', kind: 'Event', metadata: { generateName: `${name}.`, namespace: 'required' }, involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'required', name, uid }, reason: 'Applied', message: 'applied to member1, member2', type: 'Normal', source: { component: 'bench' }, count: 1 } }),
+          ]);
+          for (const w of writes) if (w.status >= 400) throw new Error(`required writes for ${name}: HTTP ${w.status}`);
+        }),
+      ),
+    );
+    const requiredMs = performance.now() - requiredStart;
+    const requiredCpuText = cpuDelta(requiredCpu, cpuSnapshot(env.pids));
 
     const stderr = new PassThrough();
     let log = '';
@@ -127,10 +227,27 @@ async function main(): Promise<void> {
     controller = run(['controller', '--kubeconfig', env.hub.kubeconfigPath, '--members-kubeconfig', env.membersKubeconfigPath, '--metrics-port', '0', '--concurrency', String(CONCURRENCY), '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn'], io);
     await new Promise((r) => setTimeout(r, 500));
 
+    // BENCH_PROFILE=FILE: a CPU profile of this process (bench client and controller) during initial propagation.
+    const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
+    const initialCpu = cpuSnapshot(env.pids);
+    const requestsBefore = await Promise.all([env.hub, ...env.members].map(requestCounts));
     const t0 = performance.now();
     await applyAll(hub, templates, deployPath, 'bench');
     await waitFor(async () => (await Promise.all(members.map((c) => count(c, '/apis/apps/v1/namespaces/bench/deployments')))).every((n) => n === TEMPLATES), 600_000, 200);
     const initialMs = performance.now() - t0;
+    const initialCpuText = cpuDelta(initialCpu, cpuSnapshot(env.pids));
+    if (profiler && process.env.BENCH_PROFILE) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(process.env.BENCH_PROFILE, JSON.stringify(profile));
+      profiler.disconnect();
+    }
+    const requestsAfter = await Promise.all([env.hub, ...env.members].map(requestCounts));
+    const requestsText = ['hub', 'member1', 'member2'].map((n, i) => `${n}: ${countDelta(requestsBefore[i] ?? new Map<string, number>(), requestsAfter[i] ?? new Map<string, number>())}`).join('\n');
 
     const editLatency = async (round: string): Promise<number[]> => {
       const out: number[] = [];
@@ -176,9 +293,15 @@ async function main(): Promise<void> {
         '| measure | flotilla controller | floor / reference | ratio | target |',
         '|---|---|---|---|---|',
         `| initial propagation, ${TEMPLATES} Deployments x 2 members | ${fmt(initialMs)} | ${fmt(floorMs)} (direct server-side applies) | ${(initialMs / floorMs).toFixed(2)}x | <= 1.5x |`,
+        `| (same) against the required requests sent directly | ${fmt(initialMs)} | ${fmt(requiredMs)} (hub create, 2 member applies, finalizer, binding, Event per template) | ${(initialMs / requiredMs).toFixed(2)}x | |`,
         `| single edit -> both members, ${TEMPLATES} templates (p50 / p99 of ${EDITS}) | ${fmt(p50a)} / ${fmt(p99a)} | | | p99 < 1 s |`,
         `| single edit -> both members, ${TEMPLATES + MORE} templates (p50 / p99 of ${EDITS}) | ${fmt(p50b)} / ${fmt(p99b)} | ${fmt(p50a)} at ${TEMPLATES} | ${(p50b / p50a).toFixed(2)}x (p50) | <= 1.2x |`,
         `| ${MORE} more ConfigMaps x 2 members propagated | ${fmt(moreMs)} | | | |`,
+        '',
+        `CPU during the floor: ${floorCpuText}`,
+        `CPU during the required requests: ${requiredCpuText}`,
+        `CPU during initial propagation: ${initialCpuText}`,
+        `Requests during initial propagation (the bench's own creates and counts included):\n${requestsText}`,
         '',
       ].join('\n'),
     );

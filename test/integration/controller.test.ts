@@ -265,6 +265,28 @@ void describe('flotilla controller: hub to two members', () => {
     assert.equal((taken?.data as Obj).owner, 'flotilla');
   });
 
+  void it("keeps what a deleted policy propagated until a policy claims it again, and leaves templates no policy ever claimed alone", async () => {
+    const claimed = (o: Obj | undefined) => (((o?.status as Obj | undefined)?.conditions as Obj[] | undefined) ?? []).find((c) => c.type === 'Claimed');
+    // A ConfigMap in a namespace no policy selects: the controller watches its kind but has nothing to say about it.
+    await applyManifests(env().hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'elsewhere' } }]);
+    await apply(hub, '/api/v1/namespaces/elsewhere/configmaps/loner', { ...configMap('loner', { a: 'b' }), metadata: { name: 'loner', namespace: 'elsewhere' } });
+
+    assert.ok((await hub.request({ method: 'DELETE', path: PP })).status < 300);
+    const unclaimed = await until(() => get(hub, BINDING('settings-configmap')), (o) => claimed(o)?.status === 'False');
+    assert.equal(claimed(unclaimed)?.reason, 'NoPolicy');
+    assert.equal(((await get(m1, CM('settings')))?.data as Obj | undefined)?.owner, 'flotilla', 'what was propagated stays');
+    assert.ok(await get(m1, DEPLOY), 'the Deployment stays on member1');
+
+    const loner = await get(hub, '/api/v1/namespaces/elsewhere/configmaps/loner');
+    assert.equal((loner?.metadata as Obj).finalizers, undefined, 'no finalizer on a template no policy claims');
+    assert.equal(await get(hub, '/apis/work.flotilla.io/v1alpha1/namespaces/elsewhere/resourcebindings/loner-configmap'), undefined, 'and no binding');
+    for (const c of [m1, m2]) assert.equal(await get(c, '/api/v1/namespaces/elsewhere/configmaps/loner'), undefined);
+
+    await apply(hub, PP, propagation(['member1'], 'Overwrite'));
+    const again = await until(() => get(hub, BINDING('settings-configmap')), (o) => claimed(o)?.status === 'True');
+    assert.equal(claimed(again)?.reason, 'Claimed');
+  });
+
   void it('removes a deleted template from every member, then releases its finalizer', async () => {
     const r = await hub.request({ method: 'DELETE', path: DEPLOY });
     assert.ok(r.status < 300);

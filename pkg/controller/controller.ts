@@ -627,6 +627,7 @@ export class Controller {
     const failed: string[] = [];
     const conflicts: string[] = [];
     const removed: string[] = [];
+    const renamed: string[] = [];
     await Promise.all(
       [...this.members.values()].map(async (m) => {
         const object = desired.get(m.name);
@@ -637,6 +638,8 @@ export class Controller {
           return;
         }
         if (!object) {
+          // Targeted, but its render failed there: the member keeps what it has until the render works.
+          if (status) return;
           // Not targeted (any more): what the template has there goes.
           const gone = await this.removeFrom(m, identity, ref, signal);
           if (gone === 'removed') removed.push(m.name);
@@ -651,6 +654,12 @@ export class Controller {
         this.o.onMemberResult?.(m.name, outcome.state === 'Applied' && !outcome.changed ? 'Unchanged' : outcome.state);
         if (outcome.state === 'Unreachable' || outcome.state === 'Failed') retry = true;
         if (outcome.state === 'Applied' && outcome.changed) applied.push(m.name);
+        if (outcome.state === 'Applied') {
+          // An override that renames the object (or moves it) leaves its old copy: it goes.
+          const gone = await this.removeFrom(m, identity, ref, signal, outcome.key);
+          if (gone === 'removed') renamed.push(m.name);
+          else if (gone !== 'absent') retry = true;
+        }
         else if (outcome.state === 'Failed') failed.push(`${m.name}: ${outcome.message}`);
         else if (outcome.state === 'Conflict') conflicts.push(`${m.name}: ${outcome.message}`);
         Object.assign(status, clusterStatusOf(outcome, generation));
@@ -666,16 +675,21 @@ export class Controller {
     if (conflicts.length > 0) this.events.record(identity, 'Warning', 'Conflict', conflicts.join('; '));
     if (overrideFailed.length > 0) this.events.record(identity, 'Warning', 'OverrideFailed', overrideFailed.join('; '));
     if (removed.length > 0) this.events.record(identity, 'Normal', 'Pruned', `removed from ${removed.join(', ')}: no longer targeted`);
+    if (renamed.length > 0) this.events.record(identity, 'Normal', 'Pruned', `removed the previous copy from ${renamed.join(', ')}: the overrides now give the object another name or namespace`);
     log.debug('reconciled', { template: describeTemplate(identity), clusters: [...clusters.values()].map((c) => `${c.name}: ${c.state}`), errors });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
   }
 
-  /** Removes the template's object from a member: 'removed' or 'absent' (nothing of the template's is there), else why not. */
-  private async removeFrom(m: Member, t: TemplateIdentity, at: ObjectRef, signal: AbortSignal): Promise<'removed' | 'absent' | { error: string }> {
+  /**
+   * Removes the template's objects from a member, but the one at `keep` (the object it has there now, when
+   * an override renamed it): 'removed' or 'absent' (nothing of the template's is there), else why not.
+   */
+  private async removeFrom(m: Member, t: TemplateIdentity, at: ObjectRef, signal: AbortSignal, keep?: string): Promise<'removed' | 'absent' | { error: string }> {
     try {
-      if (!(await m.remove(t, at, signal))) return 'absent';
+      const removed = await m.removeAll(t, at, keep, signal);
+      if (removed.length === 0) return 'absent';
       this.o.onMemberResult?.(m.name, 'Removed');
-      this.o.logger.info('removed from a member', { template: describeTemplate(t), cluster: m.name });
+      this.o.logger.info('removed from a member', { template: describeTemplate(t), cluster: m.name, objects: removed });
       return 'removed';
     } catch (err: unknown) {
       this.o.onMemberResult?.(m.name, 'Failed');

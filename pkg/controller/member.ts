@@ -14,8 +14,9 @@
 //     under Overwrite;
 //   - an object that does not exist is created with a non-forced apply, so one created in the meantime by
 //     someone else with other values is a conflict, not overwritten.
-// remove(template) deletes what the template has on the member (its uid label decides, with the object's
-// uid as a precondition), and nothing else.
+// removeAll(template, kind, keep) deletes what the template has on the member (its uid label decides, with
+// the object's uid as a precondition), and nothing else: every object of the kind carrying the template's
+// uid label (an override may have renamed it, or moved it to another namespace) but the one at `keep`.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -31,7 +32,7 @@ import { memberHealth, type MemberHealth } from './binding.js';
 import { MEMBER_FIELD_MANAGER, TEMPLATE_UID_LABEL, ownerTemplate, type TemplateIdentity } from './ownership.js';
 
 export type ApplyOutcome =
-  | { state: 'Applied'; changed: boolean; health: MemberHealth }
+  | { state: 'Applied'; changed: boolean; health: MemberHealth; /** `namespace/name` (or `name`) of the object on the member. */ key: string }
   | { state: 'Conflict' | 'Failed'; message: string }
   | { state: 'Unreachable'; message: string };
 
@@ -86,6 +87,8 @@ export class Member {
   private readonly o: MemberOptions;
   private readonly watcher: Watcher;
   private readonly watches = new Map<string, OwnedWatch>();
+  /** Per watch: template uid → keys of the objects carrying it, kept from the watch's events. */
+  private readonly owned = new Map<string, Map<string, Set<string>>>();
   private readonly namespaces = new Set<string>();
   /** Object (by watch and key) → hash of what this process last applied there: a cache older than our own write is not trusted. */
   private readonly lastApplied = new Map<string, string>();
@@ -175,8 +178,14 @@ export class Member {
       kind: info.kind,
       labelSelector: TEMPLATE_UID_LABEL,
       handlers: {
-        onUpdate: (o) => this.o.onOwnedEvent(o),
+        onAdd: (o) => this.index(id, o, true),
+        onUpdate: (o, old) => {
+          this.index(id, old, false);
+          this.index(id, o, true);
+          this.o.onOwnedEvent(o);
+        },
         onDelete: (o) => {
+          this.index(id, o, false);
           this.lastApplied.delete(`${id}|${objectKey(o)}`);
           this.o.onOwnedEvent(o);
         },
@@ -186,6 +195,22 @@ export class Member {
     });
     this.watches.set(id, { informer, stop });
     void informer.start(AbortSignal.any([this.signal, stop.signal]));
+  }
+
+  private index(id: string, o: JsonObject, add: boolean): void {
+    const uid = ownString(isObject(o.metadata) ? o.metadata.labels : undefined, TEMPLATE_UID_LABEL);
+    if (!uid) return;
+    const key = objectKey(o);
+    let byUid = this.owned.get(id);
+    if (!byUid) this.owned.set(id, (byUid = new Map<string, Set<string>>()));
+    const keys = byUid.get(uid);
+    if (add) {
+      if (keys) keys.add(key);
+      else byUid.set(uid, new Set([key]));
+    } else if (keys) {
+      keys.delete(key);
+      if (keys.size === 0) byUid.delete(uid);
+    }
   }
 
   /** Server-side applies `object` (already stamped with the template's labels) for template `t`. Never rejects. */
@@ -246,7 +271,7 @@ export class Member {
     if (cached && ours && liveMeta && (this.lastApplied.get(id) ?? hash) === hash) {
       const managedFields = Array.isArray(liveMeta.managedFields) ? (liveMeta.managedFields.filter(isObject) as ManagedFieldsEntry[]) : [];
       const annotations = isObject(liveMeta.annotations) ? liveMeta.annotations : {};
-      if (unchangedSinceApply({ annotations, managedFields }, body, MEMBER_FIELD_MANAGER)) return { state: 'Applied', changed: false, health: memberHealth(cached) };
+      if (unchangedSinceApply({ annotations, managedFields }, body, MEMBER_FIELD_MANAGER)) return { state: 'Applied', changed: false, health: memberHealth(cached), key };
     }
     const force = live !== undefined && (ours || conflictResolution === 'Overwrite');
     // The answer's metadata is all that is read: health comes from the status last seen (the watch brings the new one).
@@ -272,23 +297,40 @@ export class Member {
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
     const seen = watch?.informer.get(key);
     const now: JsonObject = { kind, spec: body.spec, metadata: { generation: answered.generation }, ...(seen && seen.status !== undefined ? { status: seen.status } : {}) };
-    return { state: 'Applied', changed: before !== after, health: memberHealth(now) };
+    return { state: 'Applied', changed: before !== after, health: memberHealth(now), key };
   }
 
   /**
-   * Deletes template `t`'s object `{apiVersion, kind, namespace, name}` from this member when it is the
-   * template's; an object that is not, or is absent, is left. Throws on transport and API errors.
-   * Returns whether something was deleted.
+   * Deletes template `t`'s objects of kind `at.apiVersion`/`at.kind` from this member, except the one at
+   * `keep` (`namespace/name`, or `name`). With the kind's watch synced: every object carrying the
+   * template's uid label, and its copy under the template's own name (a template deleted and created
+   * again has a new uid); before that, the object under the template's own name only. An object that is
+   * not the template's is left. Throws on transport and API errors; returns the keys deleted.
    */
-  async remove(t: TemplateIdentity, at: { apiVersion: string; kind: string; namespace?: string; name: string }, signal: AbortSignal): Promise<boolean> {
+  async removeAll(t: TemplateIdentity, at: { apiVersion: string; kind: string; namespace?: string; name: string }, keep: string | undefined, signal: AbortSignal): Promise<string[]> {
     const info = await this.resolve(at.apiVersion, at.kind);
-    if (!info) return false;
+    if (!info) return [];
+    const id = watchId(info);
     const namespace = info.namespaced ? at.namespace || 'default' : undefined;
-    const key = namespace ? `${namespace}/${at.name}` : at.name;
+    const own = namespace ? `${namespace}/${at.name}` : at.name;
+    const keys = new Set<string>([own]);
+    if (this.watches.get(id)?.informer.synced) for (const k of this.owned.get(id)?.get(t.uid) ?? []) keys.add(k);
+    const removed: string[] = [];
+    for (const key of keys) {
+      if (key !== keep && (await this.removeKey(t, info, key, signal))) removed.push(key);
+    }
+    return removed;
+  }
+
+  /** Deletes the object at `key` when it is template `t`'s; whether something was deleted. */
+  private async removeKey(t: TemplateIdentity, info: ResourceInfo, key: string, signal: AbortSignal): Promise<boolean> {
+    const slash = info.namespaced ? key.indexOf('/') : -1;
+    const namespace = slash >= 0 ? key.slice(0, slash) : undefined;
+    const name = slash >= 0 ? key.slice(slash + 1) : key;
     const watch = this.watches.get(watchId(info));
     // A synced cache that does not hold it: nothing of ours is there (no request).
     if (watch?.informer.synced && !watch.informer.get(key)) return false;
-    const path = resourcePath(info, namespace, at.name);
+    const path = resourcePath(info, namespace, name);
     const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) return false;
     if (res.status >= 400) throw apiError(res);

@@ -223,6 +223,9 @@ void describe('flotilla controller: hub to two members', () => {
     assert.match(String(ready(failing)?.message), /^1 of 2 templates cannot be rendered: v1\/ConfigMap shop\/web-config on member1: OverridePolicy shop\/broken: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]/);
     const broken = await until(() => get(hub, BROKEN), (o) => ready(o)?.reason === 'RenderErrors');
     assert.deepEqual([status(broken).templates, status(broken).failedTemplates, ready(broken)?.status], [1, 1, 'False']);
+    const failedBinding = await until(() => get(hub, BINDING('web-config-configmap')), (o) => ((o?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.some((c) => c.name === 'member1' && c.state === 'Failed') === true);
+    assert.ok(failedBinding, 'the binding says the render failed on member1');
+    assert.equal(((await get(m1, CM('web-config')))?.data as Obj | undefined)?.mode, 'edited', 'a render that fails on a member leaves what the member has');
 
     // A policy the engine refuses (what the webhook would have denied): said on the policy, not only in the log.
     const INVALID = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/invalid';
@@ -239,6 +242,27 @@ void describe('flotilla controller: hub to two members', () => {
     for (const path of [BROKEN, INVALID]) assert.ok((await hub.request({ method: 'DELETE', path })).status < 300);
     const fixed = await until(() => get(hub, PP), (o) => ready(o)?.reason === 'Claimed');
     assert.deepEqual([status(fixed).templates, status(fixed).failedTemplates], [2, 0]);
+  });
+
+  void it('moves an object an override renames, and moves it back when the override goes', async () => {
+    const RENAME = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/rename';
+    await apply(hub, RENAME, {
+      apiVersion: POLICY,
+      kind: 'OverridePolicy',
+      metadata: { name: 'rename', namespace: 'shop' },
+      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }], overrideRules: [{ targetCluster: { clusterNames: ['member2'] }, overriders: { plaintext: [{ path: '/metadata/name', operator: 'replace', value: 'web-config-east' }] } }] },
+    });
+    const moved = await until(() => get(m2, CM('web-config-east')), (o) => o !== undefined);
+    assert.equal((moved?.data as Obj).mode, 'edited');
+    assert.equal(await until(() => get(m2, CM('web-config')), (o) => o === undefined), undefined, 'the copy under the old name goes');
+    assert.ok(await get(m1, CM('web-config')), 'member1 keeps its name');
+    const renamedEvent = (e: Obj) => e.reason === 'Pruned' && String(e.message).startsWith('removed the previous copy from member2: ');
+    const pruned = await until(() => events('web-config'), (es) => es.some(renamedEvent));
+    assert.ok(pruned.some(renamedEvent), JSON.stringify(pruned.map((e) => e.message)));
+
+    assert.ok((await hub.request({ method: 'DELETE', path: RENAME })).status < 300);
+    assert.ok(await until(() => get(m2, CM('web-config')), (o) => o !== undefined), 'back under its own name');
+    assert.equal(await until(() => get(m2, CM('web-config-east')), (o) => o === undefined), undefined, 'and the renamed copy goes');
   });
 
   void it('removes the objects from a member the policy no longer targets, and keeps them on the other', async () => {

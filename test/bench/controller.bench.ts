@@ -6,7 +6,8 @@
 //      server-side applies straight to the members with the controller's per-member concurrency (16);
 //   2. single-edit latency, idle: one template's image changed on the hub until both members show it
 //      (20 edits, one at a time; p50 and p99);
-//   3. the same single-edit latency with 5,000 templates on the hub (4,500 more ConfigMaps, propagated too).
+//   3. drift: an image edited on a member until the controller puts it back (10 times; p50 and p99);
+//   4. the same single-edit latency with 5,000 templates on the hub (4,500 more ConfigMaps, propagated too).
 // Next to the floor, a second reference: the requests the controller cannot do without, sent directly with
 // the same pipeline (per template: its create on the hub, the two member applies, then the finalizer, the
 // ResourceBinding and one Event on the hub). All clusters share this machine's cores, so the hub's writes
@@ -272,6 +273,21 @@ async function main(): Promise<void> {
     };
     const at500 = await editLatency('a');
 
+    // Drift: someone changes the image of a Deployment on member1; time until the controller puts it back.
+    const drift: number[] = [];
+    const member1 = members[0] as KubeClient;
+    for (let i = 0; i < EDITS / 2; i++) {
+      const t = templates[(i * 53) % TEMPLATES] as Obj;
+      const path = deployPath(t);
+      const image = async () => (await member1.request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>({ method: 'GET', path })).body?.spec.template.spec.containers[0]?.image;
+      const want = await image();
+      const started = performance.now();
+      const r = await member1.request({ method: 'PATCH', path, contentType: 'application/strategic-merge-patch+json', body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'hand.example/edited:1' }] } } } } });
+      if (r.status >= 400) throw new Error(`${path}: HTTP ${r.status}`);
+      await waitFor(async () => (await image()) === want, 30_000, 10);
+      drift.push(performance.now() - started);
+    }
+
     const more = Array.from({ length: MORE }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'more' }, data: { i: String(i) } }));
     for (const m of env.members) await kubectl(m.kubeconfigPath, ['create', 'namespace', 'more']);
     await applyAll(hub, [policy('more', 'ConfigMap', 'v1')], (o) => `/apis/policy.flotilla.io/v1beta1/namespaces/more/propagationpolicies/${(o.metadata as Obj).name as string}`, 'bench');
@@ -296,6 +312,7 @@ async function main(): Promise<void> {
         `| (same) against the required requests sent directly | ${fmt(initialMs)} | ${fmt(requiredMs)} (hub create, 2 member applies, finalizer, binding, Event per template) | ${(initialMs / requiredMs).toFixed(2)}x | |`,
         `| single edit -> both members, ${TEMPLATES} templates (p50 / p99 of ${EDITS}) | ${fmt(p50a)} / ${fmt(p99a)} | | | p99 < 1 s |`,
         `| single edit -> both members, ${TEMPLATES + MORE} templates (p50 / p99 of ${EDITS}) | ${fmt(p50b)} / ${fmt(p99b)} | ${fmt(p50a)} at ${TEMPLATES} | ${(p50b / p50a).toFixed(2)}x (p50) | <= 1.2x |`,
+        `| drift on a member (image edited there) -> put back (p50 / p99 of ${drift.length}) | ${fmt(percentile(drift, 50))} / ${fmt(percentile(drift, 99))} | | | < 5 s |`,
         `| ${MORE} more ConfigMaps x 2 members propagated | ${fmt(moreMs)} | | | |`,
         '',
         `CPU during the floor: ${floorCpuText}`,

@@ -69,6 +69,21 @@ void describe('customResourceDefinitions', () => {
     }
   });
 
+  void it("gives every policy version a status subresource with the controller's counts and Ready condition", () => {
+    for (const plural of ['propagationpolicies', 'clusterpropagationpolicies', 'overridepolicies', 'clusteroverridepolicies']) {
+      for (const v of crd(`${plural}.policy.flotilla.io`).spec.versions) {
+        assert.deepStrictEqual(v.subresources, { status: {} }, `${plural} ${v.name}`);
+        const schema = v.schema.openAPIV3Schema;
+        for (const path of ['status.templates', 'status.failedTemplates', 'status.observedGeneration']) assert.equal(nodeAt(schema, path)?.type, 'integer', `${plural} ${v.name} ${path}`);
+        assert.deepStrictEqual(nodeAt(schema, 'status.conditions[].status')?.enum, ['True', 'False', 'Unknown']);
+        assert.deepStrictEqual(
+          v.additionalPrinterColumns.filter((c) => c.name === 'Templates' || c.name === 'Ready').map((c) => c.jsonPath),
+          ['.status.templates', '.status.conditions[?(@.type=="Ready")].status'],
+        );
+      }
+    }
+  });
+
   void it('defines a cluster-scoped Cluster with one version, a status subresource and no conversion', () => {
     const spec = crd('clusters.cluster.flotilla.io').spec;
     assert.equal(spec.scope, 'Cluster');

@@ -57,6 +57,18 @@ const overrides = (tag: string, extraLabel?: string): Obj => ({
   },
 });
 
+/** An OverridePolicy in shop with one plaintext override on ConfigMaps (all, or the one named), for one cluster or all. */
+const plaintextOverride = (name: string, plaintext: Obj, only: { configMap?: string; cluster?: string } = {}): Obj => ({
+  apiVersion: POLICY,
+  kind: 'OverridePolicy',
+  metadata: { name, namespace: 'shop' },
+  spec: {
+    resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', ...(only.configMap ? { name: only.configMap } : {}) }],
+    overrideRules: [{ ...(only.cluster ? { targetCluster: { clusterNames: [only.cluster] } } : {}), overriders: { plaintext: [plaintext] } }],
+  },
+});
+const OVERRIDE_POLICY = (name: string) => `/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/${name}`;
+
 /** True when every field of `want` has the same value in `have` (lists compared item by item). */
 function contains(have: unknown, want: unknown): boolean {
   if (Array.isArray(want)) return Array.isArray(have) && want.length === have.length && want.every((w, i) => contains(have[i], w));
@@ -82,7 +94,7 @@ void describe('flotilla controller: hub to two members', () => {
   const DEPLOY = '/apis/apps/v1/namespaces/shop/deployments/web';
   const CM = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
   const PP = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/propagationpolicies/web';
-  const OP = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/web';
+  const OP = OVERRIDE_POLICY('web');
   const BINDING = (name: string) => `/apis/work.flotilla.io/v1alpha1/namespaces/shop/resourcebindings/${name}`;
   /** Waits until `probe` gives a value that `done` accepts; returns it for the assertion. */
   const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean) => eventually(probe, done, WAIT_MS, 100);
@@ -211,13 +223,8 @@ void describe('flotilla controller: hub to two members', () => {
     assert.match(listed.stdout, /^web\s+Abort\s+\S+\s+2\s+True\s+\S+\s*$/, 'NAME CONFLICT-RESOLUTION PRIORITY TEMPLATES READY AGE');
 
     // A rule that cannot apply to the ConfigMap: a render error on both the override and the propagation policy.
-    const BROKEN = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/broken';
-    await apply(hub, BROKEN, {
-      apiVersion: POLICY,
-      kind: 'OverridePolicy',
-      metadata: { name: 'broken', namespace: 'shop' },
-      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }], overrideRules: [{ targetCluster: { clusterNames: ['member1'] }, overriders: { plaintext: [{ path: '/data/absent/deeper', operator: 'replace', value: 'x' }] } }] },
-    });
+    const BROKEN = OVERRIDE_POLICY('broken');
+    await apply(hub, BROKEN, plaintextOverride('broken', { path: '/data/absent/deeper', operator: 'replace', value: 'x' }, { configMap: 'web-config', cluster: 'member1' }));
     const failing = await until(() => get(hub, PP), (o) => ready(o)?.reason === 'RenderErrors');
     assert.equal(status(failing).failedTemplates, 1);
     assert.match(String(ready(failing)?.message), /^1 of 2 templates cannot be rendered: v1\/ConfigMap shop\/web-config on member1: OverridePolicy shop\/broken: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]/);
@@ -228,13 +235,8 @@ void describe('flotilla controller: hub to two members', () => {
     assert.equal(((await get(m1, CM('web-config')))?.data as Obj | undefined)?.mode, 'edited', 'a render that fails on a member leaves what the member has');
 
     // A policy the engine refuses (what the webhook would have denied): said on the policy, not only in the log.
-    const INVALID = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/invalid';
-    await apply(hub, INVALID, {
-      apiVersion: POLICY,
-      kind: 'OverridePolicy',
-      metadata: { name: 'invalid', namespace: 'shop' },
-      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }], overrideRules: [{ overriders: { plaintext: [{ path: 'data/mode', operator: 'replace', value: 'x' }] } }] },
-    });
+    const INVALID = OVERRIDE_POLICY('invalid');
+    await apply(hub, INVALID, plaintextOverride('invalid', { path: 'data/mode', operator: 'replace', value: 'x' }));
     const invalid = await until(() => get(hub, INVALID), (o) => ready(o)?.reason === 'Invalid');
     assert.equal(ready(invalid)?.status, 'False');
     assert.match(String(ready(invalid)?.message), /^not used: .*plaintext\[0\]\.path: Invalid value: "data\/mode"/);
@@ -245,13 +247,8 @@ void describe('flotilla controller: hub to two members', () => {
   });
 
   void it('moves an object an override renames, and moves it back when the override goes', async () => {
-    const RENAME = '/apis/policy.flotilla.io/v1beta1/namespaces/shop/overridepolicies/rename';
-    await apply(hub, RENAME, {
-      apiVersion: POLICY,
-      kind: 'OverridePolicy',
-      metadata: { name: 'rename', namespace: 'shop' },
-      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'web-config' }], overrideRules: [{ targetCluster: { clusterNames: ['member2'] }, overriders: { plaintext: [{ path: '/metadata/name', operator: 'replace', value: 'web-config-east' }] } }] },
-    });
+    const RENAME = OVERRIDE_POLICY('rename');
+    await apply(hub, RENAME, plaintextOverride('rename', { path: '/metadata/name', operator: 'replace', value: 'web-config-east' }, { configMap: 'web-config', cluster: 'member2' }));
     const moved = await until(() => get(m2, CM('web-config-east')), (o) => o !== undefined);
     assert.equal((moved?.data as Obj).mode, 'edited');
     assert.equal(await until(() => get(m2, CM('web-config')), (o) => o === undefined), undefined, 'the copy under the old name goes');

@@ -35,6 +35,11 @@ describe('PolicyStatusBook', () => {
     book.forget('t1');
     assert.deepEqual(book.takeDirty(), [policyKey(cpp)]);
     assert.equal(book.statusOf(policyKey(cpp)).templates, 0);
+    book.record('t2', 'Deployment shop/b', { policy: cpp, overrides: [], errors: [] });
+    book.takeDirty();
+    book.record('t2', 'Deployment shop/b', { overrides: [], errors: [] });
+    assert.deepEqual(book.takeDirty(), [policyKey(cpp)], 'unclaimed: it leaves its policy');
+    assert.equal(book.statusOf(policyKey(cpp)).templates, 0);
   });
 
   it("puts every error of a claimed template on the propagation policy, and an override rule's error on its override policy", () => {

@@ -77,7 +77,8 @@ export class PolicyStatusBook {
       const k = policyKey(e.policy);
       if (!to.get(k)) to.set(k, failureText(label, e));
     }
-    this.replace(templateKey, { to });
+    // A template no policy claims or overrides counts nowhere: nothing is kept for it.
+    this.replace(templateKey, to.size > 0 ? { to } : undefined);
   }
 
   /** The template is gone (deleted, or no longer held): it counts nowhere. */

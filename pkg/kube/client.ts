@@ -217,7 +217,6 @@ export class KubeClient {
   }
 }
 
-/** The TLS material client-node put on request options (CA, client certificate, verification), for an Agent. */
 /**
  * Accept header for a request whose answer is needed for its metadata only (reads and writes alike): the
  * apiserver answers a PartialObjectMetadata, which costs it, the wire and the parser a fraction of the
@@ -225,6 +224,7 @@ export class KubeClient {
  */
 export const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
+/** The TLS material client-node put on request options (CA, client certificate, verification), for an Agent. */
 export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
   const out: https.AgentOptions = {};
   for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {

@@ -241,17 +241,12 @@ export class Controller {
     return informer;
   }
 
-  private upsert(object: JsonObject): void {
+  /** Into the state; the templates it can affect are enqueued. Returns why the object is not used, if it is not. */
+  private upsert(object: JsonObject): string[] {
     const m = this.state.upsert(object);
     for (const r of m.rejected) this.o.logger.warn('object not used', { object: `${r.object.kind} ${r.object.namespace ? `${r.object.namespace}/` : ''}${r.object.name}`, reason: r.reason, message: r.message });
-    if (POLICY_RESOURCES.some((p) => p.kind === object.kind)) {
-      // A refused policy says so on its status; an accepted one (again) says what it claims.
-      const ref = this.refOf(object);
-      if (m.rejected.length > 0) this.policyStatus.refuse(ref, m.rejected.map((r) => r.message).join('; '));
-      else this.policyStatus.accept(ref);
-      this.policyStatus.touch(ref);
-    }
     for (const key of m.affected) this.queue.add(key);
+    return m.rejected.map((r) => r.message);
   }
 
   /** A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters. */
@@ -437,27 +432,34 @@ export class Controller {
     const text = JSON.stringify(c);
     if (this.clusterConditions.get(name) === text) return;
     this.clusterConditions.set(name, text);
-    const status = isObject(cluster.status) ? cluster.status : {};
-    const previous = (Array.isArray(status.conditions) ? status.conditions.filter(isObject) : []).find((x) => x.type === CLUSTER_READY);
-    const lastTransitionTime = previous && previous.status === c.status && typeof previous.lastTransitionTime === 'string' ? previous.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const res = await this.hub
-      .request({
-        method: 'PATCH',
-        accept: METADATA_ACCEPT,
-        path: `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`,
-        query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
-        contentType: 'application/apply-patch+yaml',
-        body: { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, status: { conditions: [{ type: CLUSTER_READY, status: c.status, reason: c.reason, message: c.message.slice(0, 1024), lastTransitionTime }] } },
-      })
-      .catch((err: unknown) => ({ status: 0, body: undefined, warnings: [], error: err }));
-    if (res.status >= 400 || res.status === 0) {
+    const lastTransitionTime = transitionTime(cluster, CLUSTER_READY, c.status);
+    const status = await this.applyStatus(`/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`, {
+      apiVersion: CLUSTER_API_VERSION,
+      kind: 'Cluster',
+      metadata: { name },
+      status: { conditions: [{ type: CLUSTER_READY, status: c.status, reason: c.reason, message: c.message.slice(0, 1024), lastTransitionTime }] },
+    });
+    if (status >= 400 || status === 0) {
       this.clusterConditions.delete(name);
-      if (res.status !== 404) this.o.logger.warn('cannot write the Ready condition of a Cluster', { cluster: name, status: res.status });
+      if (status !== 404) this.o.logger.warn('cannot write the Ready condition of a Cluster', { cluster: name, status });
     }
   }
 
+  /** Server-side applies `body` to a status subresource on the hub; the HTTP status, 0 when the hub did not answer. */
+  private async applyStatus(path: string, body: JsonObject): Promise<number> {
+    const res = await this.hub
+      .request({ method: 'PATCH', accept: METADATA_ACCEPT, path, query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' }, contentType: 'application/apply-patch+yaml', body })
+      .catch(() => ({ status: 0 }));
+    return res.status;
+  }
+
   private onPolicy(o: JsonObject): void {
-    this.upsert(o);
+    const refused = this.upsert(o);
+    // A refused policy says so on its status; an accepted one (again) says what it claims.
+    const ref = this.refOf(o);
+    if (refused.length > 0) this.policyStatus.refuse(ref, refused.join('; '));
+    else this.policyStatus.accept(ref);
+    this.policyStatus.touch(ref);
     if (this.syncedFlag) void this.syncTemplateKinds();
   }
 
@@ -714,33 +716,21 @@ export class Controller {
       const s = this.policyStatus.statusOf(key);
       const text = JSON.stringify([generation, s]);
       if (this.policyStatusWritten.get(key) === text) continue;
-      const current = isObject(policy.status) ? policy.status : {};
-      const previous = (Array.isArray(current.conditions) ? current.conditions.filter(isObject) : []).find((x) => x.type === s.condition.type);
-      const lastTransitionTime = previous && previous.status === s.condition.status && typeof previous.lastTransitionTime === 'string' ? previous.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      const lastTransitionTime = transitionTime(policy, s.condition.type, s.condition.status);
       const g = generation === undefined ? {} : { observedGeneration: generation };
       const apiVersion = `${POLICY_GROUP}/${POLICY_STORAGE_VERSION}`;
-      const path = `/apis/${apiVersion}/${ref.namespace ? `namespaces/${encodeURIComponent(ref.namespace)}/` : ''}${resource.resource}/${encodeURIComponent(ref.name)}/status`;
-      const res = await this.hub
-        .request({
-          method: 'PATCH',
-          accept: METADATA_ACCEPT,
-          path,
-          query: { fieldManager: HUB_FIELD_MANAGER, force: 'true' },
-          contentType: 'application/apply-patch+yaml',
-          body: {
-            apiVersion,
-            kind: ref.kind,
-            metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-            status: { ...g, templates: s.templates, failedTemplates: s.failedTemplates, conditions: [{ ...s.condition, ...g, lastTransitionTime }] },
-          },
-        })
-        .catch((err: unknown) => ({ status: 0, body: undefined, warnings: [], error: err }));
-      if (res.status > 0 && res.status < 400) {
+      const status = await this.applyStatus(`/apis/${apiVersion}/${ref.namespace ? `namespaces/${encodeURIComponent(ref.namespace)}/` : ''}${resource.resource}/${encodeURIComponent(ref.name)}/status`, {
+        apiVersion,
+        kind: ref.kind,
+        metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+        status: { ...g, templates: s.templates, failedTemplates: s.failedTemplates, conditions: [{ ...s.condition, ...g, lastTransitionTime }] },
+      });
+      if (status > 0 && status < 400) {
         this.policyStatusWritten.set(key, text);
         continue;
       }
-      if (res.status === 404) continue; // deleted meanwhile
-      this.o.logger.warn('cannot write the status of a policy; retrying', { policy: `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, status: res.status });
+      if (status === 404) continue; // deleted meanwhile
+      this.o.logger.warn('cannot write the status of a policy; retrying', { policy: `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, status });
       this.policyStatus.touch(ref);
     }
   }
@@ -833,6 +823,13 @@ function renderedPart(o: JsonObject): string {
   for (const k of ['resourceVersion', 'managedFields', 'generation', 'finalizers']) delete meta[k];
   const { status: _status, ...rest } = o;
   return JSON.stringify({ ...rest, metadata: meta });
+}
+
+/** A condition's lastTransitionTime: kept from `o`'s condition of that type while its status stays, else now. */
+function transitionTime(o: JsonObject, type: string, status: string): string {
+  const current = isObject(o.status) ? o.status : {};
+  const previous = (Array.isArray(current.conditions) ? current.conditions.filter(isObject) : []).find((x) => x.type === type);
+  return previous && previous.status === status && typeof previous.lastTransitionTime === 'string' ? previous.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 /** A cluster's line in the binding from what applying there gave. */

@@ -43,10 +43,8 @@ export interface TemplateOutcome {
   errors: readonly DetailedRenderError[];
 }
 
-interface Contribution {
-  /** Policy key → the first error this template has against it ('' when none). */
-  to: Map<string, string>;
-}
+/** What one template counts on: policy key → the first error it has against that policy ('' when none). */
+type Contribution = Map<string, string>;
 
 interface Tally {
   templates: Set<string>;
@@ -78,7 +76,7 @@ export class PolicyStatusBook {
       if (!to.get(k)) to.set(k, failureText(label, e));
     }
     // A template no policy claims or overrides counts nowhere: nothing is kept for it.
-    this.replace(templateKey, to.size > 0 ? { to } : undefined);
+    this.replace(templateKey, to.size > 0 ? to : undefined);
   }
 
   /** The template is gone (deleted, or no longer held): it counts nowhere. */
@@ -147,8 +145,8 @@ export class PolicyStatusBook {
   private replace(templateKey: string, next: Contribution | undefined): void {
     const before = this.byTemplate.get(templateKey);
     if (before) {
-      for (const [k, error] of before.to) {
-        if (next?.to.get(k) === error) continue;
+      for (const [k, error] of before) {
+        if (next?.get(k) === error) continue;
         const t = this.byPolicy.get(k);
         if (!t) continue;
         t.templates.delete(templateKey);
@@ -162,8 +160,8 @@ export class PolicyStatusBook {
       return;
     }
     this.byTemplate.set(templateKey, next);
-    for (const [k, error] of next.to) {
-      if (before?.to.get(k) === error) continue;
+    for (const [k, error] of next) {
+      if (before?.get(k) === error) continue;
       let t = this.byPolicy.get(k);
       if (!t) this.byPolicy.set(k, (t = { templates: new Set(), failed: new Map() }));
       t.templates.add(templateKey);

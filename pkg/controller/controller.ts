@@ -761,7 +761,7 @@ export class Controller {
     this.cleanupSince.delete(key);
     if (removedFrom.length > 0) this.events.record(t, 'Normal', 'Pruned', `removed from ${removedFrom.join(', ')}: the template is being deleted`);
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
-    const bindingPath = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(bindingNamespace(t, this.o.namespace))}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
+    const bindingPath = this.bindingPath(t);
     this.written.delete(bindingPath);
     await this.hub.request({ method: 'DELETE', path: bindingPath });
     const meta = isObject(template.metadata) ? template.metadata : {};
@@ -788,6 +788,10 @@ export class Controller {
     if (res.status >= 400) throw apiError(res);
   }
 
+  private bindingPath(t: TemplateIdentity): string {
+    return `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(bindingNamespace(t, this.o.namespace))}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
+  }
+
   private async writeBinding(t: TemplateIdentity, template: JsonObject, b: { policy?: { kind: string; namespace?: string; name: string }; conflictResolution?: string; clusters: ClusterStatus[]; errors: string[] }): Promise<void> {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
@@ -799,8 +803,7 @@ export class Controller {
       clusters: b.clusters,
       errors: b.errors,
     });
-    const ns = bindingNamespace(t, this.o.namespace);
-    const path = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(ns)}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
+    const path = this.bindingPath(t);
     const text = JSON.stringify(body);
     if (this.written.get(path) === text) return;
     this.written.delete(path);

@@ -1,16 +1,17 @@
 // The applier: brings one member cluster to a set of desired objects with server-side apply, records the
 // set in an ApplySet parent (applyset.ts) and, when asked, prunes what the set held and no longer does.
-// The command line (`flotilla apply`, `flotilla diff`) and the controller share it.
+// It is the command line's shell around the delivery core (delivery.ts), which holds the rules every
+// writer shares; what is the command line's own is the ApplySet: membership marks an object as ours.
 //
 // Contract, per member:
 //   - Every desired object is server-side applied with the given field manager and labelled
 //     applyset.kubernetes.io/part-of=<id>. The field manager owns exactly what it last applied, so a
 //     field dropped from the desired object (an override removed) is removed from the live object, or
 //     goes back to what the remaining owners say.
-//   - An object that exists on the member and is not in this set is left alone and reported as a
-//     `conflict`, unless its conflictResolution is Overwrite: then it is applied with force and joins the
-//     set. A field owned by another manager with a different value is a `conflict` under Abort (the
-//     apiserver's message names the manager), forced under Overwrite.
+//   - An object in this set is ours: it is applied with force, so a field someone changed on the member
+//     (`kubectl set image`, `kubectl edit`) is put back. An object that exists on the member and is not in
+//     this set is left alone and reported as a `conflict` naming whose it is, unless its
+//     conflictResolution is Overwrite: then it is applied with force and joins the set.
 //   - CustomResourceDefinitions and Namespaces go first; custom resources of a CRD in the same set wait
 //     until it is Established and served. A namespace a desired object needs and the member lacks is
 //     created, outside the set (it is never pruned: pruning a namespace deletes everything in it).
@@ -37,14 +38,26 @@ import {
   type ParentRef,
   type ParentState,
 } from './applyset.js';
-import { apiError, type KubeClient, type KubeResponse } from './client.js';
+import { apiError, type KubeClient } from './client.js';
+import {
+  DeliveryCore,
+  createdFor,
+  liveMetaOf,
+  scopeObject,
+  serverSideApply,
+  type ApplyOutcome,
+  type ConflictResolution,
+  type LiveMeta,
+  type OwnerMark,
+} from './delivery.js';
 import { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
 import { deepClone, deepEqual, isObject, metadataOf, ownString, withoutServerFields, type JsonObject, type ObjectId } from './objects.js';
-import { stampAppliedHash, unchangedSinceApply, type ManagedFieldsEntry } from './ownership.js';
+import { sleep } from '../runtime/clock.js';
+
+export type { ConflictResolution } from './delivery.js';
 
 export type Action = 'created' | 'configured' | 'unchanged' | 'pruned' | 'conflict' | 'failed';
 export type ApplyMode = 'apply' | 'dry-run' | 'diff';
-export type ConflictResolution = 'Abort' | 'Overwrite';
 
 export interface DesiredObject {
   object: JsonObject;
@@ -91,12 +104,6 @@ export interface ApplierOptions {
 }
 
 const CRD_GROUP = 'apiextensions.k8s.io';
-/**
- * Label on a namespace the applier created because objects of the set needed it. Such a namespace is
- * not in the set (never pruned), but if the input later names it, it is taken into the set without a
- * conflict: it was this set's doing.
- */
-export const CREATED_FOR_LABEL = 'flotilla.io/created-for-applyset';
 /** Most pages of one LIST followed (500 objects each); an apiserver that keeps going is an error. */
 const MAX_LIST_PAGES = 10_000;
 const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
@@ -113,34 +120,28 @@ interface Item {
   result?: ObjectResult;
 }
 
-interface LiveMeta {
-  name: string;
-  uid: string;
-  resourceVersion: string;
-  partOf: string | undefined;
-  createdFor: string | undefined;
-  deleting: boolean;
-  annotations: Record<string, unknown>;
-  managedFields: ManagedFieldsEntry[];
-}
-
 interface Listing {
   items: Map<string, LiveMeta>;
 }
 
 class Unreachable extends Error {}
 
-function liveMeta(name: string, m: JsonObject): LiveMeta {
-  return {
-    name,
-    uid: ownString(m, 'uid') ?? '',
-    resourceVersion: ownString(m, 'resourceVersion') ?? '',
-    partOf: ownString(m.labels, PART_OF_LABEL),
-    createdFor: ownString(m.labels, CREATED_FOR_LABEL),
-    deleting: ownString(m, 'deletionTimestamp') !== undefined,
-    annotations: isObject(m.annotations) ? m.annotations : {},
-    managedFields: Array.isArray(m.managedFields) ? m.managedFields.filter(isObject) : [],
+/**
+ * The command line's mark: membership of the ApplySet `id`. A namespace the applier created for the set's
+ * objects (CREATED_BY_LABEL=<id>) is not in the set — pruning a namespace deletes everything in it — but
+ * when the input later names it, it joins the set without a conflict: it was this set's doing.
+ */
+export function applySetMark(id: string, o: { namespaceAdoption?: boolean } = {}): OwnerMark {
+  const mark: OwnerMark = {
+    namespaceMark: id,
+    mark(object) {
+      const meta = metadataOf(object);
+      const labels = isObject(meta.labels) ? meta.labels : (meta.labels = {});
+      labels[PART_OF_LABEL] = id;
+    },
+    owns: (live) => ownString(live.labels, PART_OF_LABEL) === id || (o.namespaceAdoption === true && createdFor(live, mark)),
   };
+  return mark;
 }
 
 export class MemberApplier {
@@ -153,6 +154,9 @@ export class MemberApplier {
   private readonly errors: string[] = [];
   private unreachable: TransportError | undefined;
   private readonly listings = new Map<string, Promise<Listing>>();
+  private readonly core: DeliveryCore;
+  private readonly mark: OwnerMark;
+  private readonly namespaceMark: OwnerMark;
   /** Namespaces known to exist (or to be created by this run). */
   private readonly namespaces = new Map<string, Promise<boolean>>();
 
@@ -162,6 +166,9 @@ export class MemberApplier {
     this.o = options;
     this.discovery = new Discovery(client);
     this.id = applySetId(options.parent);
+    this.core = new DeliveryCore(client, { fieldManager: options.fieldManager });
+    this.mark = applySetMark(this.id);
+    this.namespaceMark = applySetMark(this.id, { namespaceAdoption: true });
   }
 
   /** The ApplySet id this applier labels objects with. */
@@ -230,8 +237,6 @@ export class MemberApplier {
       this.finish(item, 'failed', `metadata.labels: ${PART_OF_LABEL} is set in the input (${existing}); it is the apply set's own label`);
       return item;
     }
-    labels[PART_OF_LABEL] = this.id;
-    stampAppliedHash(body);
     return item;
   }
 
@@ -257,13 +262,8 @@ export class MemberApplier {
     if (current.exists && current.tooling === this.o.tooling && same(kinds, current.groupKinds) && same(spaces, current.namespaces)) return;
     if (!(await this.ensureNamespace(ref.namespace))) throw new Error(`cannot write the ApplySet parent: namespace ${ref.namespace} does not exist`);
     const body = parentObject(ref, this.id, this.o.tooling, kinds, spaces);
-    const res = await this.client.request({
-      method: 'PATCH',
-      path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`,
-      query: { fieldManager: this.o.fieldManager, force: 'true' },
-      contentType: 'application/apply-patch+yaml',
-      body,
-    });
+    const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`;
+    const res = await serverSideApply(this.client, path, body, { fieldManager: this.o.fieldManager, force: true, signal: this.o.signal });
     if (res.status >= 400) throw new Error(`cannot write the ApplySet parent Secret ${ref.namespace}/${ref.name}: ${apiError(res).message}`);
     Object.assign(current, { exists: true, tooling: this.o.tooling, groupKinds: kinds, namespaces: spaces });
   }
@@ -300,14 +300,9 @@ export class MemberApplier {
   }
 
   private fixScope(i: Item, namespaced: boolean): void {
-    const meta = metadataOf(i.body);
-    if (namespaced) {
-      i.id.namespace ??= 'default';
-      meta.namespace = i.id.namespace;
-    } else {
-      delete i.id.namespace;
-      delete meta.namespace;
-    }
+    const ns = scopeObject(i.body, { group: i.group, version: '', kind: i.id.kind, resource: '', namespaced });
+    if (ns === undefined) delete i.id.namespace;
+    else i.id.namespace = ns;
   }
 
   // ---- applying ---------------------------------------------------------------------------------------
@@ -327,61 +322,38 @@ export class MemberApplier {
         this.finish(i, 'created', `not checked by the server: namespace ${i.id.namespace} does not exist yet (apply creates it)`, { live: null, after });
         return;
       }
-      const existing = (await this.listing(info, i.id.namespace, false)).items.get(i.id.name);
-      const ours = existing?.partOf === this.id || (existing?.createdFor === this.id && i.group === '' && i.id.kind === 'Namespace');
-      if (existing && !ours && i.conflictResolution !== 'Overwrite') {
-        const whose = existing.partOf ? `it belongs to apply set ${existing.partOf}` : `it has no ${PART_OF_LABEL}=${this.id} label`;
-        this.finish(i, 'conflict', `already exists on the member and is not part of this apply set (${whose}); left alone — set conflictResolution: Overwrite on the claiming policy to take it over`);
-        return;
-      }
-      if (existing?.deleting) {
-        this.finish(i, 'failed', 'is being deleted on the member; apply again once it is gone');
-        return;
-      }
+      const existing = (await this.listing(info, i.id.namespace, false)).items.get(i.id.name) ?? null;
+      const mark = i.group === '' && i.id.kind === 'Namespace' ? this.namespaceMark : this.mark;
+      const request = { info, object: i.body, mark, conflictResolution: i.conflictResolution, live: existing, signal: this.o.signal };
+      if (this.o.mode === 'apply') return this.finishApply(i, await this.core.apply(request));
       const path = resourcePath(info, i.id.namespace, i.id.name);
-      const force = i.conflictResolution === 'Overwrite';
-      if (this.o.mode === 'apply') {
-        if (existing && existing.partOf === this.id && unchangedSinceApply(existing, i.body, this.o.fieldManager)) {
-          this.finish(i, 'unchanged');
-          return;
-        }
-        const res = await this.patch(path, i.body, force, false);
-        if (res.status >= 400) return this.finishError(i, res);
-        const rv = resourceVersionOf(res.body);
-        const action: Action = res.status === 201 ? 'created' : existing && existing.resourceVersion === rv ? 'unchanged' : 'configured';
-        this.finish(i, action, undefined, {}, res.warnings);
-        return;
+      const [liveRes, out] = await Promise.all([
+        existing ? this.client.request<JsonObject>({ method: 'GET', path, signal: this.o.signal }) : Promise.resolve(undefined),
+        this.core.apply({ ...request, dryRun: true, answer: 'object' }),
+      ]);
+      if (liveRes && liveRes.status >= 400 && liveRes.status !== 404) return this.finish(i, 'failed', apiError(liveRes).message);
+      const live = liveRes?.status === 200 && liveRes.body ? withoutServerFields(liveRes.body) : null;
+      if (out.action === 'conflict' && this.o.mode === 'diff' && existing) {
+        // Someone else's object: show what taking it over would change.
+        const forced = await this.core.apply({ ...request, object: deepClone(i.body), conflictResolution: 'Overwrite', dryRun: true, answer: 'object' });
+        const after = forced.answer ? withoutServerFields(forced.answer) : null;
+        return this.finish(i, 'conflict', `${out.message ?? ''}; with conflictResolution: Overwrite it would make the change shown`, { live, after });
       }
-      const [liveRes, res] = await Promise.all([this.client.request<JsonObject>({ method: 'GET', path }), this.patch(path, i.body, force, true)]);
-      if (liveRes.status >= 400 && liveRes.status !== 404) return this.finishError(i, liveRes);
-      const live = liveRes.status === 404 || !liveRes.body ? null : withoutServerFields(liveRes.body);
-      if (res.status === 409 && this.o.mode === 'diff') {
-        // Fields owned by another manager (someone edited them): show what taking them back would change.
-        const forced = await this.patch(path, i.body, true, true);
-        if (forced.status < 400 && forced.body) {
-          const message = `${apiError(res).message}; apply leaves the object as it is, and with conflictResolution: Overwrite it would make the change shown`;
-          this.finish(i, 'conflict', message, { live, after: withoutServerFields(forced.body) }, res.warnings);
-          return;
-        }
-      }
-      if (res.status >= 400) return this.finishError(i, res);
-      const after = res.body ? withoutServerFields(res.body) : null;
+      if (out.action === 'conflict' || out.action === 'failed') return this.finishApply(i, out);
+      const after = out.answer ? withoutServerFields(out.answer) : null;
       const action: Action = live === null ? 'created' : deepEqual(live, after) ? 'unchanged' : 'configured';
-      this.finish(i, action, undefined, this.o.mode === 'diff' ? { live, after } : {}, res.warnings);
+      this.finish(i, action, undefined, this.o.mode === 'diff' ? { live, after } : {}, out.warnings);
     } catch (err: unknown) {
       this.finishThrown(i, err);
     }
   }
 
-  private patch(path: string, body: JsonObject, force: boolean, dryRun: boolean): Promise<KubeResponse<JsonObject>> {
-    return this.client.request<JsonObject>({
-      method: 'PATCH',
-      path,
-      query: { fieldManager: this.o.fieldManager, force: force ? 'true' : 'false', fieldValidation: 'Strict', ...(dryRun ? { dryRun: 'All' } : {}) },
-      contentType: 'application/apply-patch+yaml',
-      body,
-      signal: this.o.signal,
-    });
+  private finishApply(i: Item, out: ApplyOutcome): void {
+    if (out.unreachable) {
+      this.markUnreachable(new TransportError(out.message ?? 'unreachable', undefined));
+      return this.finish(i, 'failed', 'not done: the member is unreachable', { unreachable: true });
+    }
+    this.finish(i, out.action, out.message, {}, out.warnings);
   }
 
   /** Waits for the set's CRDs to be Established and their kinds served, then resolves the waiting items. */
@@ -471,17 +443,11 @@ export class MemberApplier {
   }
 
   private async ensureNamespaceOnce(name: string): Promise<boolean> {
-    const path = `/api/v1/namespaces/${encodeURIComponent(name)}`;
-    const got = await this.client.request({ method: 'GET', path });
-    if (got.status !== 404) return true; // exists, or not readable: the object's own request will tell
-    if (this.o.mode !== 'apply') return false;
-    const res = await this.client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [CREATED_FOR_LABEL]: this.id } } } });
-    if (res.status === 201) {
+    const state = await this.core.ensureNamespace(name, this.mark, { create: this.o.mode === 'apply', signal: this.o.signal });
+    if (state === 'created') {
       this.emit({ apiVersion: 'v1', kind: 'Namespace', name, action: 'created', message: 'created for the objects in it; not part of the apply set, never pruned' });
-      return true;
     }
-    if (res.status === 409) return true;
-    throw new Error(`cannot create namespace ${name}: ${apiError(res).message}`);
+    return state !== 'missing';
   }
 
   // ---- listing and pruning -----------------------------------------------------------------------------
@@ -518,7 +484,7 @@ export class MemberApplier {
         const m = it.metadata ?? {};
         const name = ownString(m, 'name');
         if (!name) continue;
-        items.set(name, liveMeta(name, m));
+        items.set(name, liveMetaOf(it));
       }
       cont = res.body?.metadata?.continue || undefined;
     } while (cont);
@@ -551,7 +517,7 @@ export class MemberApplier {
             try {
               const listing = await this.listing(info, ns, true);
               for (const meta of listing.items.values()) {
-                if (meta.partOf !== this.id || meta.deleting) continue;
+                if (ownString(meta.labels, PART_OF_LABEL) !== this.id || meta.deleting) continue;
                 if (keep.has(keyOf(info.group, info.kind, ns, meta.name)) || keepNames.has(`${info.kind}|${ns ?? ''}|${meta.name}`)) continue;
                 candidates.push({ info, namespace: ns, meta });
               }
@@ -586,23 +552,14 @@ export class MemberApplier {
         this.emit({ ...id, action: 'pruned', live: res.body ? withoutServerFields(res.body) : null, after: null });
         return true;
       }
-      const res = await this.client.request({
-        method: 'DELETE',
-        path,
-        query: this.o.mode === 'dry-run' ? { dryRun: 'All' } : {},
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', preconditions: { uid: meta.uid } },
-        signal: this.o.signal,
-      });
-      if (res.status === 404) return true;
-      if (res.status >= 400) {
-        this.emit({ ...id, action: 'failed', message: `prune: ${apiError(res).message}` });
-        return false;
-      }
-      this.emit({ ...id, action: 'pruned' });
+      // Gone, or replaced meanwhile by an object that is not this one: nothing of the set's to delete.
+      const { result } = await this.core.remove(info, namespace, meta.name, meta.uid, { dryRun: this.o.mode === 'dry-run', signal: this.o.signal });
+      if (result === 'deleted') this.emit({ ...id, action: 'pruned' });
       return true;
     } catch (err: unknown) {
       if (err instanceof TransportError) this.markUnreachable(err);
-      this.emit({ ...id, action: 'failed', ...this.failure(err) });
+      const f = this.failure(err);
+      this.emit({ ...id, action: 'failed', ...f, message: f.unreachable ? f.message : `prune: ${f.message}` });
       return false;
     }
   }
@@ -632,16 +589,6 @@ export class MemberApplier {
     this.finish(i, 'failed', f.message, f.unreachable ? { unreachable: true } : {});
   }
 
-  private finishError(i: Item, res: KubeResponse): void {
-    const e = apiError(res);
-    // SSA reports fields owned by another manager as 409 Conflict; anything else is a failure.
-    if (res.status === 409 && e.reason === 'Conflict') {
-      this.finish(i, 'conflict', `${e.message}; left as it is — conflictResolution: Overwrite on the claiming policy takes these fields over`, {}, res.warnings);
-      return;
-    }
-    this.finish(i, 'failed', e.message, {}, res.warnings);
-  }
-
   private finish(i: Item, action: Action, message?: string, extra: Partial<ObjectResult> = {}, warnings: string[] = []): void {
     const r: ObjectResult = { ...i.id, action, ...(message !== undefined ? { message } : {}), ...(warnings.length > 0 ? { warnings } : {}), ...extra };
     i.result = r;
@@ -661,20 +608,3 @@ function isFirst(i: Item): boolean {
 function keyOf(group: string, kind: string, namespace: string | undefined, name: string): string {
   return `${group}|${kind}|${namespace ?? ''}|${name}`;
 }
-
-function resourceVersionOf(o: unknown): string | undefined {
-  return isObject(o) ? ownString(o.metadata, 'resourceVersion') : undefined;
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
-

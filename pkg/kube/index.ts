@@ -4,6 +4,7 @@
 export { KubeconfigError, type KubeconfigErrorCode, TransportError, ApiError, UnknownKindError, displayServer } from './errors.js';
 export { loadKubeconfig, loadKubeConfig, readKubeconfigFile, configForContext, contextNames, serverOf, type KubeconfigSource, type LoadedKubeconfig } from './kubeconfig.js';
 export { KubeClient, apiError, type ClientOptions, type KubeRequest, type KubeResponse } from './client.js';
+export { httpsTransport, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
 export { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
 export {
   applySetId,

@@ -1,0 +1,174 @@
+// How a KubeClient's requests reach an apiserver. The client (client.ts) owns what is the same for every
+// way of getting there — the in-flight bound, retries, JSON in and out, Warning headers — and a Transport
+// carries one request and brings back one answer. `httpsTransport` is the real one; unit tests hand the
+// client an in-memory one (test/fake-apiserver.ts), so the delivery core and the controller's reconcilers
+// are tested without a server while the integration tests use real apiservers.
+
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+import { TransportError, displayServer } from './errors.js';
+
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path and query, e.g. `/api/v1/namespaces?limit=500`. */
+  path: string;
+  headers: Readonly<Record<string, string | number>>;
+  body?: Buffer | undefined;
+  signal?: AbortSignal | undefined;
+  /** Deadline for the whole exchange. */
+  timeoutMs: number;
+  /** Largest answer accepted: a bigger one fails with TransportError ETOOBIG. */
+  maxBytes: number;
+}
+
+export interface TransportResponse {
+  status: number;
+  /** The raw `Warning` header values. */
+  warnings: string[];
+  body: Buffer;
+}
+
+export interface Transport {
+  /** scheme://host:port, for messages (never user info). */
+  readonly server: string;
+  /** Resolves with the answer whatever its status; rejects with TransportError when there is none. */
+  send(req: TransportRequest): Promise<TransportResponse>;
+  /** Releases idle connections. */
+  close(): void;
+}
+
+/**
+ * The real transport: client-node's KubeConfig supplies the server, the TLS material and the
+ * credentials (tokens, exec plugins, basic auth, impersonation, refreshed per request); node:https sends
+ * the requests through one keep-alive Agent of at most `maxSockets` connections.
+ */
+export function httpsTransport(kc: KubeConfig, o: { maxSockets: number }): Transport {
+  return new HttpsTransport(kc, o.maxSockets);
+}
+
+class HttpsTransport implements Transport {
+  readonly server: string;
+  private readonly kc: KubeConfig;
+  private readonly base: URL;
+  private readonly maxSockets: number;
+  /** True when the cluster goes through a proxy: client-node's proxy agent is used as it comes. */
+  private readonly proxied: boolean;
+  private agent: http.Agent | undefined;
+
+  constructor(kc: KubeConfig, maxSockets: number) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new TypeError('KubeClient: the KubeConfig has no current cluster');
+    this.kc = kc;
+    this.base = new URL(cluster.server);
+    this.server = displayServer(cluster.server);
+    this.proxied = Boolean(cluster.proxyUrl);
+    this.maxSockets = maxSockets;
+  }
+
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+
+  async send(req: TransportRequest): Promise<TransportResponse> {
+    const options: https.RequestOptions = { headers: {} };
+    try {
+      await this.kc.applyToHTTPSOptions(options);
+    } catch (err: unknown) {
+      // Exec plugins and auth providers fail here; their messages are about the plugin, not secrets.
+      const text = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+      throw new TransportError(`${this.server}: credentials: ${text}`, 'EAUTH', { cause: err });
+    }
+    const agent = this.agentFor(options);
+    const url = new URL(req.path, this.base);
+    const headers: http.OutgoingHttpHeaders = { ...(options.headers as http.OutgoingHttpHeaders), ...req.headers };
+    const lib = url.protocol === 'http:' ? http : https;
+    return new Promise<TransportResponse>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+        reject(err instanceof TransportError ? err : transportError(this.server, err));
+      };
+      const r = lib.request(
+        {
+          protocol: url.protocol,
+          hostname: url.hostname.replace(/^\[|\]$/g, ''),
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          method: req.method,
+          headers,
+          agent,
+          ...(options.auth ? { auth: options.auth } : {}),
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > req.maxBytes) {
+              const message = `${this.server}: ${req.method} ${url.pathname}: answer larger than ${req.maxBytes} bytes`;
+              fail(new TransportError(message, 'ETOOBIG'));
+              r.destroy();
+              return;
+            }
+            chunks.push(c);
+          });
+          res.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            const warning = res.headers.warning;
+            const warnings = Array.isArray(warning) ? warning : warning ? [warning] : [];
+            resolve({ status: res.statusCode ?? 0, warnings, body: Buffer.concat(chunks) });
+          });
+          res.on('error', (err) => fail(err));
+        },
+      );
+      const timer = setTimeout(() => {
+        r.destroy(Object.assign(new Error(`no answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      }, req.timeoutMs);
+      const onAbort = () => r.destroy(Object.assign(new Error('cancelled'), { code: 'ECANCELED' }));
+      if (req.signal?.aborted) onAbort();
+      else req.signal?.addEventListener('abort', onAbort, { once: true });
+      r.on('error', fail);
+      r.on('close', () => req.signal?.removeEventListener('abort', onAbort));
+      r.end(req.body);
+    });
+  }
+
+  /** One keep-alive agent per transport, built from the TLS material of the first request. */
+  private agentFor(options: https.RequestOptions): http.Agent | undefined {
+    if (this.proxied) return options.agent as http.Agent | undefined;
+    if (this.agent) return this.agent;
+    const common = {
+      keepAlive: true,
+      maxSockets: this.maxSockets,
+      maxFreeSockets: this.maxSockets,
+      scheduling: 'lifo' as const,
+    };
+    this.agent =
+      this.base.protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...tlsOptions(options) });
+    return this.agent;
+  }
+}
+
+/** The TLS material client-node put on request options (CA, client certificate, verification), for an Agent. */
+export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
+  const out: https.AgentOptions = {};
+  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {
+    if (options[k] !== undefined) Object.assign(out, { [k]: options[k] });
+  }
+  return out;
+}
+
+function transportError(server: string, err: unknown): TransportError {
+  const errno = (err as { code?: unknown }).code;
+  const code = typeof errno === 'string' ? errno : undefined;
+  const text = err instanceof Error ? err.message : String(err);
+  return new TransportError(`${server}: ${text}`, code, { cause: err });
+}

@@ -231,7 +231,7 @@ export interface CustomResourceDefinition {
 
 const LABELS = { 'app.kubernetes.io/part-of': 'flotilla' };
 
-interface PolicyKind {
+export interface PolicyKind {
   kind: string;
   plural: string;
   shortName: string;
@@ -239,7 +239,7 @@ interface PolicyKind {
   family: 'propagation' | 'override';
 }
 
-const POLICY_KINDS: readonly PolicyKind[] = [
+export const POLICY_KINDS: readonly PolicyKind[] = [
   { kind: 'PropagationPolicy', plural: 'propagationpolicies', shortName: 'pp', scope: 'Namespaced', family: 'propagation' },
   { kind: 'ClusterPropagationPolicy', plural: 'clusterpropagationpolicies', shortName: 'cpp', scope: 'Cluster', family: 'propagation' },
   { kind: 'OverridePolicy', plural: 'overridepolicies', shortName: 'op', scope: 'Namespaced', family: 'override' },

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
-import { Controller, type MemberAccess } from '../controller/controller.js';
+import { Controller, type MemberAccess } from '../controller/manager.js';
 import { LeaderElector } from '../controller/leader.js';
 import { startOpsServer } from '../controller/ops.js';
 import { KubeClient } from '../kube/client.js';

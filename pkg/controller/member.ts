@@ -1,19 +1,14 @@
-// One member cluster as the controller reaches it: a client, discovery, a readiness probe, and a watch per
-// kind of the objects the controller applied there (those carrying its template-uid label, see
-// ownership.ts). The watches serve twice: their events bring drift (an edit or a delete on the member) back
-// to the controller, and their caches answer "what is there now" so a reconcile that changes nothing costs
-// no request on the member.
+// One member cluster as the controller reaches it: a client, discovery, the delivery core, a readiness
+// probe, and a watch per kind of the objects the controller applied there (those carrying its
+// template-uid label, see ownership.ts). The watches serve twice: their events bring drift (an edit or a
+// delete on the member) back to the controller, and their caches answer "what is there now" so a
+// reconcile that changes nothing costs no request on the member.
 //
-// apply(object, template) — server-side apply with field manager `flotilla`, as `flotilla apply` does:
-//   - an object that is the template's (by the cache, else by one GET) and unchanged since this process
-//     last applied it (the applied-hash annotation and managedFields, pkg/kube/ownership.ts) is left as it
-//     is: no request;
-//   - an object that is the template's is applied with force: a field someone changed on the member is
-//     taken back (the hub is the source of truth for what the controller owns);
-//   - an object that exists and is not the template's is a conflict under Abort and taken with force
-//     under Overwrite;
-//   - an object that does not exist is created with a non-forced apply, so one created in the meantime by
-//     someone else with other values is a conflict, not overwritten.
+// apply(object, template) hands the object to the delivery core (pkg/kube/delivery.ts), with the
+// template's labels as the mark of ownership and, when the watch cache holds the object, its metadata as
+// what is there now (otherwise the core reads it: one metadata GET from the apiserver's watch cache).
+// The rules are the core's: ours is applied with force (drift put back), someone else's is a conflict
+// unless the policy says Overwrite, an absent object is created with a non-forced apply.
 // removeAll(template, kind, keep) deletes what the template has on the member (its uid label decides, with
 // the object's uid as a precondition), and nothing else: every object of the kind carrying the template's
 // uid label (an override may have renamed it, or moved it to another namespace) but the one at `keep`.
@@ -21,25 +16,29 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { apiError, KubeClient, METADATA_ACCEPT } from '../kube/client.js';
+import { DeliveryCore, failureOf, liveMetaOf, resolveKind, scopeObject, type ConflictResolution, type LiveMeta } from '../kube/delivery.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
-import { TransportError, UnknownKindError } from '../kube/errors.js';
 import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
 import { deepClone, isObject, ownString, type JsonObject } from '../kube/objects.js';
-import { stampAppliedHash, unchangedSinceApply, type ManagedFieldsEntry } from '../kube/ownership.js';
+import { stampAppliedHash } from '../kube/ownership.js';
+import type { Transport } from '../kube/transport.js';
 import { Watcher } from '../kube/watch.js';
 import { sleep } from '../runtime/clock.js';
 import { memberHealth, type MemberHealth } from './binding.js';
-import { MEMBER_FIELD_MANAGER, TEMPLATE_UID_LABEL, ownerTemplate, type TemplateIdentity } from './ownership.js';
+import {
+  CONTROLLER_FIELD_MANAGER,
+  PREVIOUS_MEMBER_FIELD_MANAGERS,
+  TEMPLATE_UID_LABEL,
+  ownedBy,
+  templateMark,
+  type TemplateIdentity,
+} from './ownership.js';
 
 export type ApplyOutcome =
   | { state: 'Applied'; changed: boolean; health: MemberHealth; /** `namespace/name` (or `name`) of the object on the member. */ key: string }
   | { state: 'Conflict' | 'Failed'; message: string }
   | { state: 'Unreachable'; message: string };
 
-/** Label on a namespace the controller created on a member for the objects it applies (never deleted). */
-export const CREATED_NAMESPACE_LABEL = 'flotilla.io/created-by';
-/** Namespaces remembered as existing; past this many the memory is dropped and rebuilt as objects are applied. */
-const MAX_KNOWN_NAMESPACES = 10_000;
 
 export interface Readiness {
   /** undefined until the first probe. */
@@ -55,23 +54,14 @@ export interface MemberOptions {
   name: string;
   /** Holds the member's context as its current context. */
   kubeConfig: KubeConfig;
+  /** Requests go here instead of to the KubeConfig's server (tests); watches are then not started. */
+  transport?: Transport;
   userAgent: string;
   /** Requests in flight to this member. */
   concurrency: number;
   /** A change or deletion of an object the controller applied here (drift, status). */
   onOwnedEvent(object: JsonObject): void;
   onWatchError(resource: string, err: unknown, attempt: number): void;
-}
-
-/** Whether a live object on a member is the controller's copy of template `t`. */
-export function ownedBy(live: JsonObject, t: TemplateIdentity): boolean {
-  const meta = isObject(live.metadata) ? live.metadata : {};
-  const uid = ownString(meta.labels, TEMPLATE_UID_LABEL);
-  if (uid === undefined) return false;
-  if (uid === t.uid) return true;
-  // A template deleted and created again under its name has a new uid: its old copy is still its own.
-  const o = ownerTemplate(live);
-  return o !== undefined && o.apiVersion.split('/')[0] === t.apiVersion.split('/')[0] && o.kind === t.kind && o.name === t.name && (o.namespace ?? '') === (t.namespace ?? '');
 }
 
 interface OwnedWatch {
@@ -83,13 +73,13 @@ export class Member {
   readonly name: string;
   readonly client: KubeClient;
   readonly discovery: Discovery;
+  readonly core: DeliveryCore;
   readonly readiness: Readiness = { ready: undefined, failures: 0, since: Date.now() };
   private readonly o: MemberOptions;
   private readonly watcher: Watcher;
   private readonly watches = new Map<string, OwnedWatch>();
   /** Per watch: template uid → keys of the objects carrying it, kept from the watch's events. */
   private readonly owned = new Map<string, Map<string, Set<string>>>();
-  private readonly namespaces = new Set<string>();
   /** Object (by watch and key) → hash of what this process last applied there: a cache older than our own write is not trusted. */
   private readonly lastApplied = new Map<string, string>();
   private readonly stopAll = new AbortController();
@@ -98,9 +88,10 @@ export class Member {
   constructor(options: MemberOptions) {
     this.o = options;
     this.name = options.name;
-    this.client = new KubeClient(options.kubeConfig, { concurrency: options.concurrency, userAgent: options.userAgent });
+    this.client = new KubeClient(options.transport ?? options.kubeConfig, { concurrency: options.concurrency, userAgent: options.userAgent });
     this.watcher = new Watcher(options.kubeConfig, { userAgent: options.userAgent });
     this.discovery = new Discovery(this.client);
+    this.core = new DeliveryCore(this.client, { fieldManager: CONTROLLER_FIELD_MANAGER, previousManagers: PREVIOUS_MEMBER_FIELD_MANAGERS });
     this.signal = this.stopAll.signal;
   }
 
@@ -153,21 +144,14 @@ export class Member {
   }
 
   /** Resource and scope of a kind on this member, or undefined when the member does not serve it. */
-  async resolve(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
-    try {
-      return await this.discovery.resolve(apiVersion, kind);
-    } catch (err: unknown) {
-      if (!(err instanceof UnknownKindError)) throw err;
-      // A CRD may be installed on the member later: ask again next time.
-      this.discovery.forget(apiVersion);
-      return undefined;
-    }
+  resolve(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+    return resolveKind(this.discovery, apiVersion, kind);
   }
 
   /** Starts (once per kind) the watch of the objects of this kind the controller applied here. */
   watchOwned(info: ResourceInfo, apiVersion: string): void {
     const id = watchId(info);
-    if (this.watches.has(id) || this.signal.aborted) return;
+    if (this.watches.has(id) || this.signal.aborted || this.o.transport) return;
     const stop = new AbortController();
     const resource = `${info.resource}${info.group ? `.${info.group}` : ''}`;
     const informer = new Informer({
@@ -213,91 +197,52 @@ export class Member {
     }
   }
 
-  /** Server-side applies `object` (already stamped with the template's labels) for template `t`. Never rejects. */
-  async apply(object: JsonObject, t: TemplateIdentity, conflictResolution: 'Abort' | 'Overwrite', signal: AbortSignal): Promise<ApplyOutcome> {
-    try {
-      return await this.applyOnce(object, t, conflictResolution, signal);
-    } catch (err: unknown) {
-      if (err instanceof TransportError) return { state: 'Unreachable', message: err.message };
-      return { state: 'Failed', message: err instanceof Error ? err.message : String(err) };
-    }
-  }
-
-  private async applyOnce(object: JsonObject, t: TemplateIdentity, conflictResolution: 'Abort' | 'Overwrite', signal: AbortSignal): Promise<ApplyOutcome> {
+  /** Server-side applies `object` for template `t` by the delivery core's rules. Never rejects. */
+  async apply(object: JsonObject, t: TemplateIdentity, conflictResolution: ConflictResolution, signal: AbortSignal): Promise<ApplyOutcome> {
     const body = deepClone(object);
     const apiVersion = ownString(body, 'apiVersion') ?? '';
     const kind = ownString(body, 'kind') ?? '';
-    const meta = isObject(body.metadata) ? body.metadata : (body.metadata = {});
-    const name = ownString(meta, 'name') ?? '';
-    const info = await this.resolve(apiVersion, kind);
-    if (!info) return { state: 'Failed', message: `the member does not serve ${apiVersion} ${kind}` };
-    this.watchOwned(info, apiVersion);
+    const name = ownString(body.metadata, 'name') ?? '';
+    const mark = templateMark(t);
+    let info: ResourceInfo | undefined;
     let namespace: string | undefined;
-    if (info.namespaced) {
-      namespace = ownString(meta, 'namespace') || 'default';
-      meta.namespace = namespace;
-      await this.ensureNamespace(namespace, signal);
-    } else {
-      delete meta.namespace;
+    try {
+      info = await this.resolve(apiVersion, kind);
+      if (!info) return { state: 'Failed', message: `the member does not serve ${apiVersion} ${kind}` };
+      this.watchOwned(info, apiVersion);
+      namespace = scopeObject(body, info);
+      if (namespace) await this.core.ensureNamespace(namespace, mark, { create: true, signal });
+    } catch (err: unknown) {
+      return failed(err);
     }
-    const hash = stampAppliedHash(body);
     const key = namespace ? `${namespace}/${name}` : name;
     const id = `${watchId(info)}|${key}`;
-    const path = resourcePath(info, namespace, name);
-
+    mark.mark(body);
+    const hash = stampAppliedHash(body);
     const watch = this.watches.get(watchId(info));
-    let live: JsonObject | undefined;
-    let ours: boolean;
     const cached = watch?.informer.synced ? watch.informer.get(key) : undefined;
-    if (cached && ownedBy(cached, t)) {
-      live = cached;
-      ours = true;
-    } else {
-      // Not in the cache: absent, not ours, or the cache has not caught up. One read tells, from the
-      // apiserver's watch cache (resourceVersion 0: no etcd read). An object created by someone else a
-      // moment ago and not seen here is caught by the non-forced apply below (409).
-      const res = await this.client.request<JsonObject>({ method: 'GET', path, query: { resourceVersion: '0' }, accept: METADATA_ACCEPT, signal });
-      if (res.status >= 400 && res.status !== 404) throw apiError(res);
-      live = res.status === 404 ? undefined : res.body;
-      ours = live !== undefined && ownedBy(live, t);
-      if (live && !ours && conflictResolution === 'Abort') {
-        const uid = ownString(isObject(live.metadata) ? live.metadata.labels : undefined, TEMPLATE_UID_LABEL);
-        const whose = uid ? `it belongs to another template (${TEMPLATE_UID_LABEL}=${uid})` : `it has no ${TEMPLATE_UID_LABEL} label`;
-        return { state: 'Conflict', message: `${kind} ${key} already exists on the member and is not the controller's (${whose}); left alone — set conflictResolution: Overwrite on the claiming policy to take it over` };
-      }
-    }
-    const liveMeta = live && isObject(live.metadata) ? live.metadata : undefined;
-    if (liveMeta && ownString(liveMeta, 'deletionTimestamp')) return { state: 'Failed', message: `${kind} ${key} is being deleted on the member; it is applied again once it is gone` };
-    if (cached && ours && liveMeta && (this.lastApplied.get(id) ?? hash) === hash) {
-      const managedFields = Array.isArray(liveMeta.managedFields) ? (liveMeta.managedFields.filter(isObject) as ManagedFieldsEntry[]) : [];
-      const annotations = isObject(liveMeta.annotations) ? liveMeta.annotations : {};
-      if (unchangedSinceApply({ annotations, managedFields }, body, MEMBER_FIELD_MANAGER)) return { state: 'Applied', changed: false, health: memberHealth(cached), key };
-    }
-    const force = live !== undefined && (ours || conflictResolution === 'Overwrite');
-    // The answer's metadata is all that is read: health comes from the status last seen (the watch brings the new one).
-    const res = await this.client.request<JsonObject>({
-      method: 'PATCH',
-      path,
-      query: { fieldManager: MEMBER_FIELD_MANAGER, force: force ? 'true' : 'false', fieldValidation: 'Strict' },
-      contentType: 'application/apply-patch+yaml',
-      accept: METADATA_ACCEPT,
-      body,
+    // The cache is what is there now when it holds the template's object; a cache older than this
+    // process's last write there is not trusted to say "unchanged".
+    const live: LiveMeta | undefined = cached ? liveMetaOf(cached) : undefined;
+    const known = live && ownedBy(live, t) ? live : undefined;
+    const out = await this.core.apply({
+      info,
+      object: body,
+      mark,
+      conflictResolution,
+      ...(known ? { live: known } : {}),
+      mayBeUnchanged: known !== undefined && (this.lastApplied.get(id) ?? hash) === hash,
       signal,
     });
-    if (res.status === 409 && !force) return { state: 'Conflict', message: `${kind} ${key} was created on the member by someone else meanwhile: ${apiError(res).message}` };
-    if (res.status >= 400) {
-      // The namespace may have been deleted on the member since it was seen.
-      if (res.status === 404 && namespace) this.namespaces.delete(namespace);
-      return { state: 'Failed', message: apiError(res).message };
-    }
+    if (out.action === 'conflict') return { state: 'Conflict', message: `${kind} ${key} ${out.message ?? ''}` };
+    if (out.action === 'failed') return out.unreachable ? { state: 'Unreachable', message: out.message ?? '' } : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
+    if (out.action === 'unchanged' && !out.answer) return { state: 'Applied', changed: false, health: memberHealth(cached), key };
     this.lastApplied.set(id, hash);
-    const before = liveMeta ? ownString(liveMeta, 'resourceVersion') : undefined;
-    const answered = res.body && isObject(res.body.metadata) ? res.body.metadata : {};
-    const after = ownString(answered, 'resourceVersion');
+    const answered = out.answer && isObject(out.answer.metadata) ? out.answer.metadata : {};
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
     const seen = watch?.informer.get(key);
     const now: JsonObject = { kind, spec: body.spec, metadata: { generation: answered.generation }, ...(seen && seen.status !== undefined ? { status: seen.status } : {}) };
-    return { state: 'Applied', changed: before !== after, health: memberHealth(now), key };
+    return { state: 'Applied', changed: out.action !== 'unchanged', health: memberHealth(now), key };
   }
 
   /**
@@ -334,39 +279,19 @@ export class Member {
     const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) return false;
     if (res.status >= 400) throw apiError(res);
-    const live = res.body ?? {};
+    const live = liveMetaOf(res.body);
     if (!ownedBy(live, t)) return false;
-    const uid = ownString(live.metadata, 'uid');
-    const del = await this.client.request({
-      method: 'DELETE',
-      path,
-      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) },
-      signal,
-    });
-    if (del.status === 404 || del.status === 409) return false; // gone, or replaced by another object meanwhile
-    if (del.status >= 400) throw apiError(del);
+    // Gone, or replaced meanwhile by an object that is not this one: nothing deleted.
+    const { result } = await this.core.remove(info, namespace, name, live.uid, { signal });
+    if (result !== 'deleted') return false;
     this.lastApplied.delete(`${watchId(info)}|${key}`);
     return true;
   }
+}
 
-  private async ensureNamespace(ns: string, signal: AbortSignal): Promise<void> {
-    if (this.namespaces.has(ns)) return;
-    const path = `/api/v1/namespaces/${encodeURIComponent(ns)}`;
-    const res = await this.client.request({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
-    if (res.status === 404) {
-      const created = await this.client.request({
-        method: 'POST',
-        path: '/api/v1/namespaces',
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { [CREATED_NAMESPACE_LABEL]: 'flotilla-controller' } } },
-        signal,
-      });
-      if (created.status >= 400 && created.status !== 409) throw new Error(`cannot create namespace ${ns} on the member: ${apiError(created).message}`);
-    } else if (res.status >= 400) {
-      throw new Error(`cannot read namespace ${ns} on the member: ${apiError(res).message}`);
-    }
-    if (this.namespaces.size >= MAX_KNOWN_NAMESPACES) this.namespaces.clear();
-    this.namespaces.add(ns);
-  }
+function failed(err: unknown): ApplyOutcome {
+  const f = failureOf(err);
+  return f.unreachable ? { state: 'Unreachable', message: f.message } : { state: 'Failed', message: f.message };
 }
 
 function watchId(info: ResourceInfo): string {

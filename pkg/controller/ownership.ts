@@ -14,6 +14,7 @@
 
 import { createHash } from 'node:crypto';
 
+import type { LiveMeta, OwnerMark } from '../kube/delivery.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 
 export const TEMPLATE_UID_LABEL = 'flotilla.io/template-uid';
@@ -25,9 +26,13 @@ export const TEMPLATE_ANNOTATION = 'flotilla.io/template';
 export const OWNED_SELECTOR = TEMPLATE_UID_LABEL;
 /** On templates: the controller removes the template's objects from the members before it goes. */
 export const FINALIZER = 'flotilla.io/member-cleanup';
-/** Field managers: on members (shared with `flotilla apply`), and on the hub for status, bindings and finalizers. */
-export const MEMBER_FIELD_MANAGER = 'flotilla';
-export const HUB_FIELD_MANAGER = 'flotilla-controller';
+/**
+ * The controller's field manager, on members and on the hub (status, bindings, finalizers). `flotilla
+ * apply` is `flotilla`: two writers on one object meet as a conflict that names the other.
+ */
+export const CONTROLLER_FIELD_MANAGER = 'flotilla-controller';
+/** The manager the controller applied member objects with before it had its own; taken over on the next apply. */
+export const PREVIOUS_MEMBER_FIELD_MANAGERS: readonly string[] = ['flotilla'];
 /** Copied from templates, these would fight the members' own controllers or carry the hub's client state. */
 export const DROPPED_ANNOTATIONS = ['kubectl.kubernetes.io/last-applied-configuration', 'deployment.kubernetes.io/revision'];
 
@@ -92,4 +97,19 @@ export function ownerTemplate(object: JsonObject): Omit<TemplateIdentity, 'uid'>
   const m = /^(\S+)\/([^/\s]+) (?:([^/\s]+)\/)?(\S+)$/.exec(text);
   if (!m || !m[1] || !m[2] || !m[4]) return undefined;
   return { apiVersion: m[1], kind: m[2], name: m[4], ...(m[3] ? { namespace: m[3] } : {}) };
+}
+
+/** Whether a live object on a member is the controller's copy of template `t`. */
+export function ownedBy(live: LiveMeta, t: TemplateIdentity): boolean {
+  const uid = ownString(live.labels, TEMPLATE_UID_LABEL);
+  if (uid === undefined) return false;
+  if (uid === t.uid) return true;
+  // A template deleted and created again under its name has a new uid: its old copy is still its own.
+  const o = ownerTemplate({ metadata: { annotations: live.annotations } });
+  return o !== undefined && groupOf(o.apiVersion) === groupOf(t.apiVersion) && o.kind === t.kind && o.name === t.name && (o.namespace ?? '') === (t.namespace ?? '');
+}
+
+/** The controller's OwnerMark for template `t`: its labels (pkg/kube/delivery.ts). */
+export function templateMark(t: TemplateIdentity): OwnerMark {
+  return { namespaceMark: CONTROLLER_FIELD_MANAGER, mark: (o) => stampOwnership(o, t), owns: (live) => ownedBy(live, t) };
 }

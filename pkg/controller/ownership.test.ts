@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ownedBy } from './member.js';
-import { stampOwnership } from './ownership.js';
+import { liveMetaOf } from '../kube/delivery.js';
+import { ownedBy as ownedByMeta, stampOwnership, type TemplateIdentity } from './ownership.js';
+
+const ownedBy = (o: Record<string, unknown>, id: TemplateIdentity) => ownedByMeta(liveMetaOf(o), id);
 
 const t = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', uid: 'uid-1' };
 

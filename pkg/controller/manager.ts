@@ -1,0 +1,356 @@
+// The manager: wires the hub's informers, the engine state, the member registry and the reconcilers,
+// each with its own queue (controller-runtime's and Karmada's shape):
+//
+//   hub informers ──► EngineState (pure, incremental) ──► templates queue ──► TemplateReconciler (template.ts)
+//                                                              │ plan per template
+//                                                              ▼
+//                                        one work queue per member ──► execute (execute.ts) ──► binding
+//   member registry (members.ts): kubeconfig contexts, Cluster secretRefs, probes ──► ClusterStatusReconciler
+//   template reconciles ──► PolicyStatusBook ──► PolicyStatusReconciler (status.ts)
+//   member informers (objects carrying the controller's labels) ──► drift: the owning template's key
+//
+// Policies are read in their storage version (v1beta1) and Clusters as they are: the controller does not
+// need the conversion webhook to be up to read what is stored. Template kinds are those named by any
+// propagation policy's resourceSelectors, resolved by discovery; their informers start and stop as
+// policies change.
+
+import { hostname } from 'node:os';
+
+import type { KubeConfig } from '@kubernetes/client-node';
+
+import { CLUSTER_GROUP, POLICY_KINDS } from '../../api/crds/index.js';
+import { EngineState } from '../engine/state.js';
+import { KubeClient } from '../kube/client.js';
+import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
+import { Informer, listWatchSource, type InformerHandlers } from '../kube/informer.js';
+import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+import { Watcher } from '../kube/watch.js';
+import type { Logger } from '../runtime/log.js';
+import { EventRecorder } from './events.js';
+import type { Member } from './member.js';
+import { MemberRegistry, type MemberAccess } from './members.js';
+import { ownerTemplate } from './ownership.js';
+import { policyKey } from './policy-status.js';
+import { CLUSTER_API_VERSION, ClusterStatusReconciler, POLICY_STORAGE_API_VERSION, PolicyStatusReconciler } from './status.js';
+import { TemplateReconciler, refOf, templateKey } from './template.js';
+
+export type { MemberAccess } from './members.js';
+
+export interface ControllerOptions {
+  hub: KubeConfig;
+  /** Members from a kubeconfig; more come from Cluster objects' secretRef Secrets (unless clusterSecrets is false). */
+  members: MemberAccess[];
+  /** Read Cluster objects' spec.secretRef Secrets for credentials. Default true. */
+  clusterSecrets?: boolean;
+  /** GET /readyz on every member this often while it is ready (faster, with backoff, while it is not). Default 10 s. */
+  probeIntervalMs?: number;
+  /** How long a /readyz probe may take. Default 5 s. */
+  probeTimeoutMs?: number;
+  /** The controller's namespace: ResourceBindings of cluster-scoped templates. */
+  namespace: string;
+  /** Templates planned at once, and (template, member) pairs carried out at once per member. */
+  concurrency: number;
+  /** Requests in flight per member. */
+  memberConcurrency?: number;
+  logger: Logger;
+  /** `flotilla/<version>`: the user agent. */
+  tooling: string;
+  /** This replica's identity, in the Events it writes. Default the host name. */
+  instance?: string;
+  /** How long a deleted template waits for unreachable members before its finalizer is released. Default 10 min. */
+  cleanupTimeoutMs?: number;
+  /** A policy's status is written at most this often. Default 1 s. */
+  policyStatusIntervalMs?: number;
+  /** Every template is reconciled again this often (what a dropped event or a lost write missed). Default 10 min. */
+  resyncMs?: number;
+  /** Told of every finished template reconcile, for metrics. */
+  onReconcile?: (durationMs: number, outcome: string) => void;
+  /** Told of every apply or removal on a member (state: Applied, Unchanged, Failed, Conflict, Unreachable, Removed), for metrics. */
+  onMemberResult?: (member: string, state: string) => void;
+  /** Told when a member's readiness changes (undefined: the member went away), for metrics. */
+  onMemberReady?: (member: string, ready: boolean | undefined) => void;
+}
+
+interface TemplateKind {
+  info: ResourceInfo;
+  apiVersion: string;
+  informer: Informer;
+  stop: AbortController;
+}
+
+export class Controller {
+  private readonly o: ControllerOptions;
+  private readonly state = new EngineState();
+  private readonly hub: KubeClient;
+  private readonly hubWatcher: Watcher;
+  private readonly hubDiscovery: Discovery;
+  private readonly registry: MemberRegistry;
+  private readonly templates: TemplateReconciler;
+  private readonly clusterStatus: ClusterStatusReconciler;
+  private readonly policyStatus: PolicyStatusReconciler;
+  private readonly events: EventRecorder;
+  private readonly policyInformers = new Map<string, Informer>();
+  private clusterInformer: Informer | undefined;
+  private readonly templateKinds = new Map<string, TemplateKind>();
+  private signal: AbortSignal = new AbortController().signal;
+  private syncedFlag = false;
+
+  constructor(options: ControllerOptions) {
+    this.o = options;
+    const userAgent = options.tooling;
+    const logger = options.logger;
+    this.hub = new KubeClient(options.hub, { concurrency: 16, userAgent });
+    this.hubWatcher = new Watcher(options.hub, { userAgent });
+    this.hubDiscovery = new Discovery(this.hub);
+    this.events = new EventRecorder(this.hub, { component: 'flotilla-controller', instance: options.instance ?? hostname() });
+    const cluster = (name: string) => this.clusterInformer?.get(name);
+    this.registry = new MemberRegistry(
+      {
+        hub: this.hub,
+        hubWatcher: this.hubWatcher,
+        clusterSecrets: options.clusterSecrets !== false,
+        probeIntervalMs: options.probeIntervalMs ?? 10_000,
+        probeTimeoutMs: options.probeTimeoutMs ?? 5_000,
+        memberConcurrency: options.memberConcurrency ?? 16,
+        userAgent,
+        logger,
+        cluster,
+        onChange: (name, ready) => {
+          options.onMemberReady?.(name, ready);
+          if (ready === undefined && !this.registry.get(name)) this.templates.work.drop(name);
+          this.clusterStatus.queue.add(name);
+          // Catch up what was skipped (and say Unreachable in the bindings when it went away).
+          this.templates.all();
+        },
+        onConnect: (m) => {
+          for (const k of this.templateKinds.values()) void this.watchMember(m, k.apiVersion, k.info.kind);
+        },
+        onOwnedEvent: (o) => {
+          const t = ownerTemplate(o);
+          if (t) this.templates.queue.add(templateKey(t));
+        },
+      },
+      options.members,
+    );
+    this.clusterStatus = new ClusterStatusReconciler(this.hub, { cluster, condition: (name) => this.registry.condition(name), logger });
+    this.policyStatus = new PolicyStatusReconciler(this.hub, {
+      policy: (ref) => this.policyObject(ref),
+      plural: (kind) => POLICY_KINDS.find((k) => k.kind === kind)?.plural,
+      intervalMs: options.policyStatusIntervalMs ?? 1_000,
+      logger,
+    });
+    this.templates = new TemplateReconciler({
+      hub: this.hub,
+      hubDiscovery: this.hubDiscovery,
+      state: this.state,
+      registry: this.registry,
+      events: this.events,
+      policyStatus: this.policyStatus,
+      policy: (ref) => this.policyObject(ref),
+      namespace: options.namespace,
+      concurrency: options.concurrency,
+      memberConcurrency: options.concurrency,
+      cleanupTimeoutMs: options.cleanupTimeoutMs ?? 600_000,
+      logger,
+      onReconcile: options.onReconcile,
+      onMemberResult: options.onMemberResult,
+    });
+  }
+
+  /** True once the hub's caches have been listed once (readiness). */
+  get synced(): boolean {
+    return this.syncedFlag;
+  }
+
+  /** Templates waiting to be planned, and (template, member) pairs waiting to be carried out. */
+  get queueDepth(): number {
+    return this.templates.queue.depth + this.templates.work.depth;
+  }
+
+  /** Runs until `signal` aborts; in-flight reconciles finish first. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.signal = signal;
+    const running = Promise.all([this.templates.run(signal), this.clusterStatus.queue.start(signal), this.policyStatus.queue.start(signal)]);
+    this.registry.start(signal);
+
+    // Clusters first (placement needs them), then policies, then the template kinds they name.
+    this.clusterInformer = this.hubInformer('clusters', `/apis/${CLUSTER_API_VERSION}/clusters`, CLUSTER_API_VERSION, 'Cluster', {
+      onAdd: (o) => this.onCluster(o),
+      onUpdate: (o) => this.onCluster(o),
+      onDelete: (o) => this.onClusterDeleted(o),
+    });
+    for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }));
+    for (const p of POLICY_KINDS) {
+      const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
+      const informer = this.hubInformer(p.plural, path, POLICY_STORAGE_API_VERSION, p.kind, {
+        onAdd: (o) => this.onPolicy(o),
+        onUpdate: (o) => this.onPolicy(o),
+        onDelete: (o) => this.onPolicyDeleted(o),
+      });
+      this.policyInformers.set(p.kind, informer);
+    }
+    await Promise.all([this.clusterInformer, ...this.policyInformers.values()].map((i) => i.waitForSync(signal)));
+    await this.syncTemplateKinds();
+    await Promise.all([...this.templateKinds.values()].map((k) => k.informer.waitForSync(signal)));
+    this.syncedFlag = !signal.aborted;
+    this.o.logger.info('caches synced', { templates: this.templates.templates.size, members: this.registry.names() });
+
+    const resync = setInterval(() => this.templates.all(), this.o.resyncMs ?? 600_000);
+    resync.unref();
+    signal.addEventListener('abort', () => clearInterval(resync), { once: true });
+    await running;
+    await this.events.flush();
+    await this.registry.close();
+  }
+
+  // ---- hub events -----------------------------------------------------------------------------------
+
+  private hubInformer(name: string, path: string, apiVersion: string, kind: string, handlers: InformerHandlers): Informer {
+    const informer = new Informer({
+      name: `hub ${name}`,
+      source: listWatchSource(this.hub, this.hubWatcher),
+      path,
+      apiVersion,
+      kind,
+      handlers,
+      onError: (err, attempt, retryInMs) => this.o.logger.warn('hub watch failed; retrying', { resource: name, attempt, retryInMs, error: err instanceof Error ? err.message : String(err) }),
+    });
+    void informer.start(this.signal);
+    return informer;
+  }
+
+  /** Into the state; the templates it can affect are queued. Returns why the object is not used, if it is not. */
+  private upsert(object: JsonObject): string[] {
+    const m = this.state.upsert(object);
+    for (const r of m.rejected) this.o.logger.warn('object not used', { object: `${r.object.kind} ${r.object.namespace ? `${r.object.namespace}/` : ''}${r.object.name}`, reason: r.reason, message: r.message });
+    for (const key of m.affected) this.templates.queue.add(key);
+    return m.rejected.map((r) => r.message);
+  }
+
+  private onCluster(o: JsonObject): void {
+    this.upsert(clusterObject(o));
+    const name = ownString(o.metadata, 'name') ?? '';
+    if (!name) return;
+    this.registry.onCluster(o);
+    this.clusterStatus.queue.add(name);
+  }
+
+  private onClusterDeleted(o: JsonObject): void {
+    const name = ownString(o.metadata, 'name') ?? '';
+    this.clusterStatus.forget(name);
+    this.registry.onClusterDeleted(name);
+    // A member of the kubeconfig stays a member, without the labels the Cluster object gave it.
+    if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }));
+    else for (const key of this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected) this.templates.queue.add(key);
+  }
+
+  private policyObject(p: { kind: string; namespace?: string; name: string }): JsonObject | undefined {
+    return this.policyInformers.get(p.kind)?.get(p.namespace ? `${p.namespace}/${p.name}` : p.name);
+  }
+
+  private onPolicy(o: JsonObject): void {
+    const refused = this.upsert(o);
+    // A refused policy says so on its status; an accepted one (again) says what it claims.
+    const ref = refOf(o);
+    const book = this.policyStatus.book;
+    if (refused.length > 0) book.refuse(ref, refused.join('; '));
+    else book.accept(ref);
+    book.touch(ref);
+    this.policyStatus.flush();
+    if (this.syncedFlag) void this.syncTemplateKinds();
+  }
+
+  private onPolicyDeleted(o: JsonObject): void {
+    const ref = refOf(o);
+    this.policyStatus.drop(ref, policyKey(ref));
+    for (const key of this.state.remove(ref).affected) this.templates.queue.add(key);
+    if (this.syncedFlag) void this.syncTemplateKinds();
+  }
+
+  /** Starts an informer for every template kind a propagation policy names, and stops those no policy names. */
+  private async syncTemplateKinds(): Promise<void> {
+    const wanted = new Map<string, { apiVersion: string; kind: string }>();
+    for (const kind of ['PropagationPolicy', 'ClusterPropagationPolicy']) {
+      for (const p of this.policyInformers.get(kind)?.values() ?? []) {
+        const spec = isObject(p.spec) ? p.spec : {};
+        for (const s of Array.isArray(spec.resourceSelectors) ? spec.resourceSelectors : []) {
+          const apiVersion = ownString(s, 'apiVersion');
+          const k = ownString(s, 'kind');
+          if (apiVersion && k) wanted.set(`${apiVersion}/${k}`, { apiVersion, kind: k });
+        }
+      }
+    }
+    for (const [id, { apiVersion, kind }] of wanted) {
+      if (this.templateKinds.has(id)) continue;
+      let info: ResourceInfo;
+      try {
+        info = await this.hubDiscovery.resolve(apiVersion, kind);
+      } catch (err: unknown) {
+        // Not served (yet): the next policy event or resync tries again.
+        this.hubDiscovery.forget(apiVersion);
+        this.o.logger.warn('template kind not served by the hub', { kind: id, error: err instanceof Error ? err.message : String(err) });
+        continue;
+      }
+      if (this.templateKinds.has(id) || this.signal.aborted) continue;
+      const stop = new AbortController();
+      const informer = new Informer({
+        name: `hub ${info.resource}.${info.group || 'core'}`,
+        source: listWatchSource(this.hub, this.hubWatcher),
+        path: resourcePath(info, undefined),
+        apiVersion,
+        kind,
+        handlers: { onAdd: (o) => this.onTemplate(o), onUpdate: (o, old) => this.onTemplate(o, old), onDelete: (o) => this.onTemplateDeleted(o) },
+        onError: (err, attempt, retryInMs) => this.o.logger.warn('hub watch failed; retrying', { resource: info.resource, attempt, retryInMs, error: err instanceof Error ? err.message : String(err) }),
+      });
+      this.templateKinds.set(id, { info, apiVersion, informer, stop });
+      void informer.start(AbortSignal.any([this.signal, stop.signal]));
+      for (const m of this.registry.all()) void this.watchMember(m, apiVersion, kind);
+    }
+    for (const [id, k] of this.templateKinds) {
+      if (wanted.has(id)) continue;
+      // Templates of that kind stay in the state: what was propagated stays until a policy claims them.
+      k.stop.abort();
+      this.templateKinds.delete(id);
+    }
+  }
+
+  /** Watches, on a member, the objects of a template kind the controller applied there (drift). */
+  private async watchMember(m: Member, apiVersion: string, kind: string): Promise<void> {
+    try {
+      const info = await m.resolve(apiVersion, kind);
+      if (info) m.watchOwned(info, apiVersion);
+    } catch {
+      // Unreachable now: the first apply of that kind starts the watch.
+    }
+  }
+
+  private onTemplate(o: JsonObject, old?: JsonObject): void {
+    const key = templateKey(refOf(o));
+    this.templates.templates.set(key, o);
+    // Our own finalizer write, a status update or a managedFields change renders nothing new.
+    if (old && renderedPart(o) === renderedPart(old)) return;
+    this.upsert(o);
+    this.templates.queue.add(key);
+  }
+
+  private onTemplateDeleted(o: JsonObject): void {
+    const key = templateKey(refOf(o));
+    this.templates.forget(key);
+    this.policyStatus.book.forget(key);
+    this.policyStatus.flush();
+    for (const k of this.state.remove(refOf(o)).affected) this.templates.queue.add(k);
+  }
+}
+
+/** A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters. */
+function clusterObject(o: JsonObject): JsonObject {
+  return { apiVersion: `${CLUSTER_GROUP}/v1alpha1`, kind: 'Cluster', metadata: isObject(o.metadata) ? o.metadata : {}, ...(isObject(o.spec) ? { spec: o.spec } : {}) };
+}
+
+/** What of a template can change what is rendered or done with it: all but status and server bookkeeping. */
+function renderedPart(o: JsonObject): string {
+  const meta = isObject(o.metadata) ? { ...o.metadata } : {};
+  for (const k of ['resourceVersion', 'managedFields', 'generation', 'finalizers']) delete meta[k];
+  const { status: _status, ...rest } = o;
+  return JSON.stringify({ ...rest, metadata: meta });
+}

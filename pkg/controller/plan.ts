@@ -1,0 +1,98 @@
+// plan(): what each member should hold for one template, from the engine's render — pure, no I/O. The
+// template reconciler (template.ts) computes a plan and hands each member its part; the member work
+// (execute.ts) carries it out on that member alone, so a slow member holds back nobody else.
+
+import type { TemplateResult } from '../engine/state.js';
+import type { JsonObject } from '../kube/objects.js';
+import { isObject, ownString } from '../kube/objects.js';
+import type { ClusterStatus, PolicyRef } from './binding.js';
+import { stampOwnership, type TemplateIdentity } from './ownership.js';
+
+/** One member's part of a plan. */
+export type MemberStep =
+  /** Apply this object (stamped with the template's labels). */
+  | { action: 'apply'; object: JsonObject }
+  /** Targeted, but rendering failed there: the member keeps what it has until the render works. */
+  | { action: 'keep'; message: string }
+  /** Not targeted: what the template has there goes. */
+  | { action: 'remove' };
+
+export interface TemplatePlan {
+  /** Counts up with each plan of a template, so an outcome of an older plan is known as such. */
+  version: number;
+  identity: TemplateIdentity;
+  generation: number | undefined;
+  policy: PolicyRef | undefined;
+  conflictResolution: 'Abort' | 'Overwrite';
+  /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render). */
+  clusters: Map<string, ClusterStatus>;
+  /** Errors about the template rather than one cluster (placement). */
+  errors: string[];
+  /** `cluster: message` of each cluster whose render failed. */
+  overrideFailed: string[];
+  /** Each targeted cluster's step; a member not listed is not targeted. */
+  steps: Map<string, MemberStep>;
+}
+
+/**
+ * The plan of a claimed template. `render` is the engine's result for it; `spec` the claiming policy's
+ * spec (conflictResolution). Members that are not targeted are not listed: stepFor() says `remove`.
+ */
+export function plan(identity: TemplateIdentity, template: JsonObject, render: TemplateResult, spec: JsonObject, version: number): TemplatePlan {
+  const meta = isObject(template.metadata) ? template.metadata : {};
+  const clusters = new Map<string, ClusterStatus>();
+  const steps = new Map<string, MemberStep>();
+  for (const p of render.placements) {
+    const object = p.object as JsonObject;
+    stampOwnership(object, identity);
+    steps.set(p.cluster, { action: 'apply', object });
+    const replicas = isObject(object.spec) && typeof object.spec.replicas === 'number' ? object.spec.replicas : undefined;
+    clusters.set(p.cluster, { name: p.cluster, state: 'Pending', overrides: p.overrides.map((o) => ({ ...o })), ...(replicas === undefined ? {} : { replicas }) });
+  }
+  const errors: string[] = [];
+  const overrideFailed: string[] = [];
+  for (const e of render.errors) {
+    if (e.cluster) {
+      clusters.set(e.cluster, { name: e.cluster, state: 'Failed', message: e.message });
+      steps.set(e.cluster, { action: 'keep', message: e.message });
+      overrideFailed.push(`${e.cluster}: ${e.message}`);
+    } else errors.push(e.message);
+  }
+  return {
+    version,
+    identity,
+    generation: typeof meta.generation === 'number' ? meta.generation : undefined,
+    policy: render.policy,
+    conflictResolution: ownString(spec, 'conflictResolution') === 'Overwrite' ? 'Overwrite' : 'Abort',
+    clusters,
+    errors,
+    overrideFailed,
+    steps,
+  };
+}
+
+/** A member's step in a plan: its own, or `remove` when the plan does not target it. */
+export function stepFor(p: TemplatePlan, member: string): MemberStep {
+  return p.steps.get(member) ?? { action: 'remove' };
+}
+
+/**
+ * The binding's cluster list: each targeted cluster as its member last reported for this plan (Pending
+ * until then), then clusters the template is still being removed from.
+ */
+export function bindingClusters(p: TemplatePlan, reports: ReadonlyMap<string, { version: number; status: ClusterStatus }>, noAccess: (cluster: string) => string | undefined): ClusterStatus[] {
+  const out: ClusterStatus[] = [];
+  for (const [name, base] of p.clusters) {
+    const r = reports.get(name);
+    if (base.state === 'Failed') out.push(base);
+    else if (r && r.version === p.version) out.push({ ...base, ...r.status, name });
+    else {
+      const why = noAccess(name);
+      out.push(why ? { ...base, state: 'Unreachable', message: `no access to cluster ${name}: ${why}` } : base);
+    }
+  }
+  for (const [name, r] of reports) {
+    if (!p.clusters.has(name) && r.version === p.version && r.status.state === 'Removing') out.push(r.status);
+  }
+  return out;
+}

@@ -1,0 +1,135 @@
+// The status reconcilers: the Ready condition of each Cluster and the status of each policy, written on
+// the hub with server-side apply (field manager flotilla-controller). Each has its own work queue, so a
+// failed write is retried with the queue's backoff, and an unchanged status costs no request.
+
+import { POLICY_GROUP } from '../../api/crds/index.js';
+import type { KubeClient } from '../kube/client.js';
+import { serverSideApply } from '../kube/delivery.js';
+import { isObject, type JsonObject } from '../kube/objects.js';
+import type { Logger } from '../runtime/log.js';
+import { WorkQueue } from '../runtime/queue.js';
+import { CONTROLLER_FIELD_MANAGER } from './ownership.js';
+import type { PolicyRef } from '../engine/types.js';
+import { PolicyStatusBook, parseKey } from './policy-status.js';
+
+export const CLUSTER_API_VERSION = 'cluster.flotilla.io/v1alpha1';
+export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
+const READY = 'Ready';
+
+export interface Condition {
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+
+/** Writes `body` to a status subresource; throws when the hub refuses or does not answer (the queue retries). */
+async function writeStatus(hub: KubeClient, path: string, body: JsonObject): Promise<'written' | 'gone'> {
+  const res = await serverSideApply(hub, path, body, { fieldManager: CONTROLLER_FIELD_MANAGER, force: true });
+  if (res.status === 404) return 'gone';
+  if (res.status >= 400) throw new Error(`${path}: HTTP ${res.status}`);
+  return 'written';
+}
+
+/** A condition's lastTransitionTime: kept from `o`'s condition of that type while its status stays, else now. */
+export function transitionTime(o: JsonObject, type: string, status: string, now: () => Date = () => new Date()): string {
+  const current = isObject(o.status) ? o.status : {};
+  const previous = (Array.isArray(current.conditions) ? current.conditions.filter(isObject) : []).find((x) => x.type === type);
+  if (previous && previous.status === status && typeof previous.lastTransitionTime === 'string') return previous.lastTransitionTime;
+  return now().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** The Ready condition of every Cluster on the hub, from what the member registry says of it. */
+export class ClusterStatusReconciler {
+  readonly queue: WorkQueue;
+  private readonly written = new Map<string, string>();
+
+  constructor(
+    private readonly hub: KubeClient,
+    private readonly o: {
+      /** The Cluster as the hub has it, or undefined when there is none. */
+      cluster(name: string): JsonObject | undefined;
+      /** The condition it should carry now, or undefined when nothing is known yet. */
+      condition(name: string): Condition | undefined;
+      logger: Logger;
+    },
+  ) {
+    this.queue = new WorkQueue<string>({ reconcile: (name) => this.reconcile(name) }, {
+      concurrency: 2,
+      onResult: (e) => {
+        if (e.outcome === 'error') o.logger.warn('cannot write the Ready condition of a Cluster; retrying', { cluster: e.key, error: String(e.error) });
+      },
+    });
+  }
+
+  forget(name: string): void {
+    this.written.delete(name);
+  }
+
+  async reconcile(name: string): Promise<void> {
+    const cluster = this.o.cluster(name);
+    const c = this.o.condition(name);
+    if (!cluster || !c) return;
+    const text = JSON.stringify(c);
+    if (this.written.get(name) === text) return;
+    const lastTransitionTime = transitionTime(cluster, READY, c.status);
+    const condition = { type: READY, status: c.status, reason: c.reason, message: c.message.slice(0, 1024), lastTransitionTime };
+    const body = { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, status: { conditions: [condition] } };
+    if ((await writeStatus(this.hub, `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`, body)) === 'written') this.written.set(name, text);
+  }
+}
+
+/**
+ * The status of every policy, from the PolicyStatusBook the template reconciles record into. A policy
+ * whose counts change is written at most once per `intervalMs` (a burst of reconciles is one write).
+ */
+export class PolicyStatusReconciler {
+  readonly queue: WorkQueue;
+  readonly book = new PolicyStatusBook();
+  private readonly written = new Map<string, string>();
+
+  constructor(
+    private readonly hub: KubeClient,
+    private readonly o: { policy(ref: PolicyRef): JsonObject | undefined; plural(kind: string): string | undefined; intervalMs: number; logger: Logger },
+  ) {
+    this.queue = new WorkQueue<string>({ reconcile: (key) => this.reconcile(key) }, {
+      concurrency: 2,
+      onResult: (e) => {
+        if (e.outcome === 'error') o.logger.warn('cannot write the status of a policy; retrying', { policy: e.key, error: String(e.error) });
+      },
+    });
+  }
+
+  /** Queues every policy the book marked since the last call. */
+  flush(): void {
+    for (const key of this.book.takeDirty()) this.queue.addAfter(key, this.o.intervalMs);
+  }
+
+  /** The policy was deleted: nothing more is written for it. */
+  drop(ref: PolicyRef, key: string): void {
+    this.book.drop(ref);
+    this.written.delete(key);
+  }
+
+  async reconcile(key: string): Promise<void> {
+    const ref = parseKey(key);
+    const plural = this.o.plural(ref.kind);
+    const policy = this.o.policy(ref);
+    if (!plural || !policy) return;
+    const meta = isObject(policy.metadata) ? policy.metadata : {};
+    const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
+    const s = this.book.statusOf(key);
+    const text = JSON.stringify([generation, s]);
+    if (this.written.get(key) === text) return;
+    const g = generation === undefined ? {} : { observedGeneration: generation };
+    const condition = { ...s.condition, ...g, lastTransitionTime: transitionTime(policy, s.condition.type, s.condition.status) };
+    const api = POLICY_STORAGE_API_VERSION;
+    const path = `/apis/${api}/${ref.namespace ? `namespaces/${encodeURIComponent(ref.namespace)}/` : ''}${plural}/${encodeURIComponent(ref.name)}/status`;
+    const body = {
+      apiVersion: api,
+      kind: ref.kind,
+      metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+      status: { ...g, templates: s.templates, failedTemplates: s.failedTemplates, conditions: [condition] },
+    };
+    if ((await writeStatus(this.hub, path, body)) === 'written') this.written.set(key, text);
+  }
+}

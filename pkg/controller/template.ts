@@ -1,0 +1,257 @@
+// The template reconciler: for one template on the hub, what the controller does there — its finalizer,
+// its plan (plan.ts) handed to every member's work queue (execute.ts), its ResourceBinding from what the
+// members report, and the removal of its objects from every member when it is deleted.
+//
+// reconcile(template):
+//   - deleted (deletionTimestamp) and carrying our finalizer: the object goes from every member (only
+//     one carrying the template's uid label, with its uid as a precondition), then the binding and the
+//     finalizer; unreachable members hold the finalizer for cleanupTimeoutMs, retried every 5 s;
+//   - not claimed: a template that was claimed (it carries the finalizer) keeps what it has on the
+//     members (Karmada's rule) and its binding says Claimed: False; one that never was gets nothing;
+//   - claimed: the finalizer is added, the plan made and queued on every member.
+// The binding is written (server-side apply, skipped when unchanged) once every targeted member has
+// reported on the current plan, or BINDING_PARTIAL_MS after the first report when some have not, so a
+// slow member delays only its own line.
+
+import type { EngineState } from '../engine/state.js';
+import type { ObjectRef } from '../engine/types.js';
+import { apiError, METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
+import { serverSideApply } from '../kube/delivery.js';
+import { resourcePath, type Discovery } from '../kube/discovery.js';
+import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+import type { Logger } from '../runtime/log.js';
+import { WorkQueue } from '../runtime/queue.js';
+import { BINDING_API_VERSION, BINDING_PLURAL, bindingName, bindingNamespace, bindingObject, type ClusterStatus, type PolicyRef } from './binding.js';
+import type { EventRecorder } from './events.js';
+import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
+import type { MemberRegistry } from './members.js';
+import { CONTROLLER_FIELD_MANAGER, FINALIZER, describeTemplate, type TemplateIdentity } from './ownership.js';
+import { bindingClusters, plan, type TemplatePlan } from './plan.js';
+import type { PolicyStatusReconciler } from './status.js';
+
+/** How long a binding waits for the members that have not reported yet before it is written without them. */
+const BINDING_PARTIAL_MS = 1_000;
+
+export interface TemplateOptions {
+  hub: KubeClient;
+  hubDiscovery: Discovery;
+  state: EngineState;
+  registry: MemberRegistry;
+  events: EventRecorder;
+  policyStatus: PolicyStatusReconciler;
+  /** The claiming policy's object, for its spec (conflictResolution). */
+  policy(ref: PolicyRef): JsonObject | undefined;
+  namespace: string;
+  concurrency: number;
+  memberConcurrency: number;
+  cleanupTimeoutMs: number;
+  logger: Logger;
+  onReconcile?: ((durationMs: number, outcome: string) => void) | undefined;
+  onMemberResult?: ((member: string, state: string) => void) | undefined;
+}
+
+export class TemplateReconciler {
+  readonly queue: WorkQueue;
+  readonly work: MemberWork;
+  private readonly bindings: WorkQueue;
+  private readonly o: TemplateOptions;
+  /** Template key → its object on the hub, as last seen (kept after it left the state, for cleanup). */
+  readonly templates = new Map<string, JsonObject>();
+  private readonly plans = new Map<string, TemplatePlan>();
+  private readonly reports = new Map<string, Map<string, MemberReport>>();
+  private readonly cleanupSince = new Map<string, number>();
+  /** Binding path → the body last written there, so an unchanged binding costs no request. */
+  private readonly written = new Map<string, string>();
+  private versions = 0;
+
+  constructor(o: TemplateOptions) {
+    this.o = o;
+    this.queue = new WorkQueue<string>({ reconcile: (key, signal) => this.reconcile(key, signal) }, {
+      concurrency: o.concurrency,
+      onResult: (e) => {
+        o.onReconcile?.(e.durationMs, e.outcome);
+        if (e.outcome === 'error') o.logger.warn('reconcile failed; retrying with backoff', { template: describeKey(e.key), error: e.error instanceof Error ? e.error.message : String(e.error) });
+      },
+    });
+    this.bindings = new WorkQueue<string>({ reconcile: (key) => this.writeBinding(key) }, {
+      concurrency: 4,
+      onResult: (e) => {
+        if (e.outcome === 'error') o.logger.warn('cannot write a ResourceBinding; retrying', { template: describeKey(e.key), error: String(e.error) });
+      },
+    });
+    this.work = new MemberWork({
+      plan: (key) => this.plans.get(key),
+      ref: (key) => {
+        const t = this.templates.get(key);
+        return t ? refOf(t) : undefined;
+      },
+      report: (key, member, r) => this.report(key, member, r),
+      events: o.events,
+      logger: o.logger,
+      concurrency: o.memberConcurrency,
+      onMemberResult: o.onMemberResult,
+    });
+  }
+
+  /** Runs the queues until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.work.start(signal);
+    await Promise.all([this.queue.start(signal), this.bindings.start(signal)]);
+  }
+
+  /** Every template again (a member connected or became ready, a resync). */
+  all(): void {
+    for (const key of this.templates.keys()) this.queue.add(key);
+  }
+
+  forget(key: string): void {
+    this.templates.delete(key);
+    this.plans.delete(key);
+    this.reports.delete(key);
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
+    const template = this.templates.get(key);
+    if (!template) return undefined; // deleted without our finalizer: nothing was propagated by us
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    const ref = refOf(template);
+    const identity: TemplateIdentity = { ...ref, uid: ownString(meta, 'uid') ?? '' };
+    const finalizers: unknown[] = Array.isArray(meta.finalizers) ? (meta.finalizers as unknown[]) : [];
+    const hasFinalizer = finalizers.includes(FINALIZER);
+    if (ownString(meta, 'deletionTimestamp')) {
+      this.plans.delete(key);
+      return hasFinalizer ? this.cleanup(key, template, identity, signal) : undefined;
+    }
+    const result = this.o.state.renderTemplate(key);
+    const book = this.o.policyStatus.book;
+    if (!result) {
+      book.forget(key);
+      this.o.policyStatus.flush();
+      return undefined;
+    }
+    book.record(key, describeTemplate(identity), { policy: result.policy, overrides: result.placements.flatMap((p) => p.overrides), errors: result.errors });
+    this.o.policyStatus.flush();
+    if (!result.policy) {
+      // Never claimed: nothing to say. No longer claimed: what was propagated stays, and the binding says so.
+      this.plans.delete(key);
+      if (hasFinalizer) await this.putBinding(identity, template, { clusters: [], errors: [] });
+      return undefined;
+    }
+    if (!hasFinalizer) await this.patchFinalizers(ref, [...finalizers, FINALIZER]);
+    const policy = this.o.policy(result.policy);
+    const p = plan(identity, template, result, policy && isObject(policy.spec) ? policy.spec : {}, ++this.versions);
+    this.plans.set(key, p);
+    if (p.overrideFailed.length > 0) this.o.events.record(identity, 'Warning', 'OverrideFailed', p.overrideFailed.join('; '));
+    this.work.add(key, this.o.registry.all());
+    // Targeted clusters without a member, or a plan with nothing to apply: the binding says so now.
+    if (![...p.steps.values()].some((s) => s.action === 'apply')) this.bindings.add(key);
+    else this.bindings.addAfter(key, BINDING_PARTIAL_MS);
+    return undefined;
+  }
+
+  private report(key: string, member: string, r: MemberReport): void {
+    let byMember = this.reports.get(key);
+    if (!byMember) this.reports.set(key, (byMember = new Map<string, MemberReport>()));
+    byMember.set(member, r);
+    const p = this.plans.get(key);
+    if (!p) return;
+    const waiting = [...p.steps].some(([name, s]) => s.action === 'apply' && this.o.registry.get(name) && byMember.get(name)?.version !== p.version);
+    if (!waiting) this.bindings.add(key);
+  }
+
+  private async writeBinding(key: string): Promise<void> {
+    const p = this.plans.get(key);
+    const template = this.templates.get(key);
+    if (!p || !template) return;
+    const clusters = bindingClusters(p, this.reports.get(key) ?? new Map<string, MemberReport>(), (c) => this.o.registry.whyNoAccess(c));
+    await this.putBinding(p.identity, template, { ...(p.policy ? { policy: p.policy } : {}), conflictResolution: p.conflictResolution, clusters, errors: p.errors });
+  }
+
+  /** A deleted template: its objects go from every member, then the binding and the finalizer. */
+  private async cleanup(key: string, template: JsonObject, t: TemplateIdentity, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
+    const log = this.o.logger;
+    const unreachable: string[] = [];
+    const removedFrom: string[] = [];
+    const ref = refOf(template);
+    await Promise.all(
+      [...this.o.registry.all()].map(async (m) => {
+        const gone = await this.work.remove(m, t, ref, signal);
+        if (gone === 'removed') removedFrom.push(m.name);
+        else if (gone !== 'absent') unreachable.push(`${m.name}: ${gone.error}`);
+      }),
+    );
+    if (unreachable.length > 0) {
+      const since = this.cleanupSince.get(key) ?? Date.now();
+      this.cleanupSince.set(key, since);
+      if (Date.now() - since < this.o.cleanupTimeoutMs) {
+        log.warn('template deleted; members not cleaned yet', { template: describeTemplate(t), members: unreachable });
+        return { requeueAfter: RETRY_UNREACHABLE_MS };
+      }
+      log.error('template deleted; releasing its finalizer although some members could not be cleaned', { template: describeTemplate(t), members: unreachable, waitedMs: Date.now() - since });
+    }
+    this.cleanupSince.delete(key);
+    if (removedFrom.length > 0) this.o.events.record(t, 'Normal', 'Pruned', `removed from ${removedFrom.join(', ')}: the template is being deleted`);
+    // The binding's owner reference would have the garbage collector remove it; do not wait for that.
+    const path = this.bindingPath(t);
+    this.written.delete(path);
+    await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    await this.patchFinalizers(ref, (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER));
+    this.reports.delete(key);
+    log.info('template deleted; removed from every member', { template: describeTemplate(t) });
+    return undefined;
+  }
+
+  private async patchFinalizers(ref: ObjectRef, finalizers: unknown[]): Promise<void> {
+    const info = await this.o.hubDiscovery.resolve(ref.apiVersion, ref.kind);
+    const res = await this.o.hub.request({
+      method: 'PATCH',
+      accept: METADATA_ACCEPT,
+      path: resourcePath(info, ref.namespace, ref.name),
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { finalizers } },
+    });
+    if (res.status === 404) return;
+    if (res.status >= 400) throw apiError(res);
+  }
+
+  private bindingPath(t: TemplateIdentity): string {
+    const ns = encodeURIComponent(bindingNamespace(t, this.o.namespace));
+    return `/apis/${BINDING_API_VERSION}/namespaces/${ns}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
+  }
+
+  private async putBinding(t: TemplateIdentity, template: JsonObject, b: { policy?: PolicyRef; conflictResolution?: string; clusters: ClusterStatus[]; errors: string[] }): Promise<void> {
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
+    const body = bindingObject({ template: { ...t, ...(generation === undefined ? {} : { generation }) }, controllerNamespace: this.o.namespace, ...b });
+    const path = this.bindingPath(t);
+    const text = JSON.stringify(body);
+    if (this.written.get(path) === text) return;
+    this.written.delete(path);
+    const res = await serverSideApply(this.o.hub, path, body, { fieldManager: CONTROLLER_FIELD_MANAGER, force: true });
+    if (res.status >= 400) throw apiError(res);
+    this.written.set(path, text);
+  }
+}
+
+/** The reference of an object as the engine keys it. */
+export function refOf(o: JsonObject): ObjectRef {
+  const meta = isObject(o.metadata) ? o.metadata : {};
+  const ref: ObjectRef = { apiVersion: ownString(o, 'apiVersion') ?? '', kind: ownString(o, 'kind') ?? '', name: ownString(meta, 'name') ?? '' };
+  const ns = ownString(meta, 'namespace');
+  if (ns) ref.namespace = ns;
+  return ref;
+}
+
+export function templateKey(ref: ObjectRef): string {
+  return JSON.stringify([ref.apiVersion, ref.kind, ref.namespace ?? '', ref.name]);
+}
+
+export function describeKey(key: string): string {
+  try {
+    const [apiVersion, kind, namespace, name] = JSON.parse(key) as string[];
+    return describeTemplate({ apiVersion: apiVersion ?? '', kind: kind ?? '', name: name ?? '', ...(namespace ? { namespace } : {}) });
+  } catch {
+    return key;
+  }
+}

@@ -99,6 +99,7 @@ export class FakeApiserver implements Transport {
     const s: Stored = { object: structuredClone(object), owners: new Map(), managers: new Map([[manager, 'Update']]) };
     for (const leaf of leaves(object)) if (!isServerField(leaf)) s.owners.set(JSON.stringify(leaf), new Set([manager]));
     this.stamp(s, undefined);
+    if (typeof meta.generation === 'number') (s.object.metadata as Obj).generation = meta.generation;
     this.store.set(key, s);
     return this.output(s);
   }

@@ -111,5 +111,5 @@ export function ownedBy(live: LiveMeta, t: TemplateIdentity): boolean {
 
 /** The controller's OwnerMark for template `t`: its labels (pkg/kube/delivery.ts). */
 export function templateMark(t: TemplateIdentity): OwnerMark {
-  return { namespaceMark: CONTROLLER_FIELD_MANAGER, mark: (o) => stampOwnership(o, t), owns: (live) => ownedBy(live, t) };
+  return { namespaceMark: CONTROLLER_FIELD_MANAGER, ours: "the controller's", mark: (o) => stampOwnership(o, t), owns: (live) => ownedBy(live, t) };
 }

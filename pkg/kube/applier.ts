@@ -134,6 +134,7 @@ class Unreachable extends Error {}
 export function applySetMark(id: string, o: { namespaceAdoption?: boolean } = {}): OwnerMark {
   const mark: OwnerMark = {
     namespaceMark: id,
+    ours: 'part of this apply set',
     mark(object) {
       const meta = metadataOf(object);
       const labels = isObject(meta.labels) ? meta.labels : (meta.labels = {});

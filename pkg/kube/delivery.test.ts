@@ -14,6 +14,7 @@ const OWNER = 'test.flotilla.io/owner';
 function labelMark(who: string): OwnerMark {
   return {
     namespaceMark: who,
+    ours: 'ours',
     mark(o) {
       const meta = o.metadata as Obj;
       meta.labels = { ...((meta.labels ?? {}) as Obj), [OWNER]: who };

@@ -40,6 +40,8 @@ export interface OwnerMark {
   owns(live: LiveMeta): boolean;
   /** Value of CREATED_BY_LABEL on namespaces created for our objects. */
   readonly namespaceMark: string;
+  /** What "ours" means, for messages: `part of this apply set`, `the controller's`. */
+  readonly ours: string;
 }
 
 /** What the core needs to know of a live object: its metadata. */
@@ -217,7 +219,7 @@ export class DeliveryCore {
       if (live?.deleting) return { action: 'failed', message: 'is being deleted on the member; it is applied again once it is gone', warnings: [], live, hash };
       const ours = live !== null && req.mark.owns(live);
       if (live && !ours && req.conflictResolution === 'Abort') {
-        const message = `already exists on the member and is not ours (${describeOwner(live)}); left alone — set conflictResolution: Overwrite on the claiming policy to take it over`;
+        const message = `already exists on the member and is not ${req.mark.ours} (${describeOwner(live)}); left alone — set conflictResolution: Overwrite on the claiming policy to take it over`;
         return { action: 'conflict', message, warnings: [], live, hash };
       }
       if (live && ours && !req.dryRun && req.mayBeUnchanged !== false && unchangedSinceApply(live, body, this.fieldManager)) {

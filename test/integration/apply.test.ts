@@ -314,25 +314,21 @@ void describe('flotilla apply and diff on two member clusters', () => {
     }
   });
 
-  it('reports a field another manager owns as a conflict under Abort and forces it under Overwrite', async () => {
+  it('puts back what another writer changed on an object of its own set, and exits 0 (apply and apply --prune)', async () => {
+    const before = await deployment(MEMBERS.eu);
+    assert.equal((await k(MEMBERS.eu, ['-n', 'shop', 'set', 'image', 'deployment/web', 'web=drifted:1'])).status, 0);
     assert.equal((await k(MEMBERS.eu, ['-n', 'shop', 'scale', 'deployment', 'web', '--replicas=1'])).status, 0);
-    const input = quickstart();
-    input.templates = input.templates.filter((t) => t.kind !== 'ConfigMap');
-    ((byName(input.propagation, 'web').spec as Obj).placement as Obj).clusterAffinity = { clusterNames: [MEMBERS.eu] };
-    (byName(input.templates, 'web').metadata as Obj).labels = { app: 'web', release: 'two' };
-    writeInput(input);
-    const abort = await apply();
-    assert.equal(abort.code, 1);
-    assert.match(abort.err, /conflict: eu-west: Deployment\.apps shop\/web: Apply failed with 1 conflict: conflict with "kubectl" .*\.spec\.replicas/);
-    assert.equal(get(await deployment(MEMBERS.eu), 'metadata.labels.release'), undefined, 'nothing of the object was applied');
-
-    (byName(input.propagation, 'web').spec as Obj).conflictResolution = 'Overwrite';
-    writeInput(input);
-    const overwrite = await apply();
-    assert.equal(overwrite.code, 0, overwrite.err);
+    assert.equal(get(await deployment(MEMBERS.eu), 'spec.template.spec.containers.0.image'), 'drifted:1');
+    const again = await apply();
+    assert.equal(again.code, 0, again.err);
+    assert.doesNotMatch(again.err, /conflict/);
     const d = await deployment(MEMBERS.eu);
-    assert.equal(get(d, 'spec.replicas'), 8);
-    assert.equal(get(d, 'metadata.labels.release'), 'two');
+    assert.equal(get(d, 'spec.template.spec.containers.0.image'), get(before, 'spec.template.spec.containers.0.image'));
+    assert.equal(get(d, 'spec.replicas'), get(before, 'spec.replicas'));
+    assert.equal((await k(MEMBERS.eu, ['-n', 'shop', 'set', 'image', 'deployment/web', 'web=drifted:2'])).status, 0);
+    const pruned = await apply('--prune');
+    assert.equal(pruned.code, 0, pruned.err);
+    assert.equal(get(await deployment(MEMBERS.eu), 'spec.template.spec.containers.0.image'), get(before, 'spec.template.spec.containers.0.image'));
   });
 
   it('applies a CRD and a custom resource of its kind from the same input', async () => {

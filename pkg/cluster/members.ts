@@ -5,6 +5,7 @@
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
+import { API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
 import { KubeClient, configForContext, contextNames, serverOf, type ClientOptions, type LoadedKubeconfig } from '../kube/index.js';
 
 export interface ClusterDocument {
@@ -13,7 +14,7 @@ export interface ClusterDocument {
   source: string;
 }
 
-export interface Member {
+export interface ContextMember {
   /** The context name. */
   name: string;
   /** A KubeConfig holding this context only. */
@@ -24,7 +25,7 @@ export interface Member {
 
 export interface Fleet {
   /** The members to deliver to: the selected contexts (all by default), in kubeconfig order. */
-  members: Member[];
+  members: ContextMember[];
   /**
    * One Cluster object per context of the kubeconfig, selected or not (the input's, or an empty one),
    * for the engine: placement and replica division see the whole fleet, so what a member gets does not
@@ -34,7 +35,7 @@ export interface Fleet {
   errors: string[];
 }
 
-export const CLUSTER_API_VERSION = 'cluster.flotilla.io/v1alpha1';
+export { CLUSTER_API_VERSION };
 
 function nameOf(o: Record<string, unknown>): string {
   const meta = o.metadata;
@@ -70,7 +71,7 @@ export function fleetFromKubeconfig(loaded: LoadedKubeconfig, clusterDocuments: 
     }
     if (!byName.has(name)) byName.set(name, d);
   }
-  const members: Member[] = [];
+  const members: ContextMember[] = [];
   const clusters = all.map((name) => byName.get(name)?.object ?? { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, spec: {} });
   for (const name of chosen) {
     let kubeConfig: KubeConfig;
@@ -93,11 +94,11 @@ export interface ClusterFactory {
 
 /** One keep-alive client per member of a kubeconfig fleet, made on first use. */
 export class KubeconfigClusterFactory implements ClusterFactory {
-  private readonly members: Map<string, Member>;
+  private readonly members: Map<string, ContextMember>;
   private readonly options: ClientOptions;
   private readonly clients = new Map<string, KubeClient>();
 
-  constructor(members: readonly Member[], options: ClientOptions) {
+  constructor(members: readonly ContextMember[], options: ClientOptions) {
     this.members = new Map(members.map((m) => [m.name, m]));
     this.options = options;
   }

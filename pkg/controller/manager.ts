@@ -18,7 +18,9 @@ import { hostname } from 'node:os';
 
 import type { KubeConfig } from '@kubernetes/client-node';
 
-import { CLUSTER_GROUP, POLICY_KINDS } from '../../api/crds/index.js';
+import { API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
+import { POLICY_KINDS } from '../../api/crds/index.js';
+import { refOf } from '../engine/inputs.js';
 import { EngineState } from '../engine/state.js';
 import { KubeClient } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
@@ -31,8 +33,8 @@ import type { Member } from './member.js';
 import { MemberRegistry, type MemberAccess } from './members.js';
 import { ownerTemplate } from './ownership.js';
 import { policyKey } from './policy-status.js';
-import { CLUSTER_API_VERSION, ClusterStatusReconciler, POLICY_STORAGE_API_VERSION, PolicyStatusReconciler } from './status.js';
-import { TemplateReconciler, refOf, templateKey } from './template.js';
+import { ClusterStatusReconciler, POLICY_STORAGE_API_VERSION, PolicyStatusReconciler } from './status.js';
+import { TemplateReconciler, templateKey } from './template.js';
 
 export type { MemberAccess } from './members.js';
 
@@ -344,7 +346,7 @@ export class Controller {
 
 /** A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters. */
 function clusterObject(o: JsonObject): JsonObject {
-  return { apiVersion: `${CLUSTER_GROUP}/v1alpha1`, kind: 'Cluster', metadata: isObject(o.metadata) ? o.metadata : {}, ...(isObject(o.spec) ? { spec: o.spec } : {}) };
+  return { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: isObject(o.metadata) ? o.metadata : {}, ...(isObject(o.spec) ? { spec: o.spec } : {}) };
 }
 
 /** What of a template can change what is rendered or done with it: all but status and server bookkeeping. */

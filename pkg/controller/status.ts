@@ -2,6 +2,7 @@
 // the hub with server-side apply (field manager flotilla-controller). Each has its own work queue, so a
 // failed write is retried with the queue's backoff, and an unchanged status costs no request.
 
+import { API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
 import { POLICY_GROUP } from '../../api/crds/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
@@ -12,7 +13,6 @@ import { CONTROLLER_FIELD_MANAGER } from './ownership.js';
 import type { PolicyRef } from '../engine/types.js';
 import { PolicyStatusBook, parseKey } from './policy-status.js';
 
-export const CLUSTER_API_VERSION = 'cluster.flotilla.io/v1alpha1';
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
 

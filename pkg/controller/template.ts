@@ -13,6 +13,7 @@
 // reported on the current plan, or BINDING_PARTIAL_MS after the first report when some have not, so a
 // slow member delays only its own line.
 
+import { refOf } from '../engine/inputs.js';
 import type { EngineState } from '../engine/state.js';
 import type { ObjectRef } from '../engine/types.js';
 import { apiError, METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
@@ -232,15 +233,6 @@ export class TemplateReconciler {
     if (res.status >= 400) throw apiError(res);
     this.written.set(path, text);
   }
-}
-
-/** The reference of an object as the engine keys it. */
-export function refOf(o: JsonObject): ObjectRef {
-  const meta = isObject(o.metadata) ? o.metadata : {};
-  const ref: ObjectRef = { apiVersion: ownString(o, 'apiVersion') ?? '', kind: ownString(o, 'kind') ?? '', name: ownString(meta, 'name') ?? '' };
-  const ns = ownString(meta, 'namespace');
-  if (ns) ref.namespace = ns;
-  return ref;
 }
 
 export function templateKey(ref: ObjectRef): string {

@@ -291,6 +291,8 @@ async function main(): Promise<void> {
       profiler.disconnect();
     }
     const requestsAfter = await Promise.all([env.hub, ...env.members].map(requestCounts));
+    // The edits below are measured on an idle controller: every binding written first.
+    await waitFor(async () => (await countAll(hub, '/apis/work.flotilla.io/v1alpha1/namespaces/bench/resourcebindings')) === TEMPLATES, 120_000, 100);
     const requestsText = ['hub', 'member1', 'member2'].map((n, i) => `${n}: ${countDelta(requestsBefore[i] ?? new Map<string, number>(), requestsAfter[i] ?? new Map<string, number>())}`).join('\n');
 
     const editLatency = async (round: string): Promise<number[]> => {

@@ -5,6 +5,9 @@
 // untarget, conflicts, status, delete.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
@@ -159,6 +162,37 @@ void describe('flotilla controller: hub to two members', () => {
     const managers = (((await get(m1, DEPLOY))?.metadata as Obj).managedFields as Obj[]).map((m) => m.manager);
     assert.ok(managers.includes('flotilla-controller'), managers.join(', '));
     assert.ok(!managers.includes('flotilla'), managers.join(', '));
+  });
+
+  void it('meets flotilla apply on one object as a conflict naming the other writer, both ways round', async () => {
+    const e = env();
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-side-'));
+    const cliPolicy = { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'side', namespace: 'shop' }, spec: { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment' }, { apiVersion: 'v1', kind: 'ConfigMap' }], placement: { clusterAffinity: { clusterNames: ['member1'] } } } };
+    const cli = async (objects: Obj[]) => {
+      writeFileSync(join(dir, 'input.yaml'), objects.map((o) => JSON.stringify(o)).join('\n---\n'));
+      const io = capturingIO(new AbortController().signal);
+      const code = await run(['apply', '-f', join(dir, 'input.yaml'), '--kubeconfig', e.membersKubeconfigPath, '--context', 'member1', '--applyset', 'side'], io);
+      return { code, err: io.err() };
+    };
+    // The controller's object, applied by the command line: left alone, the controller named.
+    const before = image(await get(m1, DEPLOY));
+    const fromCli = await cli([deployment(2, 'registry.example/shop/web:cli'), cliPolicy]);
+    assert.equal(fromCli.code, 1, fromCli.err);
+    assert.match(fromCli.err, /conflict: member1: Deployment\.apps shop\/web: already exists on the member and is not part of this apply set \(it is the flotilla controller's copy of apps\/v1\/Deployment shop\/web\)/);
+    assert.equal(image(await get(m1, DEPLOY)), before, 'the controller\'s copy is unchanged');
+
+    // The command line's object, then a template of that name on the hub: a Conflict naming the apply set.
+    const cliOnly = { ...configMap('side-cm', { from: 'cli' }) };
+    const applied = await cli([cliOnly, cliPolicy]);
+    assert.equal(applied.code, 0, applied.err);
+    await apply(hub, CM('side-cm'), configMap('side-cm', { from: 'hub' }));
+    const b = await until(() => get(hub, BINDING('side-cm-configmap')), (o) => ((o?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.some((c) => c.name === 'member1' && c.state === 'Conflict') === true);
+    const line = ((b?.status as Obj).clusters as Obj[]).find((c) => c.name === 'member1');
+    assert.match(String(line?.message), /not the controller's \(it belongs to apply set applyset-[^ ]+ \(flotilla apply\)\)/);
+    assert.equal(((await get(m1, CM('side-cm')))?.data as Obj).from, 'cli', 'the command line\'s copy is unchanged');
+    assert.equal(((await until(() => get(m2, CM('side-cm')), (o) => o !== undefined))?.data as Obj).from, 'hub');
+    assert.ok((await hub.request({ method: 'DELETE', path: CM('side-cm') })).status < 300);
+    await until(() => get(hub, CM('side-cm')), (o) => o === undefined);
   });
 
   void it('follows an OverridePolicy edit, and gives a field back when its rule is removed', async () => {

@@ -10,7 +10,9 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { captureIO } from '../../test/cli-io.js';
-import { kubeconfigSource } from './apply.js';
+import { kubeConfigSource } from './kubeflags.js';
+
+const kubeconfigSource = (flag: string | undefined, env: NodeJS.ProcessEnv) => kubeConfigSource({ kubeconfig: flag }, env);
 import { defaultApplySetName } from './delivery.js';
 import { run } from './index.js';
 

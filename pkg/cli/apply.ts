@@ -8,7 +8,7 @@ import { ApplyOutput } from './delivery-output.js';
 import type { InputOptions } from './inputs.js';
 import { Interrupted } from './interrupt.js';
 import { kubeConfigSource } from './kubeflags.js';
-import type { KubeconfigSource } from '../kube/kubeconfig.js';
+import type { Plan } from './delivery.js';
 import { readVersion } from './version.js';
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -38,47 +38,64 @@ export function readDeliveryFlags(values: ApplyFlags | DiffFlags): DeliveryFlags
   return { input, kubeconfig: values.kubeconfig, contexts: values.context, applySetName: name, applySetNamespace: ns, concurrency };
 }
 
-/** Where the kubeconfig comes from: --kubeconfig, $KUBECONFIG, ~/.kube/config or the pod's service account (every context kept). */
-export function kubeconfigSource(flag: string | undefined, env: NodeJS.ProcessEnv): KubeconfigSource {
-  return kubeConfigSource({ kubeconfig: flag }, env);
-}
-
 export function isTTY(stream: NodeJS.WritableStream): boolean {
   return (stream as { isTTY?: boolean }).isTTY === true;
 }
 
-export async function run(values: ApplyFlags, io: CommandIO): Promise<number> {
-  const flags = readDeliveryFlags(values);
-  const dryRun = values['dry-run'];
+/** What `apply` and `diff` both do before delivering: flags, the plan, the apply set and the tooling. */
+export interface Prepared {
+  flags: DeliveryFlags;
+  plan: Plan;
+  applySet: { name: string; namespace: string };
+  tooling: string;
+  deliver: typeof import('./delivery.js').deliver;
+}
 
+/**
+ * Reads the flags and the input and renders the plan; prints the notes. An interruption or a problem with
+ * the input is printed here and returned as `{ problems }` (nothing may be delivered), or `{ code }`.
+ */
+export async function prepareDelivery(command: 'apply' | 'diff', values: ApplyFlags | DiffFlags, io: CommandIO): Promise<Prepared | { code: number } | { problems: string[] }> {
+  const flags = readDeliveryFlags(values);
   // Loaded here, not at the top: it brings in @kubernetes/client-node, which render and validate never need.
   const { planDelivery, deliver, defaultApplySetName } = await import('./delivery.js');
-  let plan;
+  let plan: Plan;
   try {
-    plan = await planDelivery({ input: flags.input, kubeconfig: kubeconfigSource(flags.kubeconfig, io.env), contexts: flags.contexts, stdin: io.stdin, signal: io.signal });
+    const kubeconfig = kubeConfigSource({ kubeconfig: flags.kubeconfig }, io.env);
+    plan = await planDelivery({ input: flags.input, kubeconfig, contexts: flags.contexts, stdin: io.stdin, signal: io.signal });
   } catch (err: unknown) {
     if (!(err instanceof Interrupted)) throw err;
-    io.stderr.write(`flotilla apply: ${err.message}\n`);
-    return err.exitCode;
+    io.stderr.write(`flotilla ${command}: ${err.message}\n`);
+    return { code: err.exitCode };
   }
   for (const n of plan.notes) io.stderr.write(`${n}\n`);
   if (plan.problems.length > 0) {
     for (const p of plan.problems) io.stderr.write(`error: ${p}\n`);
+    return { problems: plan.problems };
+  }
+  const applySet = { name: flags.applySetName ?? defaultApplySetName(flags.input.filenames), namespace: flags.applySetNamespace };
+  return { flags, plan, applySet, tooling: `flotilla/v${await readVersion()}`, deliver };
+}
+
+export async function run(values: ApplyFlags, io: CommandIO): Promise<number> {
+  const dryRun = values['dry-run'] === 'server';
+  const p = await prepareDelivery('apply', values, io);
+  if ('code' in p) return p.code;
+  if ('problems' in p) {
     io.stderr.write('nothing was applied\n');
-    if (values.output === 'json') io.stdout.write(`${JSON.stringify({ applySet: null, dryRun: dryRun === 'server', members: [], objects: [], errors: plan.problems }, null, 2)}\n`);
+    if (values.output === 'json') io.stdout.write(`${JSON.stringify({ applySet: null, dryRun, members: [], objects: [], errors: p.problems }, null, 2)}\n`);
     return 1;
   }
-  const output = new ApplyOutput(io.stdout, io.stderr, { format: values.output, tty: isTTY(io.stdout), dryRun: dryRun === 'server' });
-  const applySet = { name: flags.applySetName ?? defaultApplySetName(flags.input.filenames), namespace: flags.applySetNamespace };
-  const { reports, applySetId } = await deliver(plan, {
-    mode: dryRun === 'server' ? 'dry-run' : 'apply',
+  const output = new ApplyOutput(io.stdout, io.stderr, { format: values.output, tty: isTTY(io.stdout), dryRun });
+  const { reports, applySetId } = await p.deliver(p.plan, {
+    mode: dryRun ? 'dry-run' : 'apply',
     prune: values.prune,
-    applySet,
-    tooling: `flotilla/v${await readVersion()}`,
-    concurrency: flags.concurrency,
+    applySet: p.applySet,
+    tooling: p.tooling,
+    concurrency: p.flags.concurrency,
     signal: io.signal,
     onPlan: (m, n) => output.onPlan(m, n),
     onResult: (m, r) => output.onResult(m, r),
   });
-  return output.finish(reports, { ...applySet, id: applySetId });
+  return output.finish(reports, { ...p.applySet, id: applySetId });
 }

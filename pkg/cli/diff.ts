@@ -4,13 +4,11 @@
 
 import { UsageError, type CommandIO } from './command.js';
 import type { DiffFlags } from './commands.js';
-import { kubeconfigSource, readDeliveryFlags } from './apply.js';
+import { prepareDelivery } from './apply.js';
 import type { MemberReport, ObjectResult } from '../kube/index.js';
 import { unifiedDiff } from '../kube/diff.js';
 import { APPLIED_HASH_ANNOTATION } from '../kube/ownership.js';
 import { noteLines, problemLines } from './delivery-output.js';
-import { Interrupted } from './interrupt.js';
-import { readVersion } from './version.js';
 import { writeYaml } from '../yaml/index.js';
 
 /** YAML for the diff, without the applied-hash bookkeeping annotation (it changes whenever anything does). */
@@ -71,27 +69,15 @@ export async function run(values: DiffFlags, io: CommandIO): Promise<number> {
 }
 
 async function runDiff(values: DiffFlags, io: CommandIO): Promise<number> {
-  const flags = readDeliveryFlags(values);
-  const { planDelivery, deliver, defaultApplySetName } = await import('./delivery.js');
-  let plan;
-  try {
-    plan = await planDelivery({ input: flags.input, kubeconfig: kubeconfigSource(flags.kubeconfig, io.env), contexts: flags.contexts, stdin: io.stdin, signal: io.signal });
-  } catch (err: unknown) {
-    if (!(err instanceof Interrupted)) throw err;
-    io.stderr.write(`flotilla diff: ${err.message}\n`);
-    return err.exitCode;
-  }
-  for (const n of plan.notes) io.stderr.write(`${n}\n`);
-  if (plan.problems.length > 0) {
-    for (const p of plan.problems) io.stderr.write(`error: ${p}\n`);
-    return 2;
-  }
-  const { reports } = await deliver(plan, {
+  const p = await prepareDelivery('diff', values, io);
+  if ('code' in p) return p.code;
+  if ('problems' in p) return 2;
+  const { reports } = await p.deliver(p.plan, {
     mode: 'diff',
     prune: true,
-    applySet: { name: flags.applySetName ?? defaultApplySetName(flags.input.filenames), namespace: flags.applySetNamespace },
-    tooling: `flotilla/v${await readVersion()}`,
-    concurrency: flags.concurrency,
+    applySet: p.applySet,
+    tooling: p.tooling,
+    concurrency: p.flags.concurrency,
     signal: io.signal,
   });
   return writeDiff(reports, io);

@@ -20,6 +20,25 @@ export default tseslint.config(
       '@typescript-eslint/only-throw-error': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'off',
+      // Imports used only as types say so, so the compiler erases them and the import graph shows what loads.
+      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+    },
+  },
+  // Layering: dependencies point one way, cmd -> pkg -> api (docs/architecture.md). Import cycles are
+  // checked by hack/import-cycles.ts.
+  {
+    files: ['api/**/*.ts'],
+    ignores: ['api/**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/pkg/**', '**/cmd/**'], message: 'api/ is data, defaults, validation and conversion: it imports nothing from pkg/ or cmd/.' }] }] },
+  },
+  {
+    files: ['pkg/engine/**/*.ts', 'pkg/image/**/*.ts', 'pkg/yaml/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'cmd'].flatMap((d) => [`../${d}/**`, `../../${d}/**`, `../../pkg/${d}/**`]).concat(['@kubernetes/client-node']), message: 'The engine is pure: it imports nothing from the shells (kube, controller, cli, webhook, cluster).' }] },
+      ],
     },
   },
 );

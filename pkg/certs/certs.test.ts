@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { TLSSocket } from 'node:tls';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -212,7 +213,7 @@ void describe('TLS on loopback', () => {
     const server = https.createServer(
       { cert: serving.certPem, key: serving.keyPem, ca: ca.certPem, requestCert: true, rejectUnauthorized: true },
       (req, res) => {
-        const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
+        const peer = (req.socket as TLSSocket).getPeerCertificate();
         res.end(JSON.stringify({ O: peer.subject.O, CN: peer.subject.CN }));
       },
     );

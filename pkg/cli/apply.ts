@@ -8,7 +8,7 @@ import { ApplyOutput } from './delivery-output.js';
 import type { InputOptions } from './inputs.js';
 import { Interrupted } from './interrupt.js';
 import { kubeConfigSource } from './kubeflags.js';
-import type { Plan } from './delivery.js';
+import type { Plan, deliver } from './delivery.js';
 import { readVersion } from './version.js';
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -48,7 +48,7 @@ export interface Prepared {
   plan: Plan;
   applySet: { name: string; namespace: string };
   tooling: string;
-  deliver: typeof import('./delivery.js').deliver;
+  deliver: typeof deliver;
 }
 
 /**

@@ -5,6 +5,7 @@
 //           under running webhooks) and replaced, saying why, when it does not;
 //   patch:  the Secret's CA into the webhook configurations and the CRDs' conversion settings.
 
+import type * as ClientErrors from '../kube/client-errors.js';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -43,7 +44,7 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
-type KubeErrors = typeof import('../kube/client-errors.js');
+type KubeErrors = typeof ClientErrors;
 
 /** The cluster for --kubeconfig/--context, with client-node and its error helpers, loaded on demand. */
 async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: CommandIO) {

@@ -14,14 +14,25 @@ export default tseslint.config(
       // node:test's describe/it return promises the runner itself tracks.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'before', 'after', 'beforeEach', 'afterEach', 'suite'] }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['describe', 'it', 'test', 'before', 'after', 'beforeEach', 'afterEach', 'suite'],
+            },
+          ],
+        },
       ],
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/only-throw-error': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': 'off',
       // Imports used only as types say so, so the compiler erases them and the import graph shows what loads.
-      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { prefer: 'type-imports', fixStyle: 'inline-type-imports' },
+      ],
     },
   },
   // Layering: dependencies point one way, cmd -> pkg -> api (docs/architecture.md). Import cycles are
@@ -29,7 +40,19 @@ export default tseslint.config(
   {
     files: ['api/**/*.ts'],
     ignores: ['api/**/*.test.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/pkg/**', '**/cmd/**'], message: 'api/ is data, defaults, validation and conversion: it imports nothing from pkg/ or cmd/.' }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/pkg/**', '**/cmd/**'],
+              message: 'api/ is data, defaults, validation and conversion: it imports nothing from pkg/ or cmd/.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['pkg/engine/**/*.ts', 'pkg/image/**/*.ts', 'pkg/yaml/**/*.ts'],
@@ -37,7 +60,17 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'cmd'].flatMap((d) => [`../${d}/**`, `../../${d}/**`, `../../pkg/${d}/**`]).concat(['@kubernetes/client-node']), message: 'The engine is pure: it imports nothing from the shells (kube, controller, cli, webhook, cluster).' }] },
+        {
+          patterns: [
+            {
+              group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'cmd']
+                .flatMap((d) => [`../${d}/**`, `../../${d}/**`, `../../pkg/${d}/**`])
+                .concat(['@kubernetes/client-node']),
+              message:
+                'The engine is pure: it imports nothing from the shells (kube, controller, cli, webhook, cluster).',
+            },
+          ],
+        },
       ],
     },
   },

@@ -23,7 +23,8 @@ function write(dir: string): void {
   mkdirSync(dir, { recursive: true });
   const files = renderCRDFiles();
   const names = new Set(files.map((f) => f.name));
-  for (const existing of readdirSync(dir)) if (existing.endsWith('.yaml') && !names.has(existing)) unlinkSync(join(dir, existing));
+  for (const existing of readdirSync(dir))
+    if (existing.endsWith('.yaml') && !names.has(existing)) unlinkSync(join(dir, existing));
   for (const f of files) writeFileSync(join(dir, f.name), f.content);
 }
 

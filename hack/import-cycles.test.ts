@@ -26,11 +26,17 @@ describe('import-cycles', () => {
       '/p/d.ts': "import { a } from './a.js';",
     };
     const found = cycles(importGraph(Object.keys(files), (f) => files[f] ?? ''));
-    assert.deepEqual(found.map((c) => [...c].sort()), [['/p/a.ts', '/p/b.ts', '/p/c.ts']]);
+    assert.deepEqual(
+      found.map((c) => [...c].sort()),
+      [['/p/a.ts', '/p/b.ts', '/p/c.ts']],
+    );
   });
 
   it('finds none when the way back is type-only', () => {
-    const files: Record<string, string> = { '/p/a.ts': "import { b } from './b.js';", '/p/b.ts': "import type { A } from './a.js';" };
+    const files: Record<string, string> = {
+      '/p/a.ts': "import { b } from './b.js';",
+      '/p/b.ts': "import type { A } from './a.js';",
+    };
     assert.deepEqual(cycles(importGraph(Object.keys(files), (f) => files[f] ?? '')), []);
   });
 });

@@ -98,10 +98,12 @@ function main(): number {
   const dirs = process.argv.slice(2);
   const files = (dirs.length > 0 ? dirs : ['api', 'pkg', 'cmd']).flatMap((d) => sourceFiles(d));
   const found = cycles(importGraph(files, (f) => readFileSync(f, 'utf8')));
-  for (const c of found) process.stderr.write(`import cycle: ${[...c, c[0]].map((f) => relative(process.cwd(), f ?? '')).join(' -> ')}\n`);
+  for (const c of found)
+    process.stderr.write(`import cycle: ${[...c, c[0]].map((f) => relative(process.cwd(), f ?? '')).join(' -> ')}\n`);
   if (found.length > 0) return 1;
   process.stdout.write(`import-cycles: ${files.length} files, no cycle\n`);
   return 0;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) process.exitCode = main();
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname))
+  process.exitCode = main();

@@ -21,6 +21,10 @@ export function validate(object: unknown): ValidateResult {
     const { errors, warnings } = validateObject(object);
     return errors.length === 0 ? { allowed: true, warnings } : { allowed: false, message: aggregate(errors), warnings };
   } catch (err: unknown) {
-    return { allowed: false, message: `internal error: ${err instanceof Error ? err.message : String(err)}`, warnings: [] };
+    return {
+      allowed: false,
+      message: `internal error: ${err instanceof Error ? err.message : String(err)}`,
+      warnings: [],
+    };
   }
 }

@@ -3,7 +3,11 @@
 
 export type Obj = Record<string, unknown>;
 
-export function deployment(name = 'web', namespace = 'default', extra: { replicas?: number; labels?: Record<string, string>; containers?: Obj[]; initContainers?: Obj[] } = {}): Obj {
+export function deployment(
+  name = 'web',
+  namespace = 'default',
+  extra: { replicas?: number; labels?: Record<string, string>; containers?: Obj[]; initContainers?: Obj[] } = {},
+): Obj {
   const podSpec: Obj = { containers: extra.containers ?? [{ name: 'web', image: 'nginx:1.25' }] };
   if (extra.initContainers) podSpec.initContainers = extra.initContainers;
   return {
@@ -18,20 +22,39 @@ export function deployment(name = 'web', namespace = 'default', extra: { replica
   };
 }
 
-export function configMap(name = 'cfg', namespace = 'default', data: Record<string, string> = {}, labels?: Record<string, string>): Obj {
+export function configMap(
+  name = 'cfg',
+  namespace = 'default',
+  data: Record<string, string> = {},
+  labels?: Record<string, string>,
+): Obj {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, ...(labels ? { labels } : {}) }, data };
 }
 
-export function cluster(name: string, opts: { labels?: Record<string, string>; provider?: string; region?: string; zones?: string[]; taints?: Obj[] } = {}): Obj {
+export function cluster(
+  name: string,
+  opts: { labels?: Record<string, string>; provider?: string; region?: string; zones?: string[]; taints?: Obj[] } = {},
+): Obj {
   const spec: Obj = {};
   if (opts.provider) spec.provider = opts.provider;
   if (opts.region) spec.region = opts.region;
   if (opts.zones) spec.zones = opts.zones;
   if (opts.taints) spec.taints = opts.taints;
-  return { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name, ...(opts.labels ? { labels: opts.labels } : {}) }, spec };
+  return {
+    apiVersion: 'cluster.flotilla.io/v1alpha1',
+    kind: 'Cluster',
+    metadata: { name, ...(opts.labels ? { labels: opts.labels } : {}) },
+    spec,
+  };
 }
 
-export function propagationPolicy(name: string, namespace: string, selectors: Obj[], placement?: Obj, extra: Obj = {}): Obj {
+export function propagationPolicy(
+  name: string,
+  namespace: string,
+  selectors: Obj[],
+  placement?: Obj,
+  extra: Obj = {},
+): Obj {
   return {
     apiVersion: 'policy.flotilla.io/v1alpha1',
     kind: 'PropagationPolicy',
@@ -67,7 +90,11 @@ export function clusterOverridePolicy(name: string, rules: Obj[], selectors?: Ob
   };
 }
 
-export const selectDeployment = (name?: string): Obj => ({ apiVersion: 'apps/v1', kind: 'Deployment', ...(name ? { name } : {}) });
+export const selectDeployment = (name?: string): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  ...(name ? { name } : {}),
+});
 
 /** Reads a nested value by dotted path with [i] indices, for assertions. */
 export function at(o: unknown, path: string): unknown {

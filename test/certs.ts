@@ -37,5 +37,9 @@ GW+V+wR9nri91OICZh0DZkaHrbjyQOv9/GUo/N5IGwGqDBp8Ou3WCVxD
 
 /** A fresh P-256 private key as PKCS#8 PEM. */
 export function ecKeyPem(): string {
-  return generateKeyPairSync('ec', { namedCurve: 'prime256v1', privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey;
+  return generateKeyPairSync('ec', {
+    namedCurve: 'prime256v1',
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  }).privateKey;
 }

@@ -8,7 +8,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * Calls `probe` until `done(value)` holds or `timeoutMs` has passed, and returns the last value either
  * way, so the caller's assertion on it shows what was seen when time ran out.
  */
-export async function eventually<T>(probe: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs: number, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  probe: () => T | Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -31,10 +31,28 @@ export const CORE_KINDS: FakeKind[] = [
   { group: '', version: 'v1', kind: 'Namespace', resource: 'namespaces', namespaced: false },
   { group: '', version: 'v1', kind: 'Event', resource: 'events', namespaced: true },
   { group: 'apps', version: 'v1', kind: 'Deployment', resource: 'deployments', namespaced: true },
-  { group: 'work.flotilla.io', version: 'v1alpha1', kind: 'ResourceBinding', resource: 'resourcebindings', namespaced: true },
+  {
+    group: 'work.flotilla.io',
+    version: 'v1alpha1',
+    kind: 'ResourceBinding',
+    resource: 'resourcebindings',
+    namespaced: true,
+  },
   { group: 'cluster.flotilla.io', version: 'v1alpha1', kind: 'Cluster', resource: 'clusters', namespaced: false },
-  { group: 'policy.flotilla.io', version: 'v1beta1', kind: 'PropagationPolicy', resource: 'propagationpolicies', namespaced: true },
-  { group: 'policy.flotilla.io', version: 'v1beta1', kind: 'OverridePolicy', resource: 'overridepolicies', namespaced: true },
+  {
+    group: 'policy.flotilla.io',
+    version: 'v1beta1',
+    kind: 'PropagationPolicy',
+    resource: 'propagationpolicies',
+    namespaced: true,
+  },
+  {
+    group: 'policy.flotilla.io',
+    version: 'v1beta1',
+    kind: 'OverridePolicy',
+    resource: 'overridepolicies',
+    namespaced: true,
+  },
 ];
 
 export interface RecordedRequest {
@@ -105,7 +123,14 @@ export class FakeApiserver implements Transport {
   }
 
   /** Another writer's edit (`kubectl set image`, `kubectl edit`): `change` mutates the object; changed leaves move to `manager`. */
-  edit(apiVersion: string, kind: string, namespace: string | undefined, name: string, manager: string, change: (o: Obj) => void): void {
+  edit(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    name: string,
+    manager: string,
+    change: (o: Obj) => void,
+  ): void {
     const k = this.kindOf(apiVersion, kind);
     const s = this.store.get(storeKey(k, namespace, name));
     if (!s) throw new Error(`fake apiserver: no ${kind} ${namespace ?? ''}/${name} to edit`);
@@ -125,13 +150,23 @@ export class FakeApiserver implements Transport {
     const headers = req.headers as Record<string, string | number | undefined>;
     const contentType = typeof headers['Content-Type'] === 'string' ? headers['Content-Type'] : undefined;
     const body: unknown = req.body ? JSON.parse(req.body.toString('utf8')) : undefined;
-    const recorded: RecordedRequest = { method: req.method, path: url.pathname, query: url.searchParams, contentType, body };
+    const recorded: RecordedRequest = {
+      method: req.method,
+      path: url.pathname,
+      query: url.searchParams,
+      contentType,
+      body,
+    };
     this.requests.push(recorded);
     await Promise.resolve();
     const hooked = this.hook?.(recorded);
     if (hooked === 'unreachable') throw new TransportError(`${this.server}: connect ECONNREFUSED`, 'ECONNREFUSED');
     const answer = hooked ?? this.answer(recorded, String(headers.Accept ?? ''));
-    return { status: answer.status, warnings: [], body: Buffer.from(answer.body === undefined ? '' : JSON.stringify(answer.body)) };
+    return {
+      status: answer.status,
+      warnings: [],
+      body: Buffer.from(answer.body === undefined ? '' : JSON.stringify(answer.body)),
+    };
   }
 
   private answer(req: RecordedRequest, accept: string): { status: number; body?: unknown } {
@@ -148,8 +183,10 @@ export class FakeApiserver implements Transport {
       case 'POST':
         return this.create(route, req.body as Obj);
       case 'PATCH':
-        if (req.contentType === 'application/apply-patch+yaml') return this.apply(route, req.body as Obj, req.query, metadataOnly);
-        if (req.contentType === 'application/merge-patch+json') return this.mergePatch(route, req.body as Obj, metadataOnly);
+        if (req.contentType === 'application/apply-patch+yaml')
+          return this.apply(route, req.body as Obj, req.query, metadataOnly);
+        if (req.contentType === 'application/merge-patch+json')
+          return this.mergePatch(route, req.body as Obj, metadataOnly);
         if (req.contentType === 'application/json-patch+json') return this.managedFieldsPatch(route, req.body as Obj[]);
         return status(415, 'UnsupportedMediaType', `fake apiserver: ${req.contentType ?? 'no content type'}`);
       case 'DELETE':
@@ -173,7 +210,10 @@ export class FakeApiserver implements Transport {
       if (selector && !matches(s.object, selector)) continue;
       items.push(this.view(s, metadataOnly));
     }
-    return { status: 200, body: { kind: metadataOnly ? 'PartialObjectMetadataList' : `${r.kind.kind}List`, metadata: {}, items } };
+    return {
+      status: 200,
+      body: { kind: metadataOnly ? 'PartialObjectMetadataList' : `${r.kind.kind}List`, metadata: {}, items },
+    };
   }
 
   private create(r: Route, body: Obj): { status: number; body?: unknown } {
@@ -186,7 +226,12 @@ export class FakeApiserver implements Transport {
     return { status: 201, body: this.put(object, 'creator') };
   }
 
-  private apply(r: Route, body: Obj, query: URLSearchParams, metadataOnly: boolean): { status: number; body?: unknown } {
+  private apply(
+    r: Route,
+    body: Obj,
+    query: URLSearchParams,
+    metadataOnly: boolean,
+  ): { status: number; body?: unknown } {
     const manager = query.get('fieldManager');
     if (!manager) return status(400, 'BadRequest', 'PATCH requests of type apply require a fieldManager');
     const force = query.get('force') === 'true';
@@ -195,7 +240,11 @@ export class FakeApiserver implements Transport {
     const existing = this.store.get(key);
     if (r.status && !existing) return status(404, 'NotFound', `${r.kind.resource} "${r.name ?? ''}" not found`);
     const current: Stored = existing
-      ? { object: structuredClone(existing.object), owners: cloneOwners(existing.owners), managers: new Map(existing.managers) }
+      ? {
+          object: structuredClone(existing.object),
+          owners: cloneOwners(existing.owners),
+          managers: new Map(existing.managers),
+        }
       : { object: {}, owners: new Map(), managers: new Map() };
     const sent = r.status ? { status: body.status } : structuredClone(body);
     const sentLeaves = leaves(sent).filter((l) => !isServerField(l) && (!r.status || l[0] === 'status'));
@@ -210,7 +259,11 @@ export class FakeApiserver implements Transport {
       if (!force) conflicts.push(`conflict with "${others[0] ?? ''}": .${leaf.join('.')}`);
     }
     if (conflicts.length > 0) {
-      return status(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${conflicts.join('; ')}`);
+      return status(
+        409,
+        'Conflict',
+        `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${conflicts.join('; ')}`,
+      );
     }
     // Fields the manager owned alone and no longer sends are removed.
     for (const [key2, owners] of [...current.owners]) {
@@ -218,7 +271,8 @@ export class FakeApiserver implements Transport {
       owners.delete(manager);
       if (owners.size === 0) {
         current.owners.delete(key2);
-        if (!r.status || (JSON.parse(key2) as string[])[0] === 'status') removeAt(current.object, JSON.parse(key2) as string[]);
+        if (!r.status || (JSON.parse(key2) as string[])[0] === 'status')
+          removeAt(current.object, JSON.parse(key2) as string[]);
       }
     }
     for (const leaf of sentLeaves) {
@@ -234,11 +288,17 @@ export class FakeApiserver implements Transport {
     meta.name = r.name;
     if (r.kind.namespaced) meta.namespace = r.namespace;
     current.managers.set(manager, 'Apply');
-    for (const m of [...current.managers.keys()]) if (![...current.owners.values()].some((o) => o.has(m))) current.managers.delete(m);
+    for (const m of [...current.managers.keys()])
+      if (![...current.owners.values()].some((o) => o.has(m))) current.managers.delete(m);
     const before = existing ? JSON.stringify(stripMeta(existing.object)) : undefined;
     const changed = before !== JSON.stringify(stripMeta(current.object));
-    if (!changed && existing && sameOwners(existing, current)) return { status: 200, body: this.view(existing, metadataOnly) };
-    if (dryRun) return { status: existing ? 200 : 201, body: this.view({ ...current, object: this.stampCopy(current, existing) }, metadataOnly) };
+    if (!changed && existing && sameOwners(existing, current))
+      return { status: 200, body: this.view(existing, metadataOnly) };
+    if (dryRun)
+      return {
+        status: existing ? 200 : 201,
+        body: this.view({ ...current, object: this.stampCopy(current, existing) }, metadataOnly),
+      };
     this.stamp(current, existing?.object, r.status);
     this.store.set(key, current);
     return { status: existing ? 200 : 201, body: this.view(current, metadataOnly) };
@@ -259,7 +319,8 @@ export class FakeApiserver implements Transport {
     if (!s) return status(404, 'NotFound', `${r.kind.resource} "${r.name ?? ''}" not found`);
     for (const op of ops) {
       if (op.op === 'test' && op.path === '/metadata/resourceVersion') {
-        if (op.value !== ((s.object.metadata ?? {}) as Obj).resourceVersion) return status(409, 'Conflict', 'the object has been modified');
+        if (op.value !== ((s.object.metadata ?? {}) as Obj).resourceVersion)
+          return status(409, 'Conflict', 'the object has been modified');
       } else if (op.op === 'replace' && op.path === '/metadata/managedFields' && Array.isArray(op.value)) {
         const keep = new Set((op.value as Obj[]).map((e) => str(e.manager)).filter((m) => m !== ''));
         for (const m of [...s.managers.keys()]) if (!keep.has(m)) s.managers.delete(m);
@@ -280,7 +341,11 @@ export class FakeApiserver implements Transport {
     const pre = (options?.preconditions ?? {}) as Obj;
     const uid = ((s.object.metadata ?? {}) as Obj).uid;
     if (typeof pre.uid === 'string' && pre.uid !== uid) {
-      return status(409, 'Conflict', `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(uid)}`);
+      return status(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(uid)}`,
+      );
     }
     this.store.delete(key);
     return { status: 200, body: { kind: 'Status', status: 'Success' } };
@@ -294,7 +359,8 @@ export class FakeApiserver implements Transport {
     meta.creationTimestamp = old.creationTimestamp ?? '2026-01-01T00:00:00Z';
     meta.resourceVersion = String(++this.version);
     const gen = typeof old.generation === 'number' ? old.generation : 0;
-    const specChanged = !before || JSON.stringify(withoutMetaAndStatus(before)) !== JSON.stringify(withoutMetaAndStatus(s.object));
+    const specChanged =
+      !before || JSON.stringify(withoutMetaAndStatus(before)) !== JSON.stringify(withoutMetaAndStatus(s.object));
     meta.generation = statusOnly || !specChanged ? gen || 1 : gen + 1;
   }
 
@@ -332,7 +398,10 @@ export class FakeApiserver implements Transport {
   }
 
   private route(path: string): Route | undefined {
-    const parts = path.split('/').filter((p) => p !== '').map(decodeURIComponent);
+    const parts = path
+      .split('/')
+      .filter((p) => p !== '')
+      .map(decodeURIComponent);
     const [root, ...rest] = parts;
     let group = '';
     let version: string | undefined;
@@ -363,13 +432,20 @@ export class FakeApiserver implements Transport {
       { name: k.resource, kind: k.kind, namespaced: k.namespaced },
       { name: `${k.resource}/status`, kind: k.kind, namespaced: k.namespaced },
     ]);
-    return { status: 200, body: { kind: 'APIResourceList', groupVersion: group ? `${group}/${version}` : version, resources } };
+    return {
+      status: 200,
+      body: { kind: 'APIResourceList', groupVersion: group ? `${group}/${version}` : version, resources },
+    };
   }
 
   private groupList(): unknown {
     const groups = [...new Set(this.kinds.filter((k) => k.group !== '').map((k) => k.group))].map((name) => {
       const versions = [...new Set(this.kinds.filter((k) => k.group === name).map((k) => k.version))];
-      return { name, versions: versions.map((version) => ({ groupVersion: `${name}/${version}`, version })), preferredVersion: { version: versions[0] } };
+      return {
+        name,
+        versions: versions.map((version) => ({ groupVersion: `${name}/${version}`, version })),
+        preferredVersion: { version: versions[0] },
+      };
     });
     return { kind: 'APIGroupList', groups };
   }
@@ -383,7 +459,14 @@ function storeKey(k: FakeKind, namespace: string | undefined, name: string): str
   return `${k.group}/${k.kind}|${k.namespaced ? (namespace ?? '') : ''}|${name}`;
 }
 
-const SERVER_FIELDS = new Set(['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'deletionTimestamp']);
+const SERVER_FIELDS = new Set([
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'managedFields',
+  'deletionTimestamp',
+]);
 
 function isServerField(leaf: string[]): boolean {
   if (leaf[0] === 'apiVersion' || leaf[0] === 'kind') return true;

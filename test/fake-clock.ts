@@ -38,7 +38,8 @@ export class FakeClock implements Clock {
     const end = this.time + ms;
     for (;;) {
       let next: Timer | undefined;
-      for (const t of this.timers.values()) if (t.due <= end && (!next || t.due < next.due || (t.due === next.due && t.id < next.id))) next = t;
+      for (const t of this.timers.values())
+        if (t.due <= end && (!next || t.due < next.due || (t.due === next.due && t.id < next.id))) next = t;
       if (!next) break;
       this.timers.delete(next.id);
       this.time = next.due;

@@ -19,9 +19,13 @@ let cached: string | undefined;
 /** The helm binary's path; builds it on first use on a fresh machine (minutes). */
 export function helmPath(): string {
   if (cached) return cached;
-  const r = spawnSync('bash', [`${REPO}hack/helm/build.sh`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync('bash', [`${REPO}hack/helm/build.sh`], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const path = r.stdout.trim().split('\n').pop();
-  if (r.status !== 0 || !path) throw new Error(`hack/helm/build.sh failed (exit ${r.status ?? r.signal}); see its output above`);
+  if (r.status !== 0 || !path)
+    throw new Error(`hack/helm/build.sh failed (exit ${r.status ?? r.signal}); see its output above`);
   cached = path;
   return path;
 }

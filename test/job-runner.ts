@@ -55,7 +55,10 @@ export class JobRunner {
   private lastError = '';
 
   constructor(options: JobRunnerOptions) {
-    this.o = { watch: 'deployments,services,validatingwebhookconfigurations,mutatingwebhookconfigurations,secrets', ...options };
+    this.o = {
+      watch: 'deployments,services,validatingwebhookconfigurations,mutatingwebhookconfigurations,secrets',
+      ...options,
+    };
   }
 
   start(): void {
@@ -79,7 +82,10 @@ export class JobRunner {
         const list = await kubectl(this.o.kubeconfig, ['get', 'jobs', '-n', this.o.namespace, '-o', 'json']);
         if (list.status !== 0) throw new Error(list.stderr);
         for (const job of (JSON.parse(list.stdout) as { items: Job[] }).items) {
-          if (job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) continue;
+          if (
+            job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
+          )
+            continue;
           await this.runOnce(job);
         }
       } catch (e: unknown) {
@@ -93,28 +99,65 @@ export class JobRunner {
   private async runOnce(job: Job): Promise<void> {
     const sa = job.spec.template.spec.serviceAccountName ?? 'default';
     const container = job.spec.template.spec.containers[0];
-    if (container?.command?.[0] !== 'flotilla' || container.command.length !== 1) throw new Error(`Job ${job.metadata.name}: only a container whose command is ["flotilla"] can be run`);
+    if (container?.command?.[0] !== 'flotilla' || container.command.length !== 1)
+      throw new Error(`Job ${job.metadata.name}: only a container whose command is ["flotilla"] can be run`);
     // Until its ServiceAccount exists, a pod cannot be created: not an attempt.
     const token = await kubectl(this.o.kubeconfig, ['create', 'token', sa, '-n', this.o.namespace, '--duration=10m']);
-    if (token.status !== 0) throw new Error(`Job ${job.metadata.name}: no token for ServiceAccount ${sa}: ${token.stderr}`);
+    if (token.status !== 0)
+      throw new Error(`Job ${job.metadata.name}: no token for ServiceAccount ${sa}: ${token.stderr}`);
     const kubeconfig = this.kubeconfigFor(sa, token.stdout.trim());
 
     const existing = await kubectl(this.o.kubeconfig, ['get', this.o.watch, '-n', this.o.namespace, '-o', 'name']);
     const args = container.args ?? [];
     const startedAt = Date.now();
     const { exitCode, output } = await runFlotilla([...args, `--kubeconfig=${kubeconfig}`]);
-    this.runs.push({ job: job.metadata.name, serviceAccount: sa, args, exitCode, output, startedAt, existing: existing.stdout.split('\n').filter(Boolean) });
+    this.runs.push({
+      job: job.metadata.name,
+      serviceAccount: sa,
+      args,
+      exitCode,
+      output,
+      startedAt,
+      existing: existing.stdout.split('\n').filter(Boolean),
+    });
 
     const attempts = (this.attempts.get(job.metadata.uid) ?? 0) + 1;
     this.attempts.set(job.metadata.uid, attempts);
     const now = new Date().toISOString();
-    const cond = (type: string, reason?: string) => ({ type, status: 'True', lastProbeTime: now, lastTransitionTime: now, ...(reason ? { reason, message: reason } : {}) });
+    const cond = (type: string, reason?: string) => ({
+      type,
+      status: 'True',
+      lastProbeTime: now,
+      lastTransitionTime: now,
+      ...(reason ? { reason, message: reason } : {}),
+    });
     let status: object | undefined;
     // The Job controller's terminal states, with the conditions the apiserver requires before them.
-    if (exitCode === 0) status = { startTime: now, completionTime: now, succeeded: 1, conditions: [cond('SuccessCriteriaMet'), cond('Complete')] };
-    else if (attempts > (job.spec.backoffLimit ?? 6)) status = { startTime: now, failed: attempts, conditions: [cond('FailureTarget', 'BackoffLimitExceeded'), cond('Failed', 'BackoffLimitExceeded')] };
+    if (exitCode === 0)
+      status = {
+        startTime: now,
+        completionTime: now,
+        succeeded: 1,
+        conditions: [cond('SuccessCriteriaMet'), cond('Complete')],
+      };
+    else if (attempts > (job.spec.backoffLimit ?? 6))
+      status = {
+        startTime: now,
+        failed: attempts,
+        conditions: [cond('FailureTarget', 'BackoffLimitExceeded'), cond('Failed', 'BackoffLimitExceeded')],
+      };
     if (status) {
-      const patched = await kubectl(this.o.kubeconfig, ['patch', 'job', job.metadata.name, '-n', this.o.namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
+      const patched = await kubectl(this.o.kubeconfig, [
+        'patch',
+        'job',
+        job.metadata.name,
+        '-n',
+        this.o.namespace,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status }),
+      ]);
       if (patched.status !== 0) throw new Error(`Job ${job.metadata.name}: status not written: ${patched.stderr}`);
     }
   }
@@ -126,7 +169,12 @@ export class JobRunner {
     const cluster = admin.getCurrentCluster();
     if (!cluster) throw new Error(`${this.o.kubeconfig} has no current cluster`);
     const kc = new KubeConfig();
-    kc.loadFromOptions({ clusters: [cluster], users: [{ name: sa, token }], contexts: [{ name: sa, cluster: cluster.name, user: sa }], currentContext: sa });
+    kc.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: sa, token }],
+      contexts: [{ name: sa, cluster: cluster.name, user: sa }],
+      currentContext: sa,
+    });
     const path = join(this.dir, `${sa}.kubeconfig`);
     writeFileSync(path, kc.exportConfig(), { mode: 0o600 });
     return path;

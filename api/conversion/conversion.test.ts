@@ -14,7 +14,10 @@ const rec = <T extends Obj>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }, requi
   fc.record(model, { requiredKeys: required, noNullPrototype: true });
 
 const dnsName = fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/);
-const labelKey = fc.oneof(dnsName, dnsName.map((n) => `example.com/${n}`));
+const labelKey = fc.oneof(
+  dnsName,
+  dnsName.map((n) => `example.com/${n}`),
+);
 const stringMap = fc.dictionary(labelKey, fc.string({ maxLength: 8 }), { maxKeys: 3, noNullPrototype: true });
 const anyJSON = fc.jsonValue({ maxDepth: 2 });
 const operator = fc.constantFrom('add', 'remove', 'replace');
@@ -38,7 +41,17 @@ const metadata = (namespaced: boolean) =>
 
 const labelSelector = rec({
   matchLabels: stringMap,
-  matchExpressions: fc.array(rec({ key: labelKey, operator: fc.constantFrom('In', 'NotIn', 'Exists'), values: fc.array(dnsName, { maxLength: 2 }) }, ['key', 'operator']), { maxLength: 2 }),
+  matchExpressions: fc.array(
+    rec(
+      {
+        key: labelKey,
+        operator: fc.constantFrom('In', 'NotIn', 'Exists'),
+        values: fc.array(dnsName, { maxLength: 2 }),
+      },
+      ['key', 'operator'],
+    ),
+    { maxLength: 2 },
+  ),
 });
 
 const resourceSelector = rec(
@@ -56,35 +69,120 @@ const clusterAffinity = rec({
   clusterNames: fc.array(dnsName, { maxLength: 3 }),
   exclude: fc.array(dnsName, { maxLength: 2 }),
   labelSelector,
-  fieldSelector: rec({ matchExpressions: fc.array(rec({ key: fc.constantFrom('region', 'zone', 'provider'), operator: fc.constantFrom('In', 'NotIn'), values: fc.array(dnsName, { maxLength: 2 }) }, ['key', 'operator']), { maxLength: 2 }) }),
+  fieldSelector: rec({
+    matchExpressions: fc.array(
+      rec(
+        {
+          key: fc.constantFrom('region', 'zone', 'provider'),
+          operator: fc.constantFrom('In', 'NotIn'),
+          values: fc.array(dnsName, { maxLength: 2 }),
+        },
+        ['key', 'operator'],
+      ),
+      { maxLength: 2 },
+    ),
+  }),
 });
 
-const patchOperation = rec({ subPath: fc.constantFrom('/a', '/b/c', ''), operator, value: anyJSON }, ['subPath', 'operator']);
+const patchOperation = rec({ subPath: fc.constantFrom('/a', '/b/c', ''), operator, value: anyJSON }, [
+  'subPath',
+  'operator',
+]);
 
 const overriders = rec({
-  plaintext: fc.array(rec({ path: fc.constantFrom('/spec/replicas', '/metadata/labels/x', '/spec/template/spec/containers[name=web]/image'), operator, value: anyJSON }, ['path', 'operator']), { maxLength: 3 }),
+  plaintext: fc.array(
+    rec(
+      {
+        path: fc.constantFrom('/spec/replicas', '/metadata/labels/x', '/spec/template/spec/containers[name=web]/image'),
+        operator,
+        value: anyJSON,
+      },
+      ['path', 'operator'],
+    ),
+    { maxLength: 3 },
+  ),
   imageOverrider: fc.array(
-    rec({ predicate: rec({ path: fc.constant('/spec/template/spec/containers/0/image') }, ['path']), component: fc.constantFrom('Registry', 'Repository', 'Tag'), operator, value: fc.string({ maxLength: 10 }), includeInitContainers: fc.boolean() }, ['component', 'operator']),
+    rec(
+      {
+        predicate: rec({ path: fc.constant('/spec/template/spec/containers/0/image') }, ['path']),
+        component: fc.constantFrom('Registry', 'Repository', 'Tag'),
+        operator,
+        value: fc.string({ maxLength: 10 }),
+        includeInitContainers: fc.boolean(),
+      },
+      ['component', 'operator'],
+    ),
     { maxLength: 2 },
   ),
-  commandOverrider: fc.array(rec({ containerName: dnsName, operator: fc.constantFrom('add', 'remove'), value: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }) }, ['containerName', 'operator']), { maxLength: 2 }),
-  argsOverrider: fc.array(rec({ containerName: dnsName, operator: fc.constantFrom('add', 'remove'), value: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }) }, ['containerName', 'operator']), { maxLength: 2 }),
+  commandOverrider: fc.array(
+    rec(
+      {
+        containerName: dnsName,
+        operator: fc.constantFrom('add', 'remove'),
+        value: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
+      },
+      ['containerName', 'operator'],
+    ),
+    { maxLength: 2 },
+  ),
+  argsOverrider: fc.array(
+    rec(
+      {
+        containerName: dnsName,
+        operator: fc.constantFrom('add', 'remove'),
+        value: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
+      },
+      ['containerName', 'operator'],
+    ),
+    { maxLength: 2 },
+  ),
   labelsOverrider: fc.array(rec({ operator, value: stringMap }, ['operator', 'value']), { maxLength: 2 }),
   annotationsOverrider: fc.array(rec({ operator, value: stringMap }, ['operator', 'value']), { maxLength: 2 }),
-  fieldOverrider: fc.array(rec({ fieldPath: fc.constantFrom('/data/config.yaml', '/data/app.json'), json: fc.array(patchOperation, { maxLength: 2 }), yaml: fc.array(patchOperation, { maxLength: 2 }) }, ['fieldPath']), { maxLength: 2 }),
+  fieldOverrider: fc.array(
+    rec(
+      {
+        fieldPath: fc.constantFrom('/data/config.yaml', '/data/app.json'),
+        json: fc.array(patchOperation, { maxLength: 2 }),
+        yaml: fc.array(patchOperation, { maxLength: 2 }),
+      },
+      ['fieldPath'],
+    ),
+    { maxLength: 2 },
+  ),
 });
 
 const rule = rec({ targetCluster: clusterAffinity, overriders }, ['overriders']);
 
 const placement = rec({
   clusterAffinity,
-  clusterAffinities: fc.array(fc.tuple(dnsName, clusterAffinity).map(([affinityName, a]) => ({ affinityName, ...a })), { maxLength: 2 }),
-  clusterTolerations: fc.array(rec({ key: labelKey, operator: fc.constantFrom('Exists', 'Equal'), value: fc.string({ maxLength: 5 }), effect: fc.constantFrom('NoSchedule', 'NoExecute'), tolerationSeconds: fc.nat() }), { maxLength: 2 }),
-  spreadConstraints: fc.array(rec({ spreadByField: fc.constantFrom('cluster', 'region'), maxGroups: fc.nat(5), minGroups: fc.nat(5) }), { maxLength: 2 }),
+  clusterAffinities: fc.array(
+    fc.tuple(dnsName, clusterAffinity).map(([affinityName, a]) => ({ affinityName, ...a })),
+    { maxLength: 2 },
+  ),
+  clusterTolerations: fc.array(
+    rec({
+      key: labelKey,
+      operator: fc.constantFrom('Exists', 'Equal'),
+      value: fc.string({ maxLength: 5 }),
+      effect: fc.constantFrom('NoSchedule', 'NoExecute'),
+      tolerationSeconds: fc.nat(),
+    }),
+    { maxLength: 2 },
+  ),
+  spreadConstraints: fc.array(
+    rec({ spreadByField: fc.constantFrom('cluster', 'region'), maxGroups: fc.nat(5), minGroups: fc.nat(5) }),
+    { maxLength: 2 },
+  ),
   replicaScheduling: rec({
     replicaSchedulingType: fc.constantFrom('Duplicated', 'Divided'),
     replicaDivisionPreference: fc.constantFrom('Aggregated', 'Weighted'),
-    weightPreference: rec({ staticWeightList: fc.array(rec({ targetCluster: clusterAffinity, weight: fc.integer({ min: 1, max: 9 }) }, ['targetCluster', 'weight']), { maxLength: 2 }), dynamicWeight: fc.constant('AvailableReplicas') }),
+    weightPreference: rec({
+      staticWeightList: fc.array(
+        rec({ targetCluster: clusterAffinity, weight: fc.integer({ min: 1, max: 9 }) }, ['targetCluster', 'weight']),
+        { maxLength: 2 },
+      ),
+      dynamicWeight: fc.constant('AvailableReplicas'),
+    }),
   }),
 });
 
@@ -97,22 +195,39 @@ const propagationSpecBeta = rec(
     preemption: fc.constantFrom('Always', 'Never'),
     dependentOverrides: fc.array(dnsName, { maxLength: 2 }),
     schedulerName: fc.constant('default-scheduler'),
-    failover: rec({ application: rec({ decisionConditions: rec({ tolerationSeconds: fc.nat(600) }), purgeMode: fc.constantFrom('Directly', 'Gracefully', 'Never'), gracePeriodSeconds: fc.integer({ min: 1, max: 900 }) }, ['decisionConditions']) }),
+    failover: rec({
+      application: rec(
+        {
+          decisionConditions: rec({ tolerationSeconds: fc.nat(600) }),
+          purgeMode: fc.constantFrom('Directly', 'Gracefully', 'Never'),
+          gracePeriodSeconds: fc.integer({ min: 1, max: 900 }),
+        },
+        ['decisionConditions'],
+      ),
+    }),
     conflictResolution: fc.constantFrom('Abort', 'Overwrite'),
     activationPreference: fc.constant('Lazy'),
-    suspension: rec({ dispatching: fc.boolean(), dispatchingOnClusters: rec({ clusterNames: fc.array(dnsName, { maxLength: 2 }) }) }),
+    suspension: rec({
+      dispatching: fc.boolean(),
+      dispatchingOnClusters: rec({ clusterNames: fc.array(dnsName, { maxLength: 2 }) }),
+    }),
     preserveResourcesOnDeletion: fc.boolean(),
   },
   ['resourceSelectors'],
 );
 
 // v1alpha1 adds the deprecated `association`.
-const propagationSpecAlpha = fc.tuple(propagationSpecBeta, fc.option(fc.boolean(), { nil: undefined })).map(([spec, association]) =>
-  association === undefined ? spec : { ...spec, association },
-);
+const propagationSpecAlpha = fc
+  .tuple(propagationSpecBeta, fc.option(fc.boolean(), { nil: undefined }))
+  .map(([spec, association]) => (association === undefined ? spec : { ...spec, association }));
 
-const selectorsOfOverride = fc.option(fc.oneof(fc.constant([]), fc.array(resourceSelector, { minLength: 1, maxLength: 2 })), { nil: undefined });
-const rulesOfBeta = fc.option(fc.oneof(fc.constant([]), fc.array(rule, { minLength: 1, maxLength: 3 })), { nil: undefined });
+const selectorsOfOverride = fc.option(
+  fc.oneof(fc.constant([]), fc.array(resourceSelector, { minLength: 1, maxLength: 2 })),
+  { nil: undefined },
+);
+const rulesOfBeta = fc.option(fc.oneof(fc.constant([]), fc.array(rule, { minLength: 1, maxLength: 3 })), {
+  nil: undefined,
+});
 
 const overrideSpecBeta = fc.tuple(selectorsOfOverride, rulesOfBeta).map(([resourceSelectors, overrideRules]) => {
   const spec: Obj = {};
@@ -124,7 +239,12 @@ const overrideSpecBeta = fc.tuple(selectorsOfOverride, rulesOfBeta).map(([resour
 // v1alpha1 may use the deprecated top-level pair, alone or (schema-legal, webhook-denied) next to rules,
 // and may write `overrideRules: null`.
 const overrideSpecAlpha = fc
-  .tuple(overrideSpecBeta, fc.boolean(), fc.option(clusterAffinity, { nil: undefined }), fc.option(fc.oneof(overriders, fc.constant({})), { nil: undefined }))
+  .tuple(
+    overrideSpecBeta,
+    fc.boolean(),
+    fc.option(clusterAffinity, { nil: undefined }),
+    fc.option(fc.oneof(overriders, fc.constant({})), { nil: undefined }),
+  )
   .map(([spec, nullRules, targetCluster, deprecated]) => {
     const out: Obj = { ...spec };
     if (nullRules && out.overrideRules === undefined) out.overrideRules = null;
@@ -147,7 +267,14 @@ const policy = (apiVersion: string) =>
         apiVersion: fc.constant(apiVersion),
         kind: fc.constant(kind),
         metadata: metadata(namespaced),
-        spec: apiVersion === V1BETA1 ? (propagation ? propagationSpecBeta : overrideSpecBeta) : propagation ? propagationSpecAlpha : overrideSpecAlpha,
+        spec:
+          apiVersion === V1BETA1
+            ? propagation
+              ? propagationSpecBeta
+              : overrideSpecBeta
+            : propagation
+              ? propagationSpecAlpha
+              : overrideSpecAlpha,
       }),
     ),
   );
@@ -155,7 +282,10 @@ const policy = (apiVersion: string) =>
 const alphaPolicy = policy(V1ALPHA1);
 const betaPolicy = policy(V1BETA1);
 // Every v1beta1 object a v1alpha1 write can leave in storage, annotation included.
-const storedBetaPolicy = fc.oneof(betaPolicy, alphaPolicy.map((p) => convertObject(p, V1BETA1)));
+const storedBetaPolicy = fc.oneof(
+  betaPolicy,
+  alphaPolicy.map((p) => convertObject(p, V1BETA1)),
+);
 
 const RUNS = { numRuns: 400 };
 
@@ -245,14 +375,24 @@ void describe('conversion round trips', () => {
 
 // ---- examples -----------------------------------------------------------------------------------------
 
-const op = (spec: Obj, metadata: Obj = { name: 'op', namespace: 'apps' }): Obj => ({ apiVersion: V1ALPHA1, kind: 'OverridePolicy', metadata, spec });
+const op = (spec: Obj, metadata: Obj = { name: 'op', namespace: 'apps' }): Obj => ({
+  apiVersion: V1ALPHA1,
+  kind: 'OverridePolicy',
+  metadata,
+  spec,
+});
 const plaintextRule = { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 3 }] };
 
 void describe('convertObject', () => {
   void it('folds the deprecated targetCluster and overriders into a single rule', () => {
     const beta = convertObject(op({ targetCluster: { clusterNames: ['east'] }, overriders: plaintextRule }), V1BETA1);
-    assert.deepStrictEqual(beta.spec, { overrideRules: [{ targetCluster: { clusterNames: ['east'] }, overriders: plaintextRule }] });
-    assert.deepStrictEqual(JSON.parse((beta.metadata as { annotations: Record<string, string> }).annotations[CONVERSION_ANNOTATION] ?? ''), { folded: {} });
+    assert.deepStrictEqual(beta.spec, {
+      overrideRules: [{ targetCluster: { clusterNames: ['east'] }, overriders: plaintextRule }],
+    });
+    assert.deepStrictEqual(
+      JSON.parse((beta.metadata as { annotations: Record<string, string> }).annotations[CONVERSION_ANNOTATION] ?? ''),
+      { folded: {} },
+    );
   });
 
   void it('writes no annotation when v1beta1 can hold everything', () => {
@@ -262,15 +402,26 @@ void describe('convertObject', () => {
   });
 
   void it('keeps deprecated fields that sit next to rules aside, unused', () => {
-    const beta = convertObject(op({ overrideRules: [{ overriders: plaintextRule }], overriders: { fieldOverrider: [] } }), V1BETA1);
+    const beta = convertObject(
+      op({ overrideRules: [{ overriders: plaintextRule }], overriders: { fieldOverrider: [] } }),
+      V1BETA1,
+    );
     assert.deepStrictEqual(beta.spec, { overrideRules: [{ overriders: plaintextRule }] });
   });
 
   void it('moves the deprecated association of a propagation policy into the annotation', () => {
-    const alpha = { apiVersion: V1ALPHA1, kind: 'ClusterPropagationPolicy', metadata: { name: 'c' }, spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }], association: true } };
+    const alpha = {
+      apiVersion: V1ALPHA1,
+      kind: 'ClusterPropagationPolicy',
+      metadata: { name: 'c' },
+      spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }], association: true },
+    };
     const beta = convertObject(alpha, V1BETA1);
     assert.deepStrictEqual(beta.spec, { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }] });
-    assert.deepStrictEqual(beta.metadata, { name: 'c', annotations: { [CONVERSION_ANNOTATION]: '{"association":true}' } });
+    assert.deepStrictEqual(beta.metadata, {
+      name: 'c',
+      annotations: { [CONVERSION_ANNOTATION]: '{"association":true}' },
+    });
   });
 
   void it('reads Karmada documents as v1alpha1', () => {
@@ -302,22 +453,63 @@ void describe('convertObject', () => {
   });
 
   void it('drops an annotation it cannot read on the way to v1alpha1', () => {
-    const beta = { ...op({ overrideRules: [] }, { name: 'op', annotations: { [CONVERSION_ANNOTATION]: 'not json', keep: 'me' } }), apiVersion: V1BETA1 };
+    const beta = {
+      ...op({ overrideRules: [] }, { name: 'op', annotations: { [CONVERSION_ANNOTATION]: 'not json', keep: 'me' } }),
+      apiVersion: V1BETA1,
+    };
     assert.deepStrictEqual(convertObject(beta, V1ALPHA1).metadata, { name: 'op', annotations: { keep: 'me' } });
   });
 
   const failures: Array<{ name: string; object: Obj; to: string; message: RegExp }> = [
-    { name: 'an unknown apiVersion', object: { apiVersion: 'apps/v1', kind: 'OverridePolicy', spec: {} }, to: V1BETA1, message: /apiVersion "apps\/v1" is not convertible/ },
-    { name: 'an unknown desired version', object: op({}), to: 'policy.flotilla.io/v2', message: /desired apiVersion "policy.flotilla.io\/v2"/ },
-    { name: 'an unknown kind', object: { apiVersion: V1ALPHA1, kind: 'Cluster', spec: {} }, to: V1BETA1, message: /kind "Cluster" is not a policy.flotilla.io kind/ },
-    { name: 'a spec that is not an object', object: { apiVersion: V1ALPHA1, kind: 'OverridePolicy', spec: [1] }, to: V1BETA1, message: /spec must be an object/ },
-    { name: 'rules that are not a list', object: op({ overrideRules: { a: 1 }, overriders: {} }), to: V1BETA1, message: /spec.overrideRules must be an array/ },
-    { name: 'a v1beta1 object with a deprecated field', object: { ...op({ overriders: {} }), apiVersion: V1BETA1 }, to: V1ALPHA1, message: /spec.overriders is not a v1beta1 field/ },
-    { name: 'a v1beta1 object with association', object: { apiVersion: V1BETA1, kind: 'PropagationPolicy', spec: { association: true } }, to: V1ALPHA1, message: /spec.association is not a v1beta1 field/ },
+    {
+      name: 'an unknown apiVersion',
+      object: { apiVersion: 'apps/v1', kind: 'OverridePolicy', spec: {} },
+      to: V1BETA1,
+      message: /apiVersion "apps\/v1" is not convertible/,
+    },
+    {
+      name: 'an unknown desired version',
+      object: op({}),
+      to: 'policy.flotilla.io/v2',
+      message: /desired apiVersion "policy.flotilla.io\/v2"/,
+    },
+    {
+      name: 'an unknown kind',
+      object: { apiVersion: V1ALPHA1, kind: 'Cluster', spec: {} },
+      to: V1BETA1,
+      message: /kind "Cluster" is not a policy.flotilla.io kind/,
+    },
+    {
+      name: 'a spec that is not an object',
+      object: { apiVersion: V1ALPHA1, kind: 'OverridePolicy', spec: [1] },
+      to: V1BETA1,
+      message: /spec must be an object/,
+    },
+    {
+      name: 'rules that are not a list',
+      object: op({ overrideRules: { a: 1 }, overriders: {} }),
+      to: V1BETA1,
+      message: /spec.overrideRules must be an array/,
+    },
+    {
+      name: 'a v1beta1 object with a deprecated field',
+      object: { ...op({ overriders: {} }), apiVersion: V1BETA1 },
+      to: V1ALPHA1,
+      message: /spec.overriders is not a v1beta1 field/,
+    },
+    {
+      name: 'a v1beta1 object with association',
+      object: { apiVersion: V1BETA1, kind: 'PropagationPolicy', spec: { association: true } },
+      to: V1ALPHA1,
+      message: /spec.association is not a v1beta1 field/,
+    },
   ];
   for (const f of failures) {
     void it(`rejects ${f.name} with a ConversionError`, () => {
-      assert.throws(() => convertObject(f.object, f.to), (e: unknown) => e instanceof ConversionError && e.code === 'CONVERSION' && f.message.test(e.message));
+      assert.throws(
+        () => convertObject(f.object, f.to),
+        (e: unknown) => e instanceof ConversionError && e.code === 'CONVERSION' && f.message.test(e.message),
+      );
     });
   }
 });

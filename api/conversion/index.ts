@@ -56,7 +56,8 @@ interface V1alpha1Fields {
 }
 
 const isObject = (v: unknown): v is JSONObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const has = (o: JSONObject, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key) && o[key] !== undefined;
+const has = (o: JSONObject, key: string): boolean =>
+  Object.prototype.hasOwnProperty.call(o, key) && o[key] !== undefined;
 
 function versionOf(apiVersion: unknown): 'v1alpha1' | 'v1beta1' | undefined {
   if (apiVersion === V1ALPHA1 || apiVersion === KARMADA_V1ALPHA1) return 'v1alpha1';
@@ -69,17 +70,22 @@ export function convertObject(object: Record<string, unknown>, desiredAPIVersion
   if (!isObject(object)) throw new ConversionError('object must be a JSON object');
   const from = versionOf(object.apiVersion);
   if (from === undefined) {
-    throw new ConversionError(`apiVersion ${JSON.stringify(object.apiVersion)} is not convertible; supported: ${[V1ALPHA1, V1BETA1, KARMADA_V1ALPHA1].join(', ')}`);
+    throw new ConversionError(
+      `apiVersion ${JSON.stringify(object.apiVersion)} is not convertible; supported: ${[V1ALPHA1, V1BETA1, KARMADA_V1ALPHA1].join(', ')}`,
+    );
   }
   if (desiredAPIVersion !== V1ALPHA1 && desiredAPIVersion !== V1BETA1) {
-    throw new ConversionError(`desired apiVersion ${JSON.stringify(desiredAPIVersion)} is not supported; supported: ${CONVERTIBLE_VERSIONS.join(', ')}`);
+    throw new ConversionError(
+      `desired apiVersion ${JSON.stringify(desiredAPIVersion)} is not supported; supported: ${CONVERTIBLE_VERSIONS.join(', ')}`,
+    );
   }
   const kind = object.kind;
   if (typeof kind !== 'string' || (!PROPAGATION_KINDS.has(kind) && !OVERRIDE_KINDS.has(kind))) {
     throw new ConversionError(`kind ${JSON.stringify(kind)} is not a policy.flotilla.io kind`);
   }
   if (has(object, 'metadata') && !isObject(object.metadata)) throw new ConversionError('metadata must be an object');
-  if (has(object, 'spec') && object.spec !== null && !isObject(object.spec)) throw new ConversionError('spec must be an object');
+  if (has(object, 'spec') && object.spec !== null && !isObject(object.spec))
+    throw new ConversionError('spec must be an object');
 
   const out = structuredClone(object);
   const to = desiredAPIVersion === V1ALPHA1 ? 'v1alpha1' : 'v1beta1';
@@ -115,7 +121,8 @@ function foldOverrideSpec(spec: JSONObject, fields: V1alpha1Fields): void {
   const hasOverriders = has(spec, 'overriders');
   if (!hasTarget && !hasOverriders) return;
   const rules = spec.overrideRules;
-  if (rules !== undefined && rules !== null && !Array.isArray(rules)) throw new ConversionError('spec.overrideRules must be an array');
+  if (rules !== undefined && rules !== null && !Array.isArray(rules))
+    throw new ConversionError('spec.overrideRules must be an array');
 
   if (Array.isArray(rules) && rules.length > 0) {
     // Karmada ignores the deprecated fields when rules exist (the validating webhook denies the mix, the
@@ -179,7 +186,8 @@ function toV1alpha1(obj: JSONObject, kind: string): void {
     if (has(spec, key)) throw new ConversionError(`spec.${key} is not a v1beta1 field; use spec.overrideRules`);
   }
   const rules = spec.overrideRules;
-  if (rules !== undefined && rules !== null && !Array.isArray(rules)) throw new ConversionError('spec.overrideRules must be an array');
+  if (rules !== undefined && rules !== null && !Array.isArray(rules))
+    throw new ConversionError('spec.overrideRules must be an array');
   if (!fields || !Array.isArray(rules)) return;
 
   // Restore only what still fits the rules as they are now: a v1beta1 writer may have changed them since
@@ -188,7 +196,8 @@ function toV1alpha1(obj: JSONObject, kind: string): void {
     const rule = rules[0];
     if (has(rule, 'targetCluster')) spec.targetCluster = rule.targetCluster;
     const overriders = rule.overriders;
-    const wasAbsent = fields.folded.noOverriders === true && isObject(overriders) && Object.keys(overriders).length === 0;
+    const wasAbsent =
+      fields.folded.noOverriders === true && isObject(overriders) && Object.keys(overriders).length === 0;
     if (!wasAbsent && has(rule, 'overriders')) spec.overriders = overriders;
     if (has(fields.folded, 'rules')) spec.overrideRules = fields.folded.rules === null ? null : [];
     else delete spec.overrideRules;
@@ -213,7 +222,11 @@ function takeFields(obj: JSONObject): V1alpha1Fields | undefined {
     fields = undefined;
   }
   if (Object.keys(annotations).length === 0) {
-    if (isObject(fields) && has(fields, 'annotations') && (fields.annotations === null || isObject(fields.annotations))) {
+    if (
+      isObject(fields) &&
+      has(fields, 'annotations') &&
+      (fields.annotations === null || isObject(fields.annotations))
+    ) {
       metadata.annotations = fields.annotations === null ? null : {};
     } else {
       delete metadata.annotations;
@@ -251,7 +264,11 @@ export function isConvertible(apiVersion: unknown): boolean {
 export function toValidationShape(object: Record<string, unknown>): Record<string, unknown> {
   if (object.apiVersion !== V1BETA1) return object;
   const copy = { ...object };
-  if (isObject(object.metadata) && isObject(object.metadata.annotations) && Object.hasOwn(object.metadata.annotations, CONVERSION_ANNOTATION)) {
+  if (
+    isObject(object.metadata) &&
+    isObject(object.metadata.annotations) &&
+    Object.hasOwn(object.metadata.annotations, CONVERSION_ANNOTATION)
+  ) {
     const annotations = { ...object.metadata.annotations };
     delete annotations[CONVERSION_ANNOTATION];
     copy.metadata = { ...object.metadata, annotations };

@@ -6,7 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { CONVERTIBLE_CRD_NAMES, customResourceDefinitions, INJECT_CA_FROM_ANNOTATION, unusedExtras, type CustomResourceDefinition, type JSONSchemaProps } from './index.js';
+import {
+  CONVERTIBLE_CRD_NAMES,
+  customResourceDefinitions,
+  INJECT_CA_FROM_ANNOTATION,
+  unusedExtras,
+  type CustomResourceDefinition,
+  type JSONSchemaProps,
+} from './index.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -60,9 +67,20 @@ void describe('customResourceDefinitions', () => {
   });
 
   void it('serves both policy versions, stores v1beta1 and converts through the webhook', () => {
-    for (const plural of ['propagationpolicies', 'clusterpropagationpolicies', 'overridepolicies', 'clusteroverridepolicies']) {
+    for (const plural of [
+      'propagationpolicies',
+      'clusterpropagationpolicies',
+      'overridepolicies',
+      'clusteroverridepolicies',
+    ]) {
       const spec = crd(`${plural}.policy.flotilla.io`).spec;
-      assert.deepStrictEqual(spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, false], ['v1beta1', true, true]]);
+      assert.deepStrictEqual(
+        spec.versions.map((v) => [v.name, v.served, v.storage]),
+        [
+          ['v1alpha1', true, false],
+          ['v1beta1', true, true],
+        ],
+      );
       assert.equal(spec.conversion?.strategy, 'Webhook');
       assert.deepStrictEqual(spec.conversion?.webhook.conversionReviewVersions, ['v1', 'v1beta1']);
       assert.equal(spec.conversion?.webhook.clientConfig.service.path, '/convert');
@@ -70,11 +88,17 @@ void describe('customResourceDefinitions', () => {
   });
 
   void it("gives every policy version a status subresource with the controller's counts and Ready condition", () => {
-    for (const plural of ['propagationpolicies', 'clusterpropagationpolicies', 'overridepolicies', 'clusteroverridepolicies']) {
+    for (const plural of [
+      'propagationpolicies',
+      'clusterpropagationpolicies',
+      'overridepolicies',
+      'clusteroverridepolicies',
+    ]) {
       for (const v of crd(`${plural}.policy.flotilla.io`).spec.versions) {
         assert.deepStrictEqual(v.subresources, { status: {} }, `${plural} ${v.name}`);
         const schema = v.schema.openAPIV3Schema;
-        for (const path of ['status.templates', 'status.failedTemplates', 'status.observedGeneration']) assert.equal(nodeAt(schema, path)?.type, 'integer', `${plural} ${v.name} ${path}`);
+        for (const path of ['status.templates', 'status.failedTemplates', 'status.observedGeneration'])
+          assert.equal(nodeAt(schema, path)?.type, 'integer', `${plural} ${v.name} ${path}`);
         assert.deepStrictEqual(nodeAt(schema, 'status.conditions[].status')?.enum, ['True', 'False', 'Unknown']);
         assert.deepStrictEqual(
           v.additionalPrinterColumns.filter((c) => c.name === 'Templates' || c.name === 'Ready').map((c) => c.jsonPath),
@@ -87,7 +111,10 @@ void describe('customResourceDefinitions', () => {
   void it('defines a cluster-scoped Cluster with one version, a status subresource and no conversion', () => {
     const spec = crd('clusters.cluster.flotilla.io').spec;
     assert.equal(spec.scope, 'Cluster');
-    assert.deepStrictEqual(spec.versions.map((v) => v.name), ['v1alpha1']);
+    assert.deepStrictEqual(
+      spec.versions.map((v) => v.name),
+      ['v1alpha1'],
+    );
     assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
     assert.equal(spec.conversion, undefined);
   });
@@ -95,26 +122,40 @@ void describe('customResourceDefinitions', () => {
   void it('defines a namespaced work.flotilla.io ResourceBinding the controller writes in one apply, with CLUSTERS and READY columns', () => {
     const spec = crd('resourcebindings.work.flotilla.io').spec;
     assert.equal(spec.scope, 'Namespaced');
-    assert.deepStrictEqual(spec.versions.map((v) => [v.name, v.served, v.storage]), [['v1alpha1', true, true]]);
+    assert.deepStrictEqual(
+      spec.versions.map((v) => [v.name, v.served, v.storage]),
+      [['v1alpha1', true, true]],
+    );
     // No status subresource: the controller is the only writer and sends spec and status together.
     assert.equal(spec.versions[0]?.subresources, undefined);
     assert.equal(spec.conversion, undefined);
-    assert.deepStrictEqual(spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.jsonPath]), [
-      ['Kind', '.spec.resource.kind'],
-      ['Policy', '.spec.policy.name'],
-      ['Clusters', '.spec.clusters[*].name'],
-      ['Ready', '.status.ready'],
-      ['Age', '.metadata.creationTimestamp'],
-    ]);
+    assert.deepStrictEqual(
+      spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.jsonPath]),
+      [
+        ['Kind', '.spec.resource.kind'],
+        ['Policy', '.spec.policy.name'],
+        ['Clusters', '.spec.clusters[*].name'],
+        ['Ready', '.status.ready'],
+        ['Age', '.metadata.creationTimestamp'],
+      ],
+    );
     const schema = schemaOf('resourcebindings.work.flotilla.io', 'v1alpha1');
     assert.deepStrictEqual(nodeAt(schema, 'spec.resource')?.required, ['apiVersion', 'kind', 'name']);
-    assert.deepStrictEqual(nodeAt(schema, 'status.clusters[].state')?.enum, ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing']);
+    assert.deepStrictEqual(nodeAt(schema, 'status.clusters[].state')?.enum, [
+      'Applied',
+      'Failed',
+      'Conflict',
+      'Pending',
+      'Unreachable',
+      'Removing',
+    ]);
   });
 
   void it("names the chart's cert-manager Certificate for CA injection on exactly the CRDs that convert", () => {
     for (const c of customResourceDefinitions()) {
       const annotation = c.metadata.annotations?.[INJECT_CA_FROM_ANNOTATION];
-      if (CONVERTIBLE_CRD_NAMES.includes(c.metadata.name)) assert.equal(annotation, 'flotilla-system/flotilla-webhook', c.metadata.name);
+      if (CONVERTIBLE_CRD_NAMES.includes(c.metadata.name))
+        assert.equal(annotation, 'flotilla-system/flotilla-webhook', c.metadata.name);
       else assert.equal(annotation, undefined, c.metadata.name);
       assert.equal(c.spec.conversion !== undefined, CONVERTIBLE_CRD_NAMES.includes(c.metadata.name), c.metadata.name);
     }
@@ -124,50 +165,112 @@ void describe('customResourceDefinitions', () => {
     const walk = (s: JSONSchemaProps, at: string): void => {
       assert.ok(s.type !== undefined || s['x-kubernetes-preserve-unknown-fields'] === true, `${at} has no type`);
       assert.ok(!(s.properties && s.additionalProperties), `${at} has both properties and additionalProperties`);
-      if (s.default !== undefined && s.enum) assert.ok(s.enum.includes(s.default as string), `${at} default is not in its enum`);
+      if (s.default !== undefined && s.enum)
+        assert.ok(s.enum.includes(s.default as string), `${at} default is not in its enum`);
       for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${at}.${k}`);
       if (s.items) walk(s.items, `${at}[]`);
       if (s.additionalProperties) walk(s.additionalProperties, `${at}{}`);
     };
-    for (const c of customResourceDefinitions()) for (const v of c.spec.versions) walk(v.schema.openAPIV3Schema, `${c.metadata.name}/${v.name}`);
+    for (const c of customResourceDefinitions())
+      for (const v of c.spec.versions) walk(v.schema.openAPIV3Schema, `${c.metadata.name}/${v.name}`);
   });
 
   const constraints: Array<{ crd: string; path: string; expect: Partial<JSONSchemaProps> }> = [
     { crd: 'propagationpolicies', path: 'spec.resourceSelectors', expect: { type: 'array', minItems: 1 } },
     { crd: 'propagationpolicies', path: 'spec.resourceSelectors[]', expect: { required: ['apiVersion', 'kind'] } },
     { crd: 'propagationpolicies', path: 'spec.preemption', expect: { enum: ['Always', 'Never'], default: 'Never' } },
-    { crd: 'propagationpolicies', path: 'spec.conflictResolution', expect: { enum: ['Abort', 'Overwrite'], default: 'Abort' } },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.conflictResolution',
+      expect: { enum: ['Abort', 'Overwrite'], default: 'Abort' },
+    },
     { crd: 'propagationpolicies', path: 'spec.priority', expect: { type: 'integer', format: 'int32', default: 0 } },
     { crd: 'propagationpolicies', path: 'spec.schedulerName', expect: { default: 'default-scheduler' } },
-    { crd: 'propagationpolicies', path: 'spec.placement.replicaScheduling.replicaSchedulingType', expect: { enum: ['Duplicated', 'Divided'], default: 'Divided' } },
-    { crd: 'propagationpolicies', path: 'spec.placement.clusterAffinities[].affinityName', expect: { minLength: 1, maxLength: 32 } },
-    { crd: 'propagationpolicies', path: 'spec.placement.replicaScheduling.weightPreference.staticWeightList[].weight', expect: { minimum: 1 } },
-    { crd: 'propagationpolicies', path: 'spec.failover.application.decisionConditions.tolerationSeconds', expect: { default: 300 } },
-    { crd: 'propagationpolicies', path: 'spec.failover.application.purgeMode', expect: { enum: ['Directly', 'Gracefully', 'Never'], default: 'Gracefully' } },
-    { crd: 'propagationpolicies', path: 'spec.resourceSelectors[].labelSelector', expect: { 'x-kubernetes-map-type': 'atomic' } },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.placement.replicaScheduling.replicaSchedulingType',
+      expect: { enum: ['Duplicated', 'Divided'], default: 'Divided' },
+    },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.placement.clusterAffinities[].affinityName',
+      expect: { minLength: 1, maxLength: 32 },
+    },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.placement.replicaScheduling.weightPreference.staticWeightList[].weight',
+      expect: { minimum: 1 },
+    },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.failover.application.decisionConditions.tolerationSeconds',
+      expect: { default: 300 },
+    },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.failover.application.purgeMode',
+      expect: { enum: ['Directly', 'Gracefully', 'Never'], default: 'Gracefully' },
+    },
+    {
+      crd: 'propagationpolicies',
+      path: 'spec.resourceSelectors[].labelSelector',
+      expect: { 'x-kubernetes-map-type': 'atomic' },
+    },
     { crd: 'overridepolicies', path: 'spec.overrideRules[]', expect: { required: ['overriders'] } },
-    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.plaintext[].value', expect: { 'x-kubernetes-preserve-unknown-fields': true } },
-    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.fieldOverrider[].json[].value', expect: { 'x-kubernetes-preserve-unknown-fields': true } },
-    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.imageOverrider[].includeInitContainers', expect: { type: 'boolean' } },
-    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.imageOverrider[].component', expect: { enum: ['Registry', 'Repository', 'Tag'] } },
-    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.commandOverrider[].operator', expect: { enum: ['add', 'remove'] } },
-    { crd: 'overridepolicies', path: 'spec.overrideRules[].overriders.labelsOverrider[]', expect: { required: ['operator', 'value'] } },
+    {
+      crd: 'overridepolicies',
+      path: 'spec.overrideRules[].overriders.plaintext[].value',
+      expect: { 'x-kubernetes-preserve-unknown-fields': true },
+    },
+    {
+      crd: 'overridepolicies',
+      path: 'spec.overrideRules[].overriders.fieldOverrider[].json[].value',
+      expect: { 'x-kubernetes-preserve-unknown-fields': true },
+    },
+    {
+      crd: 'overridepolicies',
+      path: 'spec.overrideRules[].overriders.imageOverrider[].includeInitContainers',
+      expect: { type: 'boolean' },
+    },
+    {
+      crd: 'overridepolicies',
+      path: 'spec.overrideRules[].overriders.imageOverrider[].component',
+      expect: { enum: ['Registry', 'Repository', 'Tag'] },
+    },
+    {
+      crd: 'overridepolicies',
+      path: 'spec.overrideRules[].overriders.commandOverrider[].operator',
+      expect: { enum: ['add', 'remove'] },
+    },
+    {
+      crd: 'overridepolicies',
+      path: 'spec.overrideRules[].overriders.labelsOverrider[]',
+      expect: { required: ['operator', 'value'] },
+    },
   ];
   for (const c of constraints) {
     void it(`carries ${JSON.stringify(c.expect)} at ${c.crd} ${c.path} in both versions`, () => {
       for (const version of ['v1alpha1', 'v1beta1']) {
         const node = nodeAt(schemaOf(`${c.crd}.policy.flotilla.io`, version), c.path);
         assert.ok(node, `${version}: no ${c.path}`);
-        for (const [k, v] of Object.entries(c.expect)) assert.deepStrictEqual(node[k as keyof JSONSchemaProps], v, `${version} ${c.path}.${k}`);
+        for (const [k, v] of Object.entries(c.expect))
+          assert.deepStrictEqual(node[k as keyof JSONSchemaProps], v, `${version} ${c.path}.${k}`);
       }
     });
   }
 
   void it('keeps the deprecated fields in v1alpha1 only', () => {
-    for (const [plural, fields] of [['overridepolicies', ['targetCluster', 'overriders']], ['clusterpropagationpolicies', ['association']]] as const) {
+    for (const [plural, fields] of [
+      ['overridepolicies', ['targetCluster', 'overriders']],
+      ['clusterpropagationpolicies', ['association']],
+    ] as const) {
       for (const f of fields) {
         assert.ok(nodeAt(schemaOf(`${plural}.policy.flotilla.io`, 'v1alpha1'), `spec.${f}`), `v1alpha1 ${plural} ${f}`);
-        assert.equal(nodeAt(schemaOf(`${plural}.policy.flotilla.io`, 'v1beta1'), `spec.${f}`), undefined, `v1beta1 ${plural} ${f}`);
+        assert.equal(
+          nodeAt(schemaOf(`${plural}.policy.flotilla.io`, 'v1beta1'), `spec.${f}`),
+          undefined,
+          `v1beta1 ${plural} ${f}`,
+        );
       }
     }
   });

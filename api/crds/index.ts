@@ -15,7 +15,12 @@ export const CLUSTER_GROUP = 'cluster.flotilla.io';
 export const WORK_GROUP = 'work.flotilla.io';
 
 /** Where the apiserver sends ConversionReviews; `flotilla certs patch` fills in the CA bundle. */
-export const CONVERSION_SERVICE = { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/convert', port: 443 } as const;
+export const CONVERSION_SERVICE = {
+  namespace: 'flotilla-system',
+  name: 'flotilla-webhook',
+  path: '/convert',
+  port: 443,
+} as const;
 
 /**
  * The cert-manager Certificate the Helm chart creates for the webhook when `certificates.mode` is
@@ -64,24 +69,40 @@ interface FieldExtras {
 type Extras = Readonly<Record<string, FieldExtras>>;
 
 /** Label selectors are replaced whole (metav1.LabelSelector's markers); so are requirement values. */
-function selectorExtras(prefix: string, opts: { fieldSelector: boolean } = { fieldSelector: true }): Record<string, FieldExtras> {
+function selectorExtras(
+  prefix: string,
+  opts: { fieldSelector: boolean } = { fieldSelector: true },
+): Record<string, FieldExtras> {
   return {
     [`${prefix}.labelSelector`]: { mapType: 'atomic' },
     [`${prefix}.labelSelector.matchExpressions`]: { listType: 'atomic' },
     [`${prefix}.labelSelector.matchExpressions[].values`]: { listType: 'atomic' },
-    ...(opts.fieldSelector ? { [`${prefix}.fieldSelector.matchExpressions[].values`]: { listType: 'atomic' as const } } : {}),
+    ...(opts.fieldSelector
+      ? { [`${prefix}.fieldSelector.matchExpressions[].values`]: { listType: 'atomic' as const } }
+      : {}),
   };
 }
 
 const PROPAGATION_EXTRAS: Extras = {
-  resourceSelectors: { description: 'The resource templates this policy propagates; at least one. A selector with a name ignores its labelSelector.' },
+  resourceSelectors: {
+    description:
+      'The resource templates this policy propagates; at least one. A selector with a name ignores its labelSelector.',
+  },
   association: { description: 'Deprecated: use propagateDeps. Not read.' },
-  propagateDeps: { description: 'Propagate the ConfigMaps, Secrets, PVCs and ServiceAccounts the selected workloads reference.' },
+  propagateDeps: {
+    description: 'Propagate the ConfigMaps, Secrets, PVCs and ServiceAccounts the selected workloads reference.',
+  },
   placement: { description: 'Which member clusters receive the resources and how replicas are divided among them.' },
   priority: { default: 0, description: 'Explicit priority; when several policies match a template the highest wins.' },
-  preemption: { default: 'Never', description: 'Always: this policy may take over templates claimed by lower-priority policies.' },
+  preemption: {
+    default: 'Never',
+    description: 'Always: this policy may take over templates claimed by lower-priority policies.',
+  },
   schedulerName: { default: 'default-scheduler', description: 'Scheduler for the derived bindings. Immutable.' },
-  conflictResolution: { default: 'Abort', description: 'What to do with an object that already exists on a member and was not created by Flotilla.' },
+  conflictResolution: {
+    default: 'Abort',
+    description: 'What to do with an object that already exists on a member and was not created by Flotilla.',
+  },
   'placement.replicaScheduling.replicaSchedulingType': { default: 'Divided' },
   'failover.application.decisionConditions.tolerationSeconds': { default: 300 },
   'failover.application.purgeMode': { default: 'Gracefully' },
@@ -94,9 +115,15 @@ const PROPAGATION_EXTRAS: Extras = {
 };
 
 const OVERRIDE_EXTRAS: Extras = {
-  resourceSelectors: { description: 'The resources this policy overrides; empty: every resource (in its namespace for an OverridePolicy).' },
-  overrideRules: { description: 'Rules applied in order, each to the clusters its targetCluster selects (all when absent).' },
-  targetCluster: { description: 'Deprecated: use overrideRules[].targetCluster. Read only when overrideRules is empty.' },
+  resourceSelectors: {
+    description: 'The resources this policy overrides; empty: every resource (in its namespace for an OverridePolicy).',
+  },
+  overrideRules: {
+    description: 'Rules applied in order, each to the clusters its targetCluster selects (all when absent).',
+  },
+  targetCluster: {
+    description: 'Deprecated: use overrideRules[].targetCluster. Read only when overrideRules is empty.',
+  },
   overriders: { description: 'Deprecated: use overrideRules[].overriders. Read only when overrideRules is empty.' },
   'overrideRules[].overriders.plaintext[].value': { description: 'Any JSON; required for add and replace.' },
   'overriders.plaintext[].value': { description: 'Any JSON; required for add and replace.' },
@@ -146,7 +173,9 @@ export function toOpenAPI(schema: Schema, extras: Extras = {}, path = ''): JSONS
     case 'object': {
       out.type = 'object';
       const names = Object.keys(schema.properties).sort();
-      out.properties = Object.fromEntries(names.map((n) => [n, toOpenAPI(schema.properties[n] as Schema, extras, path ? `${path}.${n}` : n)]));
+      out.properties = Object.fromEntries(
+        names.map((n) => [n, toOpenAPI(schema.properties[n] as Schema, extras, path ? `${path}.${n}` : n)]),
+      );
       if (schema.required && schema.required.length > 0) out.required = [...schema.required].sort();
       break;
     }
@@ -162,14 +191,19 @@ function pathsOf(schema: Schema, path = '', out = new Set<string>()): Set<string
   out.add(path);
   if (schema.type === 'array') pathsOf(schema.items, `${path}[]`, out);
   if (schema.type === 'map') pathsOf(schema.values, `${path}{}`, out);
-  if (schema.type === 'object') for (const [n, s] of Object.entries(schema.properties)) pathsOf(s, path ? `${path}.${n}` : n, out);
+  if (schema.type === 'object')
+    for (const [n, s] of Object.entries(schema.properties)) pathsOf(s, path ? `${path}.${n}` : n, out);
   return out;
 }
 
 /** Extras naming a path their schema does not have (a typo would silently drop a default). */
 export function unusedExtras(): string[] {
   const unused: string[] = [];
-  for (const [schema, extras] of [[PROPAGATION_SPEC, PROPAGATION_EXTRAS], [OVERRIDE_SPEC, OVERRIDE_EXTRAS], [CLUSTER_SPEC, CLUSTER_EXTRAS]] as const) {
+  for (const [schema, extras] of [
+    [PROPAGATION_SPEC, PROPAGATION_EXTRAS],
+    [OVERRIDE_SPEC, OVERRIDE_EXTRAS],
+    [CLUSTER_SPEC, CLUSTER_EXTRAS],
+  ] as const) {
     const paths = pathsOf(schema);
     unused.push(...Object.keys(extras).filter((k) => !paths.has(k)));
   }
@@ -178,10 +212,16 @@ export function unusedExtras(): string[] {
 
 function without(schema: Schema, fields: readonly string[]): Schema {
   if (schema.type !== 'object') return schema;
-  return { ...schema, properties: Object.fromEntries(Object.entries(schema.properties).filter(([k]) => !fields.includes(k))) };
+  return {
+    ...schema,
+    properties: Object.fromEntries(Object.entries(schema.properties).filter(([k]) => !fields.includes(k))),
+  };
 }
 
-function topLevel(spec: JSONSchemaProps | undefined, opts: { specRequired: boolean; status?: boolean | JSONSchemaProps }): JSONSchemaProps {
+function topLevel(
+  spec: JSONSchemaProps | undefined,
+  opts: { specRequired: boolean; status?: boolean | JSONSchemaProps },
+): JSONSchemaProps {
   const properties: Record<string, JSONSchemaProps> = {
     apiVersion: { type: 'string', description: 'Versioned schema of this representation of the object.' },
     kind: { type: 'string', description: 'REST resource this object represents.' },
@@ -209,7 +249,14 @@ export interface CustomResourceDefinition {
   metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     group: string;
-    names: { kind: string; listKind: string; plural: string; singular: string; shortNames?: string[]; categories: string[] };
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames?: string[];
+      categories: string[];
+    };
     scope: 'Namespaced' | 'Cluster';
     versions: Array<{
       name: string;
@@ -240,10 +287,28 @@ export interface PolicyKind {
 }
 
 export const POLICY_KINDS: readonly PolicyKind[] = [
-  { kind: 'PropagationPolicy', plural: 'propagationpolicies', shortName: 'pp', scope: 'Namespaced', family: 'propagation' },
-  { kind: 'ClusterPropagationPolicy', plural: 'clusterpropagationpolicies', shortName: 'cpp', scope: 'Cluster', family: 'propagation' },
+  {
+    kind: 'PropagationPolicy',
+    plural: 'propagationpolicies',
+    shortName: 'pp',
+    scope: 'Namespaced',
+    family: 'propagation',
+  },
+  {
+    kind: 'ClusterPropagationPolicy',
+    plural: 'clusterpropagationpolicies',
+    shortName: 'cpp',
+    scope: 'Cluster',
+    family: 'propagation',
+  },
   { kind: 'OverridePolicy', plural: 'overridepolicies', shortName: 'op', scope: 'Namespaced', family: 'override' },
-  { kind: 'ClusterOverridePolicy', plural: 'clusteroverridepolicies', shortName: 'cop', scope: 'Cluster', family: 'override' },
+  {
+    kind: 'ClusterOverridePolicy',
+    plural: 'clusteroverridepolicies',
+    shortName: 'cop',
+    scope: 'Cluster',
+    family: 'override',
+  },
 ];
 
 function policyCRD(k: PolicyKind): CustomResourceDefinition {
@@ -267,7 +332,12 @@ function policyCRD(k: PolicyKind): CustomResourceDefinition {
     name,
     served: true,
     storage: name === 'v1beta1',
-    schema: { openAPIV3Schema: topLevel(toOpenAPI(name === 'v1beta1' ? without(spec, V1ALPHA1_ONLY[k.family]) : spec, extras), { specRequired: true, status: policyStatus(k.family) }) },
+    schema: {
+      openAPIV3Schema: topLevel(toOpenAPI(name === 'v1beta1' ? without(spec, V1ALPHA1_ONLY[k.family]) : spec, extras), {
+        specRequired: true,
+        status: policyStatus(k.family),
+      }),
+    },
     additionalPrinterColumns: columns,
     subresources: { status: {} as Record<string, never> },
   });
@@ -281,7 +351,14 @@ function policyCRD(k: PolicyKind): CustomResourceDefinition {
     },
     spec: {
       group: POLICY_GROUP,
-      names: { kind: k.kind, listKind: `${k.kind}List`, plural: k.plural, singular: k.kind.toLowerCase(), shortNames: [k.shortName], categories: ['flotilla'] },
+      names: {
+        kind: k.kind,
+        listKind: `${k.kind}List`,
+        plural: k.plural,
+        singular: k.kind.toLowerCase(),
+        shortNames: [k.shortName],
+        categories: ['flotilla'],
+      },
       scope: k.scope,
       versions: [version('v1alpha1'), version('v1beta1')],
       conversion: {
@@ -299,14 +376,22 @@ function clusterCRD(): CustomResourceDefinition {
     metadata: { name: `clusters.${CLUSTER_GROUP}`, labels: LABELS },
     spec: {
       group: CLUSTER_GROUP,
-      names: { kind: 'Cluster', listKind: 'ClusterList', plural: 'clusters', singular: 'cluster', categories: ['flotilla'] },
+      names: {
+        kind: 'Cluster',
+        listKind: 'ClusterList',
+        plural: 'clusters',
+        singular: 'cluster',
+        categories: ['flotilla'],
+      },
       scope: 'Cluster',
       versions: [
         {
           name: 'v1alpha1',
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: topLevel(toOpenAPI(CLUSTER_SPEC, CLUSTER_EXTRAS), { specRequired: false, status: true }) },
+          schema: {
+            openAPIV3Schema: topLevel(toOpenAPI(CLUSTER_SPEC, CLUSTER_EXTRAS), { specRequired: false, status: true }),
+          },
           additionalPrinterColumns: [
             { name: 'Provider', type: 'string', jsonPath: '.spec.provider' },
             { name: 'Region', type: 'string', jsonPath: '.spec.region' },
@@ -321,8 +406,10 @@ function clusterCRD(): CustomResourceDefinition {
   };
 }
 
-const str = (description?: string): JSONSchemaProps => (description ? { type: 'string', description } : { type: 'string' });
-const int = (description?: string): JSONSchemaProps => (description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' });
+const str = (description?: string): JSONSchemaProps =>
+  description ? { type: 'string', description } : { type: 'string' };
+const int = (description?: string): JSONSchemaProps =>
+  description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' };
 
 /** metav1.Condition, as the controller writes it. */
 const CONDITIONS: JSONSchemaProps = {
@@ -361,7 +448,11 @@ function policyStatus(family: 'propagation' | 'override'): JSONSchemaProps {
   };
 }
 
-const POLICY_REF: JSONSchemaProps = { type: 'object', required: ['kind', 'name'], properties: { kind: str(), namespace: str(), name: str() } };
+const POLICY_REF: JSONSchemaProps = {
+  type: 'object',
+  required: ['kind', 'name'],
+  properties: { kind: str(), namespace: str(), name: str() },
+};
 
 /** work.flotilla.io ResourceBinding: one per template, written by the controller only. */
 function bindingCRD(): CustomResourceDefinition {
@@ -375,7 +466,11 @@ function bindingCRD(): CustomResourceDefinition {
         required: ['apiVersion', 'kind', 'name'],
         properties: { apiVersion: str(), kind: str(), namespace: str(), name: str(), uid: str() },
       },
-      policy: { ...POLICY_REF, description: 'The propagation policy that claims the template; absent when none does (what was propagated stays).' },
+      policy: {
+        ...POLICY_REF,
+        description:
+          'The propagation policy that claims the template; absent when none does (what was propagated stays).',
+      },
       conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
       clusters: {
         type: 'array',
@@ -402,13 +497,19 @@ function bindingCRD(): CustomResourceDefinition {
           properties: {
             name: str(),
             state: { type: 'string', enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing'] },
-            message: str('Why it is not Applied: the apiserver\'s message, the render error, the conflict.'),
+            message: str("Why it is not Applied: the apiserver's message, the render error, the conflict."),
             replicas: int(),
             observedGeneration: int('The template generation last applied to this cluster.'),
-            overrides: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: POLICY_REF, description: 'Override policies applied for this cluster, in order.' },
+            overrides: {
+              type: 'array',
+              'x-kubernetes-list-type': 'atomic',
+              items: POLICY_REF,
+              description: 'Override policies applied for this cluster, in order.',
+            },
             health: {
               type: 'object',
-              description: "The member object's status: replicas for Deployments, StatefulSets, DaemonSets and Jobs; presence for other kinds.",
+              description:
+                "The member object's status: replicas for Deployments, StatefulSets, DaemonSets and Jobs; presence for other kinds.",
               properties: {
                 state: { type: 'string', enum: ['Healthy', 'Progressing', 'Unknown'] },
                 replicas: int(),
@@ -428,7 +529,14 @@ function bindingCRD(): CustomResourceDefinition {
     metadata: { name: `resourcebindings.${WORK_GROUP}`, labels: LABELS },
     spec: {
       group: WORK_GROUP,
-      names: { kind: 'ResourceBinding', listKind: 'ResourceBindingList', plural: 'resourcebindings', singular: 'resourcebinding', shortNames: ['rb'], categories: ['flotilla'] },
+      names: {
+        kind: 'ResourceBinding',
+        listKind: 'ResourceBindingList',
+        plural: 'resourcebindings',
+        singular: 'resourcebinding',
+        shortNames: ['rb'],
+        categories: ['flotilla'],
+      },
       scope: 'Namespaced',
       versions: [
         {
@@ -464,5 +572,8 @@ export const CONVERTIBLE_CRD_NAMES: readonly string[] = POLICY_KINDS.map((k) => 
  * serializer: manifests are written by pkg/yaml, as kubectl reads them); deploy/crds is rendered from the chart.
  */
 export function crdFiles(): Array<{ name: string; object: object }> {
-  return customResourceDefinitions().map((crd) => ({ name: `${crd.spec.group}_${crd.spec.names.plural}.yaml`, object: crd }));
+  return customResourceDefinitions().map((crd) => ({
+    name: `${crd.spec.group}_${crd.spec.names.plural}.yaml`,
+    object: crd,
+  }));
 }

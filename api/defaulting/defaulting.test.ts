@@ -7,10 +7,30 @@ type Obj = Record<string, unknown>;
 const create: DefaultingOptions = { operation: 'CREATE', newId: () => 'id-1' };
 const update: DefaultingOptions = { operation: 'UPDATE', newId: () => 'never-used' };
 
-const pp = (spec: Obj, extra: Obj = {}): Obj => ({ apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'web', namespace: 'shop', ...extra }, spec });
-const cpp = (spec: Obj): Obj => ({ apiVersion: 'policy.flotilla.io/v1beta1', kind: 'ClusterPropagationPolicy', metadata: { name: 'all' }, spec });
-const op = (spec: Obj): Obj => ({ apiVersion: 'policy.flotilla.io/v1beta1', kind: 'OverridePolicy', metadata: { name: 'o', namespace: 'shop' }, spec });
-const cop = (spec: Obj): Obj => ({ apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'ClusterOverridePolicy', metadata: { name: 'c' }, spec });
+const pp = (spec: Obj, extra: Obj = {}): Obj => ({
+  apiVersion: 'policy.flotilla.io/v1alpha1',
+  kind: 'PropagationPolicy',
+  metadata: { name: 'web', namespace: 'shop', ...extra },
+  spec,
+});
+const cpp = (spec: Obj): Obj => ({
+  apiVersion: 'policy.flotilla.io/v1beta1',
+  kind: 'ClusterPropagationPolicy',
+  metadata: { name: 'all' },
+  spec,
+});
+const op = (spec: Obj): Obj => ({
+  apiVersion: 'policy.flotilla.io/v1beta1',
+  kind: 'OverridePolicy',
+  metadata: { name: 'o', namespace: 'shop' },
+  spec,
+});
+const cop = (spec: Obj): Obj => ({
+  apiVersion: 'policy.flotilla.io/v1alpha1',
+  kind: 'ClusterOverridePolicy',
+  metadata: { name: 'c' },
+  spec,
+});
 const idLabels = (id: string) => ({ labels: { [PERMANENT_ID_LABEL]: id } });
 
 void describe('defaultObject', () => {
@@ -18,7 +38,10 @@ void describe('defaultObject', () => {
     {
       name: 'fills every default a new PropagationPolicy can take',
       input: pp({
-        resourceSelectors: [{ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport' }, { apiVersion: 'apps/v1', kind: 'Deployment', namespace: '' }],
+        resourceSelectors: [
+          { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport' },
+          { apiVersion: 'apps/v1', kind: 'Deployment', namespace: '' },
+        ],
         placement: { spreadConstraints: [{}], replicaScheduling: { replicaSchedulingType: 'Divided' } },
         failover: { application: { decisionConditions: {}, purgeMode: 'Gracefully' } },
       }),
@@ -29,8 +52,17 @@ void describe('defaultObject', () => {
               { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', namespace: 'shop' },
               { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop' },
             ],
-            placement: { spreadConstraints: [{ spreadByField: 'cluster', minGroups: 1 }], replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' } },
-            failover: { application: { decisionConditions: {}, purgeMode: 'Gracefully', gracePeriodSeconds: DEFAULT_GRACE_PERIOD_SECONDS } },
+            placement: {
+              spreadConstraints: [{ spreadByField: 'cluster', minGroups: 1 }],
+              replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' },
+            },
+            failover: {
+              application: {
+                decisionConditions: {},
+                purgeMode: 'Gracefully',
+                gracePeriodSeconds: DEFAULT_GRACE_PERIOD_SECONDS,
+              },
+            },
             propagateDeps: true,
           },
           idLabels('id-1'),
@@ -41,13 +73,19 @@ void describe('defaultObject', () => {
       name: 'keeps values the author chose',
       input: pp({
         resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'other' }],
-        placement: { spreadConstraints: [{ spreadByLabel: 'team', minGroups: 2 }], replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Aggregated' } },
+        placement: {
+          spreadConstraints: [{ spreadByLabel: 'team', minGroups: 2 }],
+          replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Aggregated' },
+        },
         failover: { application: { decisionConditions: {}, purgeMode: 'Gracefully', gracePeriodSeconds: 30 } },
       }),
       expected: pp(
         {
           resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'other' }],
-          placement: { spreadConstraints: [{ spreadByLabel: 'team', minGroups: 2 }], replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Aggregated' } },
+          placement: {
+            spreadConstraints: [{ spreadByLabel: 'team', minGroups: 2 }],
+            replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Aggregated' },
+          },
           failover: { application: { decisionConditions: {}, purgeMode: 'Gracefully', gracePeriodSeconds: 30 } },
         },
         idLabels('id-1'),
@@ -55,8 +93,19 @@ void describe('defaultObject', () => {
     },
     {
       name: 'gives no grace period or division preference where they do not apply',
-      input: pp({ resourceSelectors: [], placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } }, failover: { application: { decisionConditions: {}, purgeMode: 'Directly' } } }),
-      expected: pp({ resourceSelectors: [], placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } }, failover: { application: { decisionConditions: {}, purgeMode: 'Directly' } } }, idLabels('id-1')),
+      input: pp({
+        resourceSelectors: [],
+        placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } },
+        failover: { application: { decisionConditions: {}, purgeMode: 'Directly' } },
+      }),
+      expected: pp(
+        {
+          resourceSelectors: [],
+          placement: { replicaScheduling: { replicaSchedulingType: 'Duplicated' } },
+          failover: { application: { decisionConditions: {}, purgeMode: 'Directly' } },
+        },
+        idLabels('id-1'),
+      ),
     },
     {
       name: 'replaces a permanent id the client sent on create',
@@ -65,13 +114,25 @@ void describe('defaultObject', () => {
     },
     {
       name: 'leaves the selectors of a ClusterPropagationPolicy namespace-free',
-      input: cpp({ resourceSelectors: [{ apiVersion: 'v1', kind: 'Namespace' }], placement: { spreadConstraints: [{ spreadByField: 'region' }] } }),
-      expected: { ...cpp({ resourceSelectors: [{ apiVersion: 'v1', kind: 'Namespace' }], placement: { spreadConstraints: [{ spreadByField: 'region', minGroups: 1 }] } }), metadata: { name: 'all', ...idLabels('id-1') } },
+      input: cpp({
+        resourceSelectors: [{ apiVersion: 'v1', kind: 'Namespace' }],
+        placement: { spreadConstraints: [{ spreadByField: 'region' }] },
+      }),
+      expected: {
+        ...cpp({
+          resourceSelectors: [{ apiVersion: 'v1', kind: 'Namespace' }],
+          placement: { spreadConstraints: [{ spreadByField: 'region', minGroups: 1 }] },
+        }),
+        metadata: { name: 'all', ...idLabels('id-1') },
+      },
     },
     {
       name: 'gives an OverridePolicy only selector namespaces',
       input: op({ resourceSelectors: [{ apiVersion: 'v1', kind: 'Secret' }, {}], overrideRules: [] }),
-      expected: op({ resourceSelectors: [{ apiVersion: 'v1', kind: 'Secret', namespace: 'shop' }, { namespace: 'shop' }], overrideRules: [] }),
+      expected: op({
+        resourceSelectors: [{ apiVersion: 'v1', kind: 'Secret', namespace: 'shop' }, { namespace: 'shop' }],
+        overrideRules: [],
+      }),
     },
     {
       name: 'changes nothing in a ClusterOverridePolicy',
@@ -98,8 +159,18 @@ void describe('defaultObject', () => {
     },
     {
       name: 'returns other kinds unchanged',
-      input: { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'east' }, spec: { resourceSelectors: [{}] } },
-      expected: { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'east' }, spec: { resourceSelectors: [{}] } },
+      input: {
+        apiVersion: 'cluster.flotilla.io/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'east' },
+        spec: { resourceSelectors: [{}] },
+      },
+      expected: {
+        apiVersion: 'cluster.flotilla.io/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'east' },
+        spec: { resourceSelectors: [{}] },
+      },
     },
   ];
   for (const c of cases) {
@@ -116,12 +187,22 @@ void describe('defaultObject', () => {
   });
 
   void it('gives the same result when applied twice on update', () => {
-    const once = defaultObject(pp({ resourceSelectors: [{}], placement: { spreadConstraints: [{}, { spreadByLabel: 'x' }] } }), create);
+    const once = defaultObject(
+      pp({ resourceSelectors: [{}], placement: { spreadConstraints: [{}, { spreadByLabel: 'x' }] } }),
+      create,
+    );
     assert.deepStrictEqual(defaultObject(once, { ...update, oldObject: once }), once);
   });
 
   void it('tolerates shapes that are not policies', () => {
-    for (const input of [null, 42, 'x', [], { kind: 'PropagationPolicy', spec: 'nope', metadata: 7 }, { kind: 'OverridePolicy', spec: { resourceSelectors: [null, 3] } }]) {
+    for (const input of [
+      null,
+      42,
+      'x',
+      [],
+      { kind: 'PropagationPolicy', spec: 'nope', metadata: 7 },
+      { kind: 'OverridePolicy', spec: { resourceSelectors: [null, 3] } },
+    ]) {
       assert.doesNotThrow(() => defaultObject(input, create));
     }
   });

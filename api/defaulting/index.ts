@@ -91,7 +91,9 @@ function defaultPropagationSpec(spec: JSONObject): void {
 
 /** A ServiceImport depends on the Service it imports, so its policy must propagate dependencies. */
 function isServiceImport(selector: unknown): boolean {
-  return isObject(selector) && selector.kind === 'ServiceImport' && selector.apiVersion === 'multicluster.x-k8s.io/v1alpha1';
+  return (
+    isObject(selector) && selector.kind === 'ServiceImport' && selector.apiVersion === 'multicluster.x-k8s.io/v1alpha1'
+  );
 }
 
 function assignPermanentId(obj: JSONObject, opts: DefaultingOptions): void {

@@ -35,7 +35,10 @@ export class BoundedCache<V> {
       this.entries.delete(key);
       this.total -= cost;
     }
-    while (this.entries.size > 0 && (this.entries.size >= this.limits.maxEntries || this.total + cost > this.limits.maxTotalLength)) {
+    while (
+      this.entries.size > 0 &&
+      (this.entries.size >= this.limits.maxEntries || this.total + cost > this.limits.maxTotalLength)
+    ) {
       const oldest = this.entries.keys().next().value as string;
       this.entries.delete(oldest);
       this.total -= oldest.length + ENTRY_OVERHEAD;

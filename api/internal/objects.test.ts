@@ -32,7 +32,10 @@ describe('setOwn', () => {
     const o: Record<string, unknown> = {};
     setOwn(o, 'constructor', 1);
     setOwn(o, 'a', 2);
-    assert.deepEqual(Object.entries(o), [['constructor', 1], ['a', 2]]);
+    assert.deepEqual(Object.entries(o), [
+      ['constructor', 1],
+      ['a', 2],
+    ]);
   });
   it('overwrites an own __proto__ key', () => {
     const o: Record<string, unknown> = {};
@@ -48,8 +51,10 @@ describe('tooDeepUnder', () => {
     for (let i = 0; i < levels; i++) v = { a: v };
     return v;
   };
-  it('accepts a document nested exactly MAX_DEPTH levels', () => assert.equal(tooDeepUnder({ spec: nest(MAX_DEPTH - 1) }), undefined));
-  it('names the top-level key of a document nested one level more', () => assert.equal(tooDeepUnder({ kind: 'x', spec: nest(MAX_DEPTH) }), 'spec'));
+  it('accepts a document nested exactly MAX_DEPTH levels', () =>
+    assert.equal(tooDeepUnder({ spec: nest(MAX_DEPTH - 1) }), undefined));
+  it('names the top-level key of a document nested one level more', () =>
+    assert.equal(tooDeepUnder({ kind: 'x', spec: nest(MAX_DEPTH) }), 'spec'));
   it('counts arrays as levels', () => {
     let v: unknown = 1;
     for (let i = 0; i < 10; i++) v = [v];

@@ -15,7 +15,8 @@ export function own<T>(o: Readonly<Record<string, T>>, key: string): T | undefin
  * JSON.parse does, so the key is kept as data and no prototype changes.
  */
 export function setOwn<T>(o: Record<string, T>, key: string, value: NoInfer<T>): void {
-  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
   else o[key] = value;
 }
 
@@ -47,6 +48,11 @@ export function tooDeepUnder(value: unknown, max: number = MAX_DEPTH): string | 
   return undefined;
 }
 
-function pushChild(stack: Array<{ v: object; depth: number; top: string }>, child: unknown, depth: number, top: string): void {
+function pushChild(
+  stack: Array<{ v: object; depth: number; top: string }>,
+  child: unknown,
+  depth: number,
+  top: string,
+): void {
   if (typeof child === 'object' && child !== null) stack.push({ v: child, depth, top });
 }

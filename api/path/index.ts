@@ -15,7 +15,8 @@
 
 import { BoundedCache } from '../internal/cache.js';
 
-export type PathSegment = { readonly key: string } | { readonly match: { readonly field: string; readonly value: string } };
+export type PathSegment =
+  { readonly key: string } | { readonly match: { readonly field: string; readonly value: string } };
 
 export class PathError extends Error {
   readonly code = 'INVALID_PATH';
@@ -41,14 +42,18 @@ function unescape(raw: string, path: string): string {
     const next = raw[i + 1];
     if (next === '0') out += '~';
     else if (next === '1') out += '/';
-    else throw new PathError(`invalid escape "~${next ?? ''}" in path ${JSON.stringify(path)}: only ~0 and ~1 are allowed`);
+    else
+      throw new PathError(
+        `invalid escape "~${next ?? ''}" in path ${JSON.stringify(path)}: only ~0 and ~1 are allowed`,
+      );
     i++;
   }
   return out;
 }
 
 function checkKey(key: string, path: string): string {
-  if (FORBIDDEN_SEGMENTS.has(key)) throw new PathError(`path ${JSON.stringify(path)} has the segment ${JSON.stringify(key)}, which is not allowed`);
+  if (FORBIDDEN_SEGMENTS.has(key))
+    throw new PathError(`path ${JSON.stringify(path)} has the segment ${JSON.stringify(key)}, which is not allowed`);
   return key;
 }
 
@@ -63,14 +68,19 @@ export const MAX_PATH_LENGTH = 4096;
 /** Longest path whose parse is cached; paths people write are far shorter. */
 export const MAX_CACHED_LENGTH = 1024;
 
-const cache = new BoundedCache<readonly PathSegment[]>({ maxEntries: 10_000, maxKeyLength: MAX_CACHED_LENGTH, maxTotalLength: 1024 * 1024 });
+const cache = new BoundedCache<readonly PathSegment[]>({
+  maxEntries: 10_000,
+  maxKeyLength: MAX_CACHED_LENGTH,
+  maxTotalLength: 1024 * 1024,
+});
 
 /** Parses a path; throws PathError naming the problem. `""` is the whole document. */
 export function parsePath(path: string): readonly PathSegment[] {
   const hit = cache.get(path);
   if (hit) return hit;
   if (path === '') return [];
-  if (path.length > MAX_PATH_LENGTH) throw new PathError(`path is ${path.length} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
+  if (path.length > MAX_PATH_LENGTH)
+    throw new PathError(`path is ${path.length} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
   if (!path.startsWith('/')) throw new PathError('JSON pointer must be empty or start with a "/"');
   const segments: PathSegment[] = [];
   for (const raw of path.slice(1).split('/')) {

@@ -7,9 +7,21 @@ describe('parsePath', () => {
   const ok: Array<[string, string, unknown[]]> = [
     ['the empty path is the whole document', '', []],
     ['a plain pointer splits on slashes', '/spec/replicas', [{ key: 'spec' }, { key: 'replicas' }]],
-    ['~1 and ~0 unescape to / and ~', '/metadata/labels/a~1b~0c', [{ key: 'metadata' }, { key: 'labels' }, { key: 'a/b~c' }]],
-    ['a keyed segment is the key then a selector', '/spec/containers[name=web]/image', [{ key: 'spec' }, { key: 'containers' }, { match: { field: 'name', value: 'web' } }, { key: 'image' }]],
-    ['a bare selector selects within the current list', '/items/[id=3]', [{ key: 'items' }, { match: { field: 'id', value: '3' } }]],
+    [
+      '~1 and ~0 unescape to / and ~',
+      '/metadata/labels/a~1b~0c',
+      [{ key: 'metadata' }, { key: 'labels' }, { key: 'a/b~c' }],
+    ],
+    [
+      'a keyed segment is the key then a selector',
+      '/spec/containers[name=web]/image',
+      [{ key: 'spec' }, { key: 'containers' }, { match: { field: 'name', value: 'web' } }, { key: 'image' }],
+    ],
+    [
+      'a bare selector selects within the current list',
+      '/items/[id=3]',
+      [{ key: 'items' }, { match: { field: 'id', value: '3' } }],
+    ],
     ['a selector value may be empty', '/a[name=]', [{ key: 'a' }, { match: { field: 'name', value: '' } }]],
     ['an empty segment is the empty key', '/a//b', [{ key: 'a' }, { key: '' }, { key: 'b' }]],
   ];
@@ -25,13 +37,17 @@ describe('parsePath', () => {
   ];
   for (const [name, path, message] of bad) {
     it(name, () => {
-      assert.throws(() => parsePath(path), (err: unknown) => err instanceof PathError && message.test(err.message));
+      assert.throws(
+        () => parsePath(path),
+        (err: unknown) => err instanceof PathError && message.test(err.message),
+      );
       assert.match(checkPath(path) ?? '', message);
     });
   }
 
   it('round-trips through formatPath', () => {
-    for (const p of ['/spec/containers[name=web]/image', '/metadata/labels/a~1b', '']) assert.equal(formatPath(parsePath(p)), p);
+    for (const p of ['/spec/containers[name=web]/image', '/metadata/labels/a~1b', ''])
+      assert.equal(formatPath(parsePath(p)), p);
   });
 });
 
@@ -42,7 +58,12 @@ describe('path bounds', () => {
   });
   it('refuses a longer path, saying how long it is', () => {
     const path = `/${'a'.repeat(MAX_PATH_LENGTH)}`;
-    assert.throws(() => parsePath(path), (e: unknown) => e instanceof PathError && e.message === `path is ${MAX_PATH_LENGTH + 1} characters long; at most ${MAX_PATH_LENGTH} are allowed`);
+    assert.throws(
+      () => parsePath(path),
+      (e: unknown) =>
+        e instanceof PathError &&
+        e.message === `path is ${MAX_PATH_LENGTH + 1} characters long; at most ${MAX_PATH_LENGTH} are allowed`,
+    );
   });
   it('does not keep long paths alive after parsing them', () => {
     // Every path is new; a parse cache that keeps paths of any length grows by each one.

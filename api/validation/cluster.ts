@@ -27,9 +27,16 @@ function validateTaints(taints: readonly unknown[] | undefined, path: string): F
     }
     const effect = str(taint, 'effect');
     if (effect === '') errs.push(required(child(at, 'effect'), ''));
-    else if (effect !== undefined && !(TAINT_EFFECTS as readonly string[]).includes(effect)) errs.push(unsupported(child(at, 'effect'), effect, TAINT_EFFECTS));
+    else if (effect !== undefined && !(TAINT_EFFECTS as readonly string[]).includes(effect))
+      errs.push(unsupported(child(at, 'effect'), effect, TAINT_EFFECTS));
     const pair = `${effect ?? ''}\u0000${k ?? ''}`;
-    if (seen.has(pair)) errs.push({ type: 'Duplicate value', field: at, value: taint, detail: 'taints must be unique by key and effect pair' });
+    if (seen.has(pair))
+      errs.push({
+        type: 'Duplicate value',
+        field: at,
+        value: taint,
+        detail: 'taints must be unique by key and effect pair',
+      });
     seen.add(pair);
   }
   return errs;
@@ -43,7 +50,13 @@ function validateProxyURL(proxyURL: string, path: string): FieldError[] {
     return [invalid(path, proxyURL, `could not parse: ${err instanceof Error ? err.message : String(err)}`)];
   }
   if (!PROXY_SCHEMES.includes(scheme)) {
-    return [invalid(path, proxyURL, `unsupported scheme ${JSON.stringify(scheme.replace(/:$/, ''))}, must be http, https, or socks5`)];
+    return [
+      invalid(
+        path,
+        proxyURL,
+        `unsupported scheme ${JSON.stringify(scheme.replace(/:$/, ''))}, must be http, https, or socks5`,
+      ),
+    ];
   }
   return [];
 }

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_DETAIL_CHARS, MAX_QUOTED_CHARS, aggregate, formatFieldError, invalid, renderValue, truncate } from './errors.js';
+import {
+  MAX_DETAIL_CHARS,
+  MAX_QUOTED_CHARS,
+  aggregate,
+  formatFieldError,
+  invalid,
+  renderValue,
+  truncate,
+} from './errors.js';
 
 describe('truncate', () => {
   it('keeps text up to the limit', () => {
@@ -35,10 +43,15 @@ describe('field error messages quote long input only in part', () => {
   it('cuts the field path and the detail too', () => {
     const message = formatFieldError(invalid(`spec.${long}`, long, `path "${long}" is bad`));
     assert.ok(message.length < 2 * MAX_QUOTED_CHARS + MAX_DETAIL_CHARS + 100, `${message.length} characters`);
-    assert.match(message, /^spec\.x+\.\.\. \(truncated\): Invalid value: "x+"\.\.\. \(truncated\): path "x+\.\.\. \(truncated\)$/);
+    assert.match(
+      message,
+      /^spec\.x+\.\.\. \(truncated\): Invalid value: "x+"\.\.\. \(truncated\): path "x+\.\.\. \(truncated\)$/,
+    );
   });
   it('keeps a denial of one huge value repeated by several rules near the size of the limits, not of the value', () => {
-    const errors = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((rule) => invalid(`spec.${rule}`, long, `rule ${rule}`));
+    const errors = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((rule) =>
+      invalid(`spec.${rule}`, long, `rule ${rule}`),
+    );
     assert.ok(aggregate(errors).length < 8 * (MAX_QUOTED_CHARS + 100));
   });
 });

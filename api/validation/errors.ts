@@ -2,13 +2,7 @@
 // Kubernetes users already know: `spec.overrideRules[0].overriders.plaintext[1].path: Invalid value: "x": detail`.
 
 export type FieldErrorType =
-  | 'Invalid value'
-  | 'Required value'
-  | 'Unsupported value'
-  | 'Forbidden'
-  | 'Duplicate value'
-  | 'Too long'
-  | 'Too many';
+  'Invalid value' | 'Required value' | 'Unsupported value' | 'Forbidden' | 'Duplicate value' | 'Too long' | 'Too many';
 
 export interface FieldError {
   type: FieldErrorType;
@@ -46,7 +40,10 @@ function head(text: string, max: number): string {
 export function renderValue(value: unknown): string {
   if (value === undefined || value === null) return 'null';
   // Only the part shown is quoted (a huge string is never escaped whole), and the closing quote stays.
-  if (typeof value === 'string') return value.length <= MAX_QUOTED_CHARS ? JSON.stringify(value) : `${JSON.stringify(head(value, MAX_QUOTED_CHARS))}${TRUNCATED}`;
+  if (typeof value === 'string')
+    return value.length <= MAX_QUOTED_CHARS
+      ? JSON.stringify(value)
+      : `${JSON.stringify(head(value, MAX_QUOTED_CHARS))}${TRUNCATED}`;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   try {
     // JSON.stringify gives undefined for functions and symbols, and throws on cycles and bigints.
@@ -61,7 +58,8 @@ export function formatFieldError(e: FieldError): string {
   const field = truncate(e.field, MAX_QUOTED_CHARS);
   const detail = e.detail ? `: ${truncate(e.detail, MAX_DETAIL_CHARS)}` : '';
   // As field.Error.ErrorBody: these types never print the bad value.
-  if (e.type === 'Required value' || e.type === 'Forbidden' || e.type === 'Too long' || e.type === 'Too many') return `${field}: ${e.type}${detail}`;
+  if (e.type === 'Required value' || e.type === 'Forbidden' || e.type === 'Too long' || e.type === 'Too many')
+    return `${field}: ${e.type}${detail}`;
   return `${field}: ${e.type}: ${renderValue(e.value)}${detail}`;
 }
 
@@ -81,7 +79,12 @@ export function aggregate(errors: readonly FieldError[]): string {
   return `[${parts.join(', ')}]`;
 }
 
-export const invalid = (field: string, value: unknown, detail: string): FieldError => ({ type: 'Invalid value', field, value, detail });
+export const invalid = (field: string, value: unknown, detail: string): FieldError => ({
+  type: 'Invalid value',
+  field,
+  value,
+  detail,
+});
 export const required = (field: string, detail: string): FieldError => ({ type: 'Required value', field, detail });
 export const unsupported = (field: string, value: unknown, supported: readonly string[]): FieldError => ({
   type: 'Unsupported value',
@@ -91,4 +94,8 @@ export const unsupported = (field: string, value: unknown, supported: readonly s
 });
 export const forbidden = (field: string, detail: string): FieldError => ({ type: 'Forbidden', field, detail });
 /** field.TooLong: the value is not repeated in the message (it is the long thing). */
-export const tooLong = (field: string, maxBytes: number): FieldError => ({ type: 'Too long', field, detail: `may not be more than ${maxBytes} bytes` });
+export const tooLong = (field: string, maxBytes: number): FieldError => ({
+  type: 'Too long',
+  field,
+  detail: `may not be more than ${maxBytes} bytes`,
+});

@@ -10,24 +10,44 @@ const pp = (): Obj => propagationPolicy('pp', 'shop', [selectDeployment('web')])
 
 describe('validateObject: what kind of object it is', () => {
   const cases: Array<[string, unknown, string[]]> = [
-    ['denies something that is not an object', 'text', ['<root>: Invalid value: "text": must be an object with apiVersion, kind, metadata and spec']],
+    [
+      'denies something that is not an object',
+      'text',
+      ['<root>: Invalid value: "text": must be an object with apiVersion, kind, metadata and spec'],
+    ],
     ['denies an array', [], ['<root>: Invalid value: []: must be an object with apiVersion, kind, metadata and spec']],
-    ['requires a kind', { apiVersion: 'policy.flotilla.io/v1alpha1' }, ['kind: Required value: one of PropagationPolicy, ClusterPropagationPolicy, OverridePolicy, ClusterOverridePolicy, Cluster']],
+    [
+      'requires a kind',
+      { apiVersion: 'policy.flotilla.io/v1alpha1' },
+      [
+        'kind: Required value: one of PropagationPolicy, ClusterPropagationPolicy, OverridePolicy, ClusterOverridePolicy, Cluster',
+      ],
+    ],
     [
       'denies a kind it does not validate',
       { apiVersion: 'apps/v1', kind: 'Deployment' },
-      ['kind: Unsupported value: "Deployment": supported values: "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy", "ClusterOverridePolicy", "Cluster"'],
+      [
+        'kind: Unsupported value: "Deployment": supported values: "PropagationPolicy", "ClusterPropagationPolicy", "OverridePolicy", "ClusterOverridePolicy", "Cluster"',
+      ],
     ],
-    ['requires an apiVersion', { kind: 'OverridePolicy' }, ['apiVersion: Required value: one of policy.flotilla.io/v1alpha1, policy.karmada.io/v1alpha1']],
     [
-      "denies a policy kind in the cluster group",
+      'requires an apiVersion',
+      { kind: 'OverridePolicy' },
+      ['apiVersion: Required value: one of policy.flotilla.io/v1alpha1, policy.karmada.io/v1alpha1'],
+    ],
+    [
+      'denies a policy kind in the cluster group',
       { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'PropagationPolicy' },
-      ['apiVersion: Unsupported value: "cluster.flotilla.io/v1alpha1": supported values: "policy.flotilla.io/v1alpha1", "policy.karmada.io/v1alpha1"'],
+      [
+        'apiVersion: Unsupported value: "cluster.flotilla.io/v1alpha1": supported values: "policy.flotilla.io/v1alpha1", "policy.karmada.io/v1alpha1"',
+      ],
     ],
     [
       'denies v1beta1, which callers convert first',
       { apiVersion: 'policy.flotilla.io/v1beta1', kind: 'PropagationPolicy' },
-      ['apiVersion: Unsupported value: "policy.flotilla.io/v1beta1": supported values: "policy.flotilla.io/v1alpha1", "policy.karmada.io/v1alpha1"'],
+      [
+        'apiVersion: Unsupported value: "policy.flotilla.io/v1beta1": supported values: "policy.flotilla.io/v1alpha1", "policy.karmada.io/v1alpha1"',
+      ],
     ],
   ];
   for (const [name, input, want] of cases) it(name, () => assert.deepEqual(errorsOf(input), want));
@@ -67,14 +87,28 @@ describe('validateObject: metadata', () => {
     );
   });
   it('warns that a namespace on a cluster-scoped kind is ignored', () => {
-    const cop: Obj = { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'ClusterOverridePolicy', metadata: { name: 'c', namespace: 'shop' }, spec: {} };
-    assert.deepEqual(validateObject(cop), { errors: [], warnings: ['metadata.namespace is ignored: ClusterOverridePolicy is cluster-scoped'] });
+    const cop: Obj = {
+      apiVersion: 'policy.flotilla.io/v1alpha1',
+      kind: 'ClusterOverridePolicy',
+      metadata: { name: 'c', namespace: 'shop' },
+      spec: {},
+    };
+    assert.deepEqual(validateObject(cop), {
+      errors: [],
+      warnings: ['metadata.namespace is ignored: ClusterOverridePolicy is cluster-scoped'],
+    });
   });
 });
 
 describe('validateObject: order and collection', () => {
   it('reports schema errors first, then still runs the webhook rules on what has the right shape', () => {
-    const p = propagationPolicy('pp', 'shop', [{ kind: 'Deployment', namespace: 'other' }], { spreadConstraints: [{ spreadByField: 'zone' }] }, { priority: 'high' });
+    const p = propagationPolicy(
+      'pp',
+      'shop',
+      [{ kind: 'Deployment', namespace: 'other' }],
+      { spreadConstraints: [{ spreadByField: 'zone' }] },
+      { priority: 'high' },
+    );
     assert.deepEqual(errorsOf(p), [
       'spec.resourceSelectors[0].apiVersion: Required value',
       'spec.priority: Invalid value: "high": spec.priority in body must be of type integer: "string"',
@@ -99,13 +133,21 @@ describe('validateObject: order and collection', () => {
     assert.deepEqual(errorsOf(p), ['spec: Required value']);
   });
   it('warns about fields the schema does not know, at any depth', () => {
-    const op = overridePolicy('op', 'shop', [{ overriders: { plaintext: [{ path: '/a', operator: 'remove', vaule: 1 }] } }]);
+    const op = overridePolicy('op', 'shop', [
+      { overriders: { plaintext: [{ path: '/a', operator: 'remove', vaule: 1 }] } },
+    ]);
     op.statsu = {};
-    assert.deepEqual(validateObject(op).warnings, ['unknown field "spec.overrideRules[0].overriders.plaintext[0].vaule"', 'unknown field "statsu"']);
+    assert.deepEqual(validateObject(op).warnings, [
+      'unknown field "spec.overrideRules[0].overriders.plaintext[0].vaule"',
+      'unknown field "statsu"',
+    ]);
   });
   it('takes the status the controller writes on a policy without a warning', () => {
     const op = overridePolicy('op', 'shop', [{ overriders: { plaintext: [{ path: '/a', operator: 'remove' }] } }]);
-    op.status = { templates: 2, conditions: [{ type: 'Ready', status: 'True', reason: 'Applied', message: 'overrides 2 templates' }] };
+    op.status = {
+      templates: 2,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Applied', message: 'overrides 2 templates' }],
+    };
     assert.deepEqual(validateObject(op), { errors: [], warnings: [] });
   });
   it('allows DELETE and CONNECT without looking at the object', () => {
@@ -125,23 +167,51 @@ describe('validateObject: order and collection', () => {
       for (let i = 0; i < levels; i++) v = { a: v };
       return v;
     };
-    const policy = (levels: number) => overridePolicy('op', 'shop', [{ overriders: { plaintext: [{ path: '/data/x', operator: 'add', value: nest(levels) }] } }]);
+    const policy = (levels: number) =>
+      overridePolicy('op', 'shop', [
+        { overriders: { plaintext: [{ path: '/data/x', operator: 'add', value: nest(levels) }] } },
+      ]);
     // spec, overrideRules, [0], overriders, plaintext, [0], value: the value's first level is level 8.
     assert.deepEqual(errorsOf(policy(MAX_DEPTH - 7)), []);
-    assert.deepEqual(errorsOf(policy(MAX_DEPTH - 6)), [`spec: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`]);
-    assert.deepEqual(errorsOf(policy(200_000)), [`spec: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`]);
+    assert.deepEqual(errorsOf(policy(MAX_DEPTH - 6)), [
+      `spec: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`,
+    ]);
+    assert.deepEqual(errorsOf(policy(200_000)), [
+      `spec: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`,
+    ]);
   });
 
   it('never throws, whatever the input', () => {
     const weird: unknown[] = [
       undefined,
       0,
-      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'OverridePolicy', metadata: 'x', spec: { overrideRules: [null, { overriders: [] }, { overriders: { plaintext: 'x', fieldOverrider: [{ json: {} }] } }] } },
-      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'p', labels: [] }, spec: { resourceSelectors: [1], failover: { application: 1 }, suspension: [] } },
-      { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'c' }, spec: { taints: 'x', proxyURL: 5 } },
+      {
+        apiVersion: 'policy.flotilla.io/v1alpha1',
+        kind: 'OverridePolicy',
+        metadata: 'x',
+        spec: {
+          overrideRules: [null, { overriders: [] }, { overriders: { plaintext: 'x', fieldOverrider: [{ json: {} }] } }],
+        },
+      },
+      {
+        apiVersion: 'policy.flotilla.io/v1alpha1',
+        kind: 'PropagationPolicy',
+        metadata: { name: 'p', labels: [] },
+        spec: { resourceSelectors: [1], failover: { application: 1 }, suspension: [] },
+      },
+      {
+        apiVersion: 'cluster.flotilla.io/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'c' },
+        spec: { taints: 'x', proxyURL: 5 },
+      },
       { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'toString' },
-      propagationPolicy('p', 'shop', [{ apiVersion: 'v1', kind: 'constructor' }, { apiVersion: 'v1', kind: '__proto__' }]),
+      propagationPolicy('p', 'shop', [
+        { apiVersion: 'v1', kind: 'constructor' },
+        { apiVersion: 'v1', kind: '__proto__' },
+      ]),
     ];
-    for (const w of weird) assert.doesNotThrow(() => validateObject(w, { operation: 'UPDATE', oldObject: 5, requirePermanentId: true }));
+    for (const w of weird)
+      assert.doesNotThrow(() => validateObject(w, { operation: 'UPDATE', oldObject: 5, requirePermanentId: true }));
   });
 });

@@ -6,7 +6,11 @@
 // Every error is collected: a schema error does not stop the webhook rules, which read the object through
 // typed accessors and skip whatever has the wrong shape (the schema error already reports it).
 
-import { API_VERSION as CLUSTER_API_VERSION, KARMADA_API_VERSION as KARMADA_CLUSTER_API_VERSION, KIND as CLUSTER_KIND } from '../cluster/v1alpha1/types.js';
+import {
+  API_VERSION as CLUSTER_API_VERSION,
+  KARMADA_API_VERSION as KARMADA_CLUSTER_API_VERSION,
+  KIND as CLUSTER_KIND,
+} from '../cluster/v1alpha1/types.js';
 import {
   API_VERSION as POLICY_API_VERSION,
   CLUSTER_OVERRIDE_POLICY,
@@ -21,11 +25,24 @@ import { forbidden, invalid, required, unsupported, type FieldError } from './er
 import { isDNS1123Label, isDNS1123Subdomain, validateAnnotations, validateLabels } from './names.js';
 import { validateOverridePolicy } from './override.js';
 import { validatePropagationPolicy } from './propagation.js';
-import { CLUSTER_SPEC, OBJECT_META, OVERRIDE_SPEC, PROPAGATION_SPEC, checkSchema, type Schema, type SchemaReport } from './schema.js';
+import {
+  CLUSTER_SPEC,
+  OBJECT_META,
+  OVERRIDE_SPEC,
+  PROPAGATION_SPEC,
+  checkSchema,
+  type Schema,
+  type SchemaReport,
+} from './schema.js';
 import { isObject, obj, str, stringMap, type Obj } from './shape.js';
 
 export * from './errors.js';
-export { FLOTILLA_PERMANENT_ID_LABEL, KARMADA_CPP_PERMANENT_ID_LABEL, KARMADA_PP_PERMANENT_ID_LABEL, permanentIdLabels } from './propagation.js';
+export {
+  FLOTILLA_PERMANENT_ID_LABEL,
+  KARMADA_CPP_PERMANENT_ID_LABEL,
+  KARMADA_PP_PERMANENT_ID_LABEL,
+  permanentIdLabels,
+} from './propagation.js';
 
 export interface ValidationContext {
   /**
@@ -46,7 +63,10 @@ export interface ValidationContext {
    * Known member clusters, when the caller has them (CLI: the Cluster documents in its input; webhook: none
    * unless configured). Only used for warnings; `undefined` means "unknown", so no cluster warnings.
    */
-  clusters?: ReadonlyArray<{ metadata?: { name?: string; labels?: Record<string, string> }; spec?: Record<string, unknown> }>;
+  clusters?: ReadonlyArray<{
+    metadata?: { name?: string; labels?: Record<string, string> };
+    spec?: Record<string, unknown>;
+  }>;
 }
 
 export interface ValidationResult {
@@ -68,11 +88,41 @@ interface KindInfo {
 }
 
 const KINDS: Readonly<Record<string, KindInfo>> = {
-  [PROPAGATION_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: true, spec: PROPAGATION_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
-  [CLUSTER_PROPAGATION_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: false, spec: PROPAGATION_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
-  [OVERRIDE_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: true, spec: OVERRIDE_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
-  [CLUSTER_OVERRIDE_POLICY]: { apiVersions: POLICY_API_VERSIONS, namespaced: false, spec: OVERRIDE_SPEC, specRequired: true, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
-  [CLUSTER_KIND]: { apiVersions: CLUSTER_API_VERSIONS, namespaced: false, spec: CLUSTER_SPEC, specRequired: false, topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'] },
+  [PROPAGATION_POLICY]: {
+    apiVersions: POLICY_API_VERSIONS,
+    namespaced: true,
+    spec: PROPAGATION_SPEC,
+    specRequired: true,
+    topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
+  },
+  [CLUSTER_PROPAGATION_POLICY]: {
+    apiVersions: POLICY_API_VERSIONS,
+    namespaced: false,
+    spec: PROPAGATION_SPEC,
+    specRequired: true,
+    topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
+  },
+  [OVERRIDE_POLICY]: {
+    apiVersions: POLICY_API_VERSIONS,
+    namespaced: true,
+    spec: OVERRIDE_SPEC,
+    specRequired: true,
+    topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
+  },
+  [CLUSTER_OVERRIDE_POLICY]: {
+    apiVersions: POLICY_API_VERSIONS,
+    namespaced: false,
+    spec: OVERRIDE_SPEC,
+    specRequired: true,
+    topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
+  },
+  [CLUSTER_KIND]: {
+    apiVersions: CLUSTER_API_VERSIONS,
+    namespaced: false,
+    spec: CLUSTER_SPEC,
+    specRequired: false,
+    topLevel: ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
+  },
 };
 
 const SUPPORTED_KINDS = Object.keys(KINDS);
@@ -81,14 +131,17 @@ const SUPPORTED_KINDS = Object.keys(KINDS);
 function checkType(o: Obj): { errors: FieldError[]; kind?: string; info?: KindInfo } {
   const kind = o.kind;
   const apiVersion = o.apiVersion;
-  if (kind === undefined || kind === null || kind === '') return { errors: [required('kind', `one of ${SUPPORTED_KINDS.join(', ')}`)] };
-  if (typeof kind !== 'string' || !Object.hasOwn(KINDS, kind)) return { errors: [unsupported('kind', kind, SUPPORTED_KINDS)] };
+  if (kind === undefined || kind === null || kind === '')
+    return { errors: [required('kind', `one of ${SUPPORTED_KINDS.join(', ')}`)] };
+  if (typeof kind !== 'string' || !Object.hasOwn(KINDS, kind))
+    return { errors: [unsupported('kind', kind, SUPPORTED_KINDS)] };
   const info = KINDS[kind];
   if (!info) return { errors: [unsupported('kind', kind, SUPPORTED_KINDS)] };
   if (apiVersion === undefined || apiVersion === null || apiVersion === '') {
     return { errors: [required('apiVersion', `one of ${info.apiVersions.join(', ')}`)] };
   }
-  if (typeof apiVersion !== 'string' || !info.apiVersions.includes(apiVersion)) return { errors: [unsupported('apiVersion', apiVersion, info.apiVersions)] };
+  if (typeof apiVersion !== 'string' || !info.apiVersions.includes(apiVersion))
+    return { errors: [unsupported('apiVersion', apiVersion, info.apiVersions)] };
   return { errors: [], kind, info };
 }
 
@@ -102,10 +155,12 @@ function checkMetadata(o: Obj, kind: string, info: KindInfo, report: SchemaRepor
   checkSchema(metadata, OBJECT_META, 'metadata', report);
   if (!isObject(metadata)) return;
   const name = str(metadata, 'name');
-  if (!name && !str(metadata, 'generateName')) report.errors.push(required('metadata.name', 'name or generateName is required'));
+  if (!name && !str(metadata, 'generateName'))
+    report.errors.push(required('metadata.name', 'name or generateName is required'));
   if (name) for (const m of isDNS1123Subdomain(name)) report.errors.push(invalid('metadata.name', name, m));
   const namespace = str(metadata, 'namespace');
-  if (namespace && info.namespaced) for (const m of isDNS1123Label(namespace)) report.errors.push(invalid('metadata.namespace', namespace, m));
+  if (namespace && info.namespaced)
+    for (const m of isDNS1123Label(namespace)) report.errors.push(invalid('metadata.namespace', namespace, m));
   if (namespace && !info.namespaced) warnings.push(`metadata.namespace is ignored: ${kind} is cluster-scoped`);
   const labels = stringMap(metadata, 'labels');
   if (labels) report.errors.push(...validateLabels(labels, 'metadata.labels'));
@@ -132,14 +187,18 @@ function knownClusterNames(ctx: ValidationContext): ReadonlySet<string> | undefi
 export function validateObject(object: unknown, ctx: ValidationContext = {}): ValidationResult {
   if (ctx.operation === 'DELETE' || ctx.operation === 'CONNECT') return { errors: [], warnings: [] };
   if (!isObject(object)) {
-    return { errors: [invalid('<root>', object, 'must be an object with apiVersion, kind, metadata and spec')], warnings: [] };
+    return {
+      errors: [invalid('<root>', object, 'must be an object with apiVersion, kind, metadata and spec')],
+      warnings: [],
+    };
   }
   const type = checkType(object);
   if (!type.kind || !type.info) return { errors: type.errors, warnings: [] };
   const { kind, info } = type;
   // The rules below walk values recursively; a document nested deeper is denied before any of them runs.
   const deep = tooDeepUnder(object);
-  if (deep !== undefined) return { errors: [forbidden(deep, `must not be nested more than ${MAX_DEPTH} levels deep`)], warnings: [] };
+  if (deep !== undefined)
+    return { errors: [forbidden(deep, `must not be nested more than ${MAX_DEPTH} levels deep`)], warnings: [] };
 
   const warnings: string[] = [];
   const report: SchemaReport = { errors: [], unknownFields: [] };
@@ -158,7 +217,14 @@ export function validateObject(object: unknown, ctx: ValidationContext = {}): Va
   const operation = ctx.operation;
   const findings =
     kind === PROPAGATION_POLICY || kind === CLUSTER_PROPAGATION_POLICY
-      ? validatePropagationPolicy(object, { kind, namespace, operation, oldObject: ctx.oldObject, requirePermanentId: ctx.requirePermanentId === true, knownClusters })
+      ? validatePropagationPolicy(object, {
+          kind,
+          namespace,
+          operation,
+          oldObject: ctx.oldObject,
+          requirePermanentId: ctx.requirePermanentId === true,
+          knownClusters,
+        })
       : kind === OVERRIDE_POLICY || kind === CLUSTER_OVERRIDE_POLICY
         ? validateOverridePolicy(object, { namespace, knownClusters })
         : validateCluster(object);

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, regexError, validateAnnotations, validateLabels } from './names.js';
+import {
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  isValidLabelValue,
+  regexError,
+  validateAnnotations,
+  validateLabels,
+} from './names.js';
 
 const NAME_PART_CHARS =
   "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
@@ -53,12 +61,14 @@ describe('isValidLabelValue', () => {
 
 describe('DNS names', () => {
   it('accepts a dotted subdomain', () => assert.deepEqual(isDNS1123Subdomain('a.b-c.example'), []));
-  it('rejects an upper-case subdomain with the subdomain message', () => assert.deepEqual(isDNS1123Subdomain('Web'), [SUBDOMAIN_CHARS]));
+  it('rejects an upper-case subdomain with the subdomain message', () =>
+    assert.deepEqual(isDNS1123Subdomain('Web'), [SUBDOMAIN_CHARS]));
   it('rejects a subdomain longer than 253 bytes', () => {
     const long = Array.from({ length: 5 }, () => 'a'.repeat(60)).join('.');
     assert.deepEqual(isDNS1123Subdomain(long), ['must be no more than 253 bytes']);
   });
-  it('says a label must not contain dots when that is its only fault', () => assert.deepEqual(isDNS1123Label('a.b'), ['must not contain dots']));
+  it('says a label must not contain dots when that is its only fault', () =>
+    assert.deepEqual(isDNS1123Label('a.b'), ['must not contain dots']));
   it('rejects an underscore in a label with the label message', () => {
     assert.deepEqual(isDNS1123Label('a_b'), [
       "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
@@ -85,7 +95,10 @@ describe('validateLabels', () => {
     );
   });
   it('checks the stand-in value when the caller supplies one', () => {
-    assert.deepEqual(validateLabels([['k', '${cluster.name}']], 'v', () => 'x'), []);
+    assert.deepEqual(
+      validateLabels([['k', '${cluster.name}']], 'v', () => 'x'),
+      [],
+    );
   });
 });
 
@@ -97,7 +110,25 @@ describe('validateAnnotations', () => {
   });
   it('limits keys plus values to 256 KiB in total', () => {
     const half = 'x'.repeat(128 * 1024);
-    assert.deepEqual(validateAnnotations([['a', half], ['b', half.slice(2)]], 'm'), []);
-    assert.deepEqual(validateAnnotations([['a', half], ['b', half]], 'm'), [{ type: 'Too long', field: 'm', value: '', detail: 'may not be more than 262144 bytes' }]);
+    assert.deepEqual(
+      validateAnnotations(
+        [
+          ['a', half],
+          ['b', half.slice(2)],
+        ],
+        'm',
+      ),
+      [],
+    );
+    assert.deepEqual(
+      validateAnnotations(
+        [
+          ['a', half],
+          ['b', half],
+        ],
+        'm',
+      ),
+      [{ type: 'Too long', field: 'm', value: '', detail: 'may not be more than 262144 bytes' }],
+    );
   });
 });

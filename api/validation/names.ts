@@ -8,7 +8,8 @@ import { byteLength } from './shape.js';
 const QNAME_CHAR = '[A-Za-z0-9]';
 const QNAME_EXT_CHAR = '[-A-Za-z0-9_.]';
 const QUALIFIED_NAME_FMT = `(${QNAME_CHAR}${QNAME_EXT_CHAR}*)?${QNAME_CHAR}`;
-const QUALIFIED_NAME_ERR = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_NAME_ERR =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const QUALIFIED_NAME_MAX = 63;
 const QUALIFIED_NAME = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
 
@@ -69,7 +70,8 @@ export function isQualifiedName(value: string): string[] {
   }
   if (name.length === 0) errs.push(`name part ${emptyError()}`);
   else if (byteLength(name) > QUALIFIED_NAME_MAX) errs.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`);
-  if (!QUALIFIED_NAME.test(name)) errs.push(`name part ${regexError(QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`);
+  if (!QUALIFIED_NAME.test(name))
+    errs.push(`name part ${regexError(QUALIFIED_NAME_ERR, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`);
   return errs;
 }
 
@@ -94,7 +96,8 @@ export function isDNS1123Label(value: string): string[] {
 export function isDNS1123Subdomain(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
-  if (!DNS1123_SUBDOMAIN.test(value)) errs.push(regexError(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, 'example.com'));
+  if (!DNS1123_SUBDOMAIN.test(value))
+    errs.push(regexError(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, 'example.com'));
   return errs;
 }
 
@@ -125,7 +128,10 @@ export function validateLabels(
  * apivalidation.ValidateAnnotations: keys are qualified names compared case-insensitively (lower-cased
  * first; the error shows the key as written), and keys plus values may total at most 256 KiB.
  */
-export function validateAnnotations(annotations: ReadonlyArray<readonly [string, string]>, field: string): FieldError[] {
+export function validateAnnotations(
+  annotations: ReadonlyArray<readonly [string, string]>,
+  field: string,
+): FieldError[] {
   const errs: FieldError[] = [];
   let total = 0;
   for (const [k, v] of annotations) {
@@ -133,7 +139,12 @@ export function validateAnnotations(annotations: ReadonlyArray<readonly [string,
     total += byteLength(k) + byteLength(v);
   }
   if (total > TOTAL_ANNOTATION_SIZE_LIMIT) {
-    errs.push({ type: 'Too long', field, value: '', detail: `may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes` });
+    errs.push({
+      type: 'Too long',
+      field,
+      value: '',
+      detail: `may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
+    });
   }
   return errs;
 }

@@ -8,7 +8,21 @@ import { checkVariables, mayHaveVariables, sampleVariables, stringsIn } from '..
 import { invalid, required, tooLong, type FieldError } from './errors.js';
 import { isValidLabelValue, validateAnnotations, validateLabelName } from './names.js';
 import { checkResourceSelectors, unknownClusterWarnings, validateClusterAffinity } from './selectors.js';
-import { arr, byteLength, canonicalJSON, child, index, isSet, key, obj, objectsOf, str, stringMap, stringsOf, type Obj } from './shape.js';
+import {
+  arr,
+  byteLength,
+  canonicalJSON,
+  child,
+  index,
+  isSet,
+  key,
+  obj,
+  objectsOf,
+  str,
+  stringMap,
+  stringsOf,
+  type Obj,
+} from './shape.js';
 
 /** Longest path admission accepts, in UTF-8 bytes: api/path's limit (see MAX_PATH_LENGTH for the reasons). */
 export const MAX_PATH_BYTES = MAX_PATH_LENGTH;
@@ -48,9 +62,14 @@ export interface Findings {
 
 /** Karmada's emptyOverrides: note that fieldOverrider is not looked at. */
 export function emptyOverriders(overriders: Obj | undefined): boolean {
-  return ['plaintext', 'imageOverrider', 'commandOverrider', 'argsOverrider', 'labelsOverrider', 'annotationsOverrider'].every(
-    (k) => (arr(overriders, k)?.length ?? 0) === 0,
-  );
+  return [
+    'plaintext',
+    'imageOverrider',
+    'commandOverrider',
+    'argsOverrider',
+    'labelsOverrider',
+    'annotationsOverrider',
+  ].every((k) => (arr(overriders, k)?.length ?? 0) === 0);
 }
 
 function anyOverriders(overriders: Obj | undefined): boolean {
@@ -66,7 +85,8 @@ function pathError(path: string, at: string): FieldError | undefined {
 
 /** A path that can never name a string field: the empty path is the whole object. */
 function stringFieldPathError(path: string, at: string): FieldError | undefined {
-  if (path === '') return invalid(at, path, 'must name a field: the empty path is the whole object, which is not a string');
+  if (path === '')
+    return invalid(at, path, 'must name a field: the empty path is the whole object, which is not a string');
   return pathError(path, at);
 }
 
@@ -87,19 +107,22 @@ function variableErrors(value: unknown, at: string): FieldError[] {
 function operatorValueErrors(op: Obj, at: string): FieldError[] {
   const operator = str(op, 'operator');
   const hasValue = isSet(op, 'value');
-  if ((operator === 'add' || operator === 'replace') && !hasValue) return [invalid(at, null, 'value is required for add or replace operation')];
+  if ((operator === 'add' || operator === 'replace') && !hasValue)
+    return [invalid(at, null, 'value is required for add or replace operation')];
   if (operator === 'remove' && hasValue) return [invalid(at, op.value, 'value is not allowed for remove operation')];
   return [];
 }
 
 const TAG = /^[\w][\w.-]{0,127}$/;
 const DIGEST = /^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$/;
-const REGISTRY = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$/;
+const REGISTRY =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$/;
 
 /** Image values that Karmada's image overrider would silently ignore or turn into an unparsable image. */
 function imageValueWarning(image: Obj, at: string): string | undefined {
   const value = str(image, 'value');
-  if (value === undefined || str(image, 'operator') !== 'replace' || templateError(value, at) !== undefined) return undefined;
+  if (value === undefined || str(image, 'operator') !== 'replace' || templateError(value, at) !== undefined)
+    return undefined;
   const sample = sampleVariables(value);
   const component = str(image, 'component');
   if (component === 'Tag' && !TAG.test(sample) && !DIGEST.test(sample)) {
@@ -178,7 +201,8 @@ function validateFieldOverriders(overriders: Obj, path: string): FieldError[] {
     const at = index(child(path, 'fieldOverrider'), i);
     const jsonOps = arr(fo, 'json')?.length ?? 0;
     const yamlOps = arr(fo, 'yaml')?.length ?? 0;
-    if (jsonOps > 0 && yamlOps > 0) errs.push(invalid(at, fo, 'FieldOverrider has both YAML and JSON set. Only one is allowed'));
+    if (jsonOps > 0 && yamlOps > 0)
+      errs.push(invalid(at, fo, 'FieldOverrider has both YAML and JSON set. Only one is allowed'));
     if (jsonOps === 0 && yamlOps === 0) errs.push(required(at, 'FieldOverrider must have either JSON or YAML set'));
     const fieldPath = str(fo, 'fieldPath');
     if (fieldPath !== undefined) {
@@ -254,7 +278,10 @@ function overlapWarnings(rules: readonly unknown[] | undefined): string[] {
     const k = `${target}\u0000${what}`;
     const first = firstWriter.get(k);
     if (!first) firstWriter.set(k, { rule, at });
-    else if (first.rule !== rule) out.push(`${at}: ${shown} is also written by ${first.at} for the same target clusters; rules apply in order, so this one decides`);
+    else if (first.rule !== rule)
+      out.push(
+        `${at}: ${shown} is also written by ${first.at} for the same target clusters; rules apply in order, so this one decides`,
+      );
   };
   for (const [r, rule] of objectsOf(rules)) {
     const target = canonicalJSON(rule.targetCluster ?? null);
@@ -262,7 +289,8 @@ function overlapWarnings(rules: readonly unknown[] | undefined): string[] {
     const overriders = obj(rule, 'overriders');
     for (const [i, p] of objectsOf(arr(overriders, 'plaintext'))) {
       const path = str(p, 'path');
-      if (usable(path)) note(r, target, `plaintext\u0000${normalizedPath(path)}`, `${base}.plaintext[${i}].path`, JSON.stringify(path));
+      if (usable(path))
+        note(r, target, `plaintext\u0000${normalizedPath(path)}`, `${base}.plaintext[${i}].path`, JSON.stringify(path));
     }
     for (const [i, fo] of objectsOf(arr(overriders, 'fieldOverrider'))) {
       const fieldPath = str(fo, 'fieldPath');
@@ -321,8 +349,10 @@ export function validateOverridePolicy(policy: Obj, ctx: OverrideContext): Findi
   warnings.push(...rs.warnings);
 
   if (targetCluster) warnings.push(...unknownClusterWarnings(targetCluster, 'spec.targetCluster', ctx.knownClusters));
-  if (isSet(spec, 'targetCluster')) warnings.push('spec.targetCluster is deprecated: move it into spec.overrideRules[].targetCluster');
-  if (anyOverriders(deprecatedOverriders)) warnings.push('spec.overriders is deprecated: move it into spec.overrideRules[].overriders');
+  if (isSet(spec, 'targetCluster'))
+    warnings.push('spec.targetCluster is deprecated: move it into spec.overrideRules[].targetCluster');
+  if (anyOverriders(deprecatedOverriders))
+    warnings.push('spec.overriders is deprecated: move it into spec.overrideRules[].overriders');
   warnings.push(...overlapWarnings(rules));
   return { errors, warnings };
 }

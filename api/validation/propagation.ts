@@ -8,7 +8,12 @@
 
 import { forbidden, invalid, required, unsupported, type FieldError } from './errors.js';
 import { isQualifiedName, validateLabelName } from './names.js';
-import { checkResourceSelectors, isEmptyAffinity, unknownClusterWarnings, validateClusterAffinity } from './selectors.js';
+import {
+  checkResourceSelectors,
+  isEmptyAffinity,
+  unknownClusterWarnings,
+  validateClusterAffinity,
+} from './selectors.js';
 import { arr, bool, child, index, isObject, isSet, key, num, obj, objectsOf, str, type Obj } from './shape.js';
 
 export const FLOTILLA_PERMANENT_ID_LABEL = 'policy.flotilla.io/permanent-id';
@@ -34,7 +39,10 @@ export interface Findings {
 
 /** The permanent-id label keys accepted on a policy of this kind: Flotilla's, then Karmada's. */
 export function permanentIdLabels(kind: PropagationContext['kind']): readonly string[] {
-  return [FLOTILLA_PERMANENT_ID_LABEL, kind === 'PropagationPolicy' ? KARMADA_PP_PERMANENT_ID_LABEL : KARMADA_CPP_PERMANENT_ID_LABEL];
+  return [
+    FLOTILLA_PERMANENT_ID_LABEL,
+    kind === 'PropagationPolicy' ? KARMADA_PP_PERMANENT_ID_LABEL : KARMADA_CPP_PERMANENT_ID_LABEL,
+  ];
 }
 
 function labelsOf(o: unknown): Obj | undefined {
@@ -55,14 +63,20 @@ function checkIdentity(policy: Obj, ctx: PropagationContext): FieldError | undef
     const oldLabels = labelsOf(ctx.oldObject);
     for (const k of permanentIdLabels(ctx.kind)) {
       if ((str(labels, k) ?? '') !== (str(oldLabels, k) ?? '')) {
-        return forbidden(key('metadata.labels', k), `label ${k} is immutable, it can only be set by the system during creation`);
+        return forbidden(
+          key('metadata.labels', k),
+          `label ${k} is immutable, it can only be set by the system during creation`,
+        );
       }
     }
   }
   if (ctx.operation !== undefined && ctx.requirePermanentId) {
     const labels = labelsOf(policy);
     if (!permanentIdLabels(ctx.kind).some((k) => str(labels, k))) {
-      return required('metadata.labels', `label ${FLOTILLA_PERMANENT_ID_LABEL} is required, it should be set by the mutating admission webhook during creation`);
+      return required(
+        'metadata.labels',
+        `label ${FLOTILLA_PERMANENT_ID_LABEL} is required, it should be set by the mutating admission webhook during creation`,
+      );
     }
   }
   return undefined;
@@ -96,14 +110,27 @@ function validateClusterAffinities(placement: Obj, path: string): FieldError[] {
     if (!isSet(term, 'overflowAffinities')) continue;
     const overflowPath = child(at, 'overflowAffinities');
     const overflow = arr(term, 'overflowAffinities');
-    if (isEmptyAffinity(term)) errs.push(invalid(overflowPath, overflow ?? term.overflowAffinities, 'overflowAffinities can only be used together with the inline ClusterAffinity'));
+    if (isEmptyAffinity(term))
+      errs.push(
+        invalid(
+          overflowPath,
+          overflow ?? term.overflowAffinities,
+          'overflowAffinities can only be used together with the inline ClusterAffinity',
+        ),
+      );
     const seen = new Set<string>([name]);
     for (const [j, o] of objectsOf(overflow)) {
       const oAt = index(overflowPath, j);
       const oName = str(o, 'affinityName') ?? '';
       for (const m of isQualifiedName(oName)) errs.push(invalid(child(oAt, 'affinityName'), oName, m));
       if (seen.has(oName)) {
-        errs.push(invalid(child(oAt, 'affinityName'), oName, "overflow affinity name must be unique and must not duplicate the primary group's affinityName"));
+        errs.push(
+          invalid(
+            child(oAt, 'affinityName'),
+            oName,
+            "overflow affinity name must be unique and must not duplicate the primary group's affinityName",
+          ),
+        );
       } else seen.add(oName);
       errs.push(...validateClusterAffinity(o, oAt));
     }
@@ -135,7 +162,13 @@ function validateSpreadConstraints(list: readonly unknown[] | undefined, path: s
     }
   }
   if (byField.size > 0 && !byField.has('cluster')) {
-    errs.push(invalid(path, list, 'the cluster spread constraint must be enabled in one of the constraints in case of SpreadByField is enabled'));
+    errs.push(
+      invalid(
+        path,
+        list,
+        'the cluster spread constraint must be enabled in one of the constraints in case of SpreadByField is enabled',
+      ),
+    );
   }
   return errs;
 }
@@ -145,7 +178,8 @@ function validateWorkloadAffinity(wa: Obj, path: string): FieldError[] {
   const affinityKey = str(obj(wa, 'affinity'), 'groupByLabelKey');
   const antiKey = str(obj(wa, 'antiAffinity'), 'groupByLabelKey');
   if (affinityKey !== undefined) {
-    for (const m of isQualifiedName(affinityKey)) errs.push(invalid(`${path}.affinity.groupByLabelKey`, affinityKey, m));
+    for (const m of isQualifiedName(affinityKey))
+      errs.push(invalid(`${path}.affinity.groupByLabelKey`, affinityKey, m));
   }
   if (antiKey !== undefined) {
     for (const m of isQualifiedName(antiKey)) errs.push(invalid(`${path}.antiAffinity.groupByLabelKey`, antiKey, m));
@@ -168,7 +202,13 @@ function validatePlacement(placement: Obj, path: string): FieldError[] {
   if (!allowsOverflow(placement)) {
     for (const [i, term] of objectsOf(arr(placement, 'clusterAffinities'))) {
       if (isSet(term, 'overflowAffinities')) {
-        errs.push(invalid(child(index(termsPath, i), 'overflowAffinities'), term.overflowAffinities, 'overflowAffinities can only be used together with dynamic weight or aggregated scheduling'));
+        errs.push(
+          invalid(
+            child(index(termsPath, i), 'overflowAffinities'),
+            term.overflowAffinities,
+            'overflowAffinities can only be used together with dynamic weight or aggregated scheduling',
+          ),
+        );
       }
     }
   }
@@ -185,7 +225,9 @@ function validatePlacement(placement: Obj, path: string): FieldError[] {
     }
   }
   const weightsPath = `${path}.replicaScheduling.weightPreference.staticWeightList`;
-  for (const [i, w] of objectsOf(arr(obj(obj(placement, 'replicaScheduling'), 'weightPreference'), 'staticWeightList'))) {
+  for (const [i, w] of objectsOf(
+    arr(obj(obj(placement, 'replicaScheduling'), 'weightPreference'), 'staticWeightList'),
+  )) {
     const target = obj(w, 'targetCluster');
     if (target) errs.push(...validateClusterAffinity(target, child(index(weightsPath, i), 'targetCluster')));
   }
@@ -210,7 +252,9 @@ function validateFailover(failover: Obj, path: string): FieldError[] {
     // An absent tolerationSeconds is the CRD default, 300.
     const toleration = num(obj(app, 'decisionConditions'), 'tolerationSeconds');
     if (toleration !== undefined && toleration < 0) {
-      errs.push(invalid(`${at}.decisionConditions.tolerationSeconds`, toleration, 'must be greater than or equal to 0'));
+      errs.push(
+        invalid(`${at}.decisionConditions.tolerationSeconds`, toleration, 'must be greater than or equal to 0'),
+      );
     }
     // An absent purgeMode is the CRD default, Gracefully, and then the mutating webhook also fills in
     // gracePeriodSeconds (600); so only an explicit Gracefully can lack a grace period.
@@ -248,13 +292,29 @@ function validatePropagationSpec(spec: Obj, namespace: string | undefined): Find
     for (const [i, s] of objectsOf(selectors)) {
       const name = str(s, 'name') ?? '';
       if (name === '') {
-        errors.push(invalid(`spec.resourceSelectors[${i}].name`, name, 'name cannot be empty if preemption is Always, the empty name may cause unexpected resources preemption'));
+        errors.push(
+          invalid(
+            `spec.resourceSelectors[${i}].name`,
+            name,
+            'name cannot be empty if preemption is Always, the empty name may cause unexpected resources preemption',
+          ),
+        );
       }
     }
   }
   const suspension = obj(spec, 'suspension');
-  if (suspension && bool(suspension, 'dispatching') === true && (arr(obj(suspension, 'dispatchingOnClusters'), 'clusterNames')?.length ?? 0) > 0) {
-    errors.push(invalid('spec.suspension.suspension', suspension, 'suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames'));
+  if (
+    suspension &&
+    bool(suspension, 'dispatching') === true &&
+    (arr(obj(suspension, 'dispatchingOnClusters'), 'clusterNames')?.length ?? 0) > 0
+  ) {
+    errors.push(
+      invalid(
+        'spec.suspension.suspension',
+        suspension,
+        'suspension dispatching cannot co-exist with dispatchingOnClusters.clusterNames',
+      ),
+    );
   }
   return { errors, warnings: rs.warnings };
 }
@@ -269,12 +329,20 @@ function clusterWarnings(spec: Obj, known: ReadonlySet<string> | undefined): str
   for (const [i, term] of objectsOf(arr(placement, 'clusterAffinities'))) {
     const at = `spec.placement.clusterAffinities[${i}]`;
     out.push(...unknownClusterWarnings(term, at, known));
-    for (const [j, o] of objectsOf(arr(term, 'overflowAffinities'))) out.push(...unknownClusterWarnings(o, `${at}.overflowAffinities[${j}]`, known));
+    for (const [j, o] of objectsOf(arr(term, 'overflowAffinities')))
+      out.push(...unknownClusterWarnings(o, `${at}.overflowAffinities[${j}]`, known));
   }
   const weights = arr(obj(obj(placement, 'replicaScheduling'), 'weightPreference'), 'staticWeightList');
   for (const [i, w] of objectsOf(weights)) {
     const target = obj(w, 'targetCluster');
-    if (target) out.push(...unknownClusterWarnings(target, `spec.placement.replicaScheduling.weightPreference.staticWeightList[${i}].targetCluster`, known));
+    if (target)
+      out.push(
+        ...unknownClusterWarnings(
+          target,
+          `spec.placement.replicaScheduling.weightPreference.staticWeightList[${i}].targetCluster`,
+          known,
+        ),
+      );
   }
   const dispatching = obj(obj(spec, 'suspension'), 'dispatchingOnClusters');
   if (dispatching) out.push(...unknownClusterWarnings(dispatching, 'spec.suspension.dispatchingOnClusters', known));

@@ -12,7 +12,12 @@ import { invalid, required, unsupported, type FieldError } from './errors.js';
 import { child, index, isObject, key } from './shape.js';
 
 export type Schema =
-  | { readonly type: 'string'; readonly enum?: readonly string[]; readonly minLength?: number; readonly maxLength?: number }
+  | {
+      readonly type: 'string';
+      readonly enum?: readonly string[];
+      readonly minLength?: number;
+      readonly maxLength?: number;
+    }
   | { readonly type: 'integer'; readonly minimum?: number; readonly format?: 'int32' | 'int64' }
   | { readonly type: 'boolean' }
   /** Any JSON (x-kubernetes-preserve-unknown-fields). */
@@ -20,7 +25,11 @@ export type Schema =
   | { readonly type: 'array'; readonly items: Schema; readonly minItems?: number }
   /** An object with free keys (additionalProperties). */
   | { readonly type: 'map'; readonly values: Schema }
-  | { readonly type: 'object'; readonly properties: Readonly<Record<string, Schema>>; readonly required?: readonly string[] };
+  | {
+      readonly type: 'object';
+      readonly properties: Readonly<Record<string, Schema>>;
+      readonly required?: readonly string[];
+    };
 
 export interface SchemaReport {
   errors: FieldError[];
@@ -59,7 +68,12 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         report.errors.push(invalid(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
       }
       if (schema.maxLength !== undefined && length > schema.maxLength) {
-        report.errors.push({ type: 'Too long', field: path, value, detail: `may not be more than ${schema.maxLength} bytes` });
+        report.errors.push({
+          type: 'Too long',
+          field: path,
+          value,
+          detail: `may not be more than ${schema.maxLength} bytes`,
+        });
       }
       return;
     }
@@ -69,10 +83,14 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         return;
       }
       if (schema.minimum !== undefined && value < schema.minimum) {
-        report.errors.push(invalid(path, value, `${path} in body should be greater than or equal to ${schema.minimum}`));
+        report.errors.push(
+          invalid(path, value, `${path} in body should be greater than or equal to ${schema.minimum}`),
+        );
       }
       if (schema.format === 'int32' && (value < INT32_MIN || value > INT32_MAX)) {
-        report.errors.push(invalid(path, value, `${path} in body must be a 32-bit integer (${INT32_MIN} to ${INT32_MAX})`));
+        report.errors.push(
+          invalid(path, value, `${path} in body must be a 32-bit integer (${INT32_MIN} to ${INT32_MAX})`),
+        );
       }
       return;
     }
@@ -85,7 +103,9 @@ export function checkSchema(value: unknown, schema: Schema, path: string, report
         return;
       }
       if (schema.minItems !== undefined && value.length < schema.minItems) {
-        report.errors.push(invalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`));
+        report.errors.push(
+          invalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`),
+        );
       }
       value.forEach((item: unknown, i) => checkSchema(item, schema.items, index(path, i), report));
       return;
@@ -131,7 +151,8 @@ const int64: Schema = { type: 'integer', format: 'int64' };
 const strings: Schema = { type: 'array', items: string };
 const stringMap: Schema = { type: 'map', values: string };
 const enumOf = (...values: string[]): Schema => ({ type: 'string', enum: values });
-const arrayOf = (items: Schema, minItems?: number): Schema => (minItems === undefined ? { type: 'array', items } : { type: 'array', items, minItems });
+const arrayOf = (items: Schema, minItems?: number): Schema =>
+  minItems === undefined ? { type: 'array', items } : { type: 'array', items, minItems };
 const object = (properties: Record<string, Schema>, ...requiredFields: string[]): Schema => ({
   type: 'object',
   properties,
@@ -149,24 +170,51 @@ const affinityFields = { labelSelector, fieldSelector, clusterNames: strings, ex
 const clusterAffinity = object(affinityFields);
 const affinityName: Schema = { type: 'string', minLength: 1, maxLength: 32 };
 
-const resourceSelector = object({ apiVersion: string, kind: string, namespace: string, name: string, labelSelector }, 'apiVersion', 'kind');
+const resourceSelector = object(
+  { apiVersion: string, kind: string, namespace: string, name: string, labelSelector },
+  'apiVersion',
+  'kind',
+);
 
-const statePreservation = object({ rules: arrayOf(object({ aliasLabelName: string, jsonPath: string }, 'aliasLabelName', 'jsonPath')) }, 'rules');
+const statePreservation = object(
+  { rules: arrayOf(object({ aliasLabelName: string, jsonPath: string }, 'aliasLabelName', 'jsonPath')) },
+  'rules',
+);
 
 const placement = object({
   clusterAffinity,
   clusterAffinities: arrayOf(
-    object({ affinityName, ...affinityFields, overflowAffinities: arrayOf(object({ affinityName, ...affinityFields }, 'affinityName')) }, 'affinityName'),
+    object(
+      {
+        affinityName,
+        ...affinityFields,
+        overflowAffinities: arrayOf(object({ affinityName, ...affinityFields }, 'affinityName')),
+      },
+      'affinityName',
+    ),
   ),
-  clusterTolerations: arrayOf(object({ key: string, operator: string, value: string, effect: string, tolerationSeconds: int64 })),
+  clusterTolerations: arrayOf(
+    object({ key: string, operator: string, value: string, effect: string, tolerationSeconds: int64 }),
+  ),
   spreadConstraints: arrayOf(
-    object({ spreadByField: enumOf('cluster', 'region', 'zone', 'provider'), spreadByLabel: string, maxGroups: int64, minGroups: int64 }),
+    object({
+      spreadByField: enumOf('cluster', 'region', 'zone', 'provider'),
+      spreadByLabel: string,
+      maxGroups: int64,
+      minGroups: int64,
+    }),
   ),
   replicaScheduling: object({
     replicaSchedulingType: enumOf('Duplicated', 'Divided'),
     replicaDivisionPreference: enumOf('Aggregated', 'Weighted'),
     weightPreference: object({
-      staticWeightList: arrayOf(object({ targetCluster: clusterAffinity, weight: { type: 'integer', format: 'int64', minimum: 1 } }, 'targetCluster', 'weight')),
+      staticWeightList: arrayOf(
+        object(
+          { targetCluster: clusterAffinity, weight: { type: 'integer', format: 'int64', minimum: 1 } },
+          'targetCluster',
+          'weight',
+        ),
+      ),
       dynamicWeight: enumOf('AvailableReplicas'),
     }),
   }),
@@ -203,17 +251,31 @@ export const PROPAGATION_SPEC: Schema = object(
     activationPreference: enumOf('Lazy'),
     suspension: object({ dispatching: boolean, dispatchingOnClusters: object({ clusterNames: strings }) }),
     preserveResourcesOnDeletion: boolean,
-    schedulePriority: object({ priorityClassSource: enumOf('KubePriorityClass'), priorityClassName: string }, 'priorityClassSource', 'priorityClassName'),
+    schedulePriority: object(
+      { priorityClassSource: enumOf('KubePriorityClass'), priorityClassName: string },
+      'priorityClassSource',
+      'priorityClassName',
+    ),
   },
   'resourceSelectors',
 );
 
-const patchOperation = object({ subPath: string, operator: enumOf(...OVERRIDER_OPERATORS), value: anyJSON }, 'subPath', 'operator');
-const commandArgs = object({ containerName: string, operator: enumOf(...COMMAND_ARGS_OPERATORS), value: strings }, 'containerName', 'operator');
+const patchOperation = object(
+  { subPath: string, operator: enumOf(...OVERRIDER_OPERATORS), value: anyJSON },
+  'subPath',
+  'operator',
+);
+const commandArgs = object(
+  { containerName: string, operator: enumOf(...COMMAND_ARGS_OPERATORS), value: strings },
+  'containerName',
+  'operator',
+);
 const labelAnnotation = object({ operator: enumOf(...OVERRIDER_OPERATORS), value: stringMap }, 'operator', 'value');
 
 const overriders = object({
-  plaintext: arrayOf(object({ path: string, operator: enumOf(...OVERRIDER_OPERATORS), value: anyJSON }, 'path', 'operator')),
+  plaintext: arrayOf(
+    object({ path: string, operator: enumOf(...OVERRIDER_OPERATORS), value: anyJSON }, 'path', 'operator'),
+  ),
   imageOverrider: arrayOf(
     object(
       {
@@ -231,7 +293,9 @@ const overriders = object({
   argsOverrider: arrayOf(commandArgs),
   labelsOverrider: arrayOf(labelAnnotation),
   annotationsOverrider: arrayOf(labelAnnotation),
-  fieldOverrider: arrayOf(object({ fieldPath: string, json: arrayOf(patchOperation), yaml: arrayOf(patchOperation) }, 'fieldPath')),
+  fieldOverrider: arrayOf(
+    object({ fieldPath: string, json: arrayOf(patchOperation), yaml: arrayOf(patchOperation) }, 'fieldPath'),
+  ),
 });
 
 /** OverridePolicy / ClusterOverridePolicy `spec`. */

@@ -22,11 +22,15 @@ export function validateLabelSelector(selector: Obj, path: string): FieldError[]
     switch (operator) {
       case 'In':
       case 'NotIn':
-        if (valueCount === 0) errs.push(required(child(at, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
+        if (valueCount === 0)
+          errs.push(required(child(at, 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
         break;
       case 'Exists':
       case 'DoesNotExist':
-        if (valueCount > 0) errs.push(forbidden(child(at, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        if (valueCount > 0)
+          errs.push(
+            forbidden(child(at, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+          );
         break;
       case undefined:
         break; // missing operator: reported by the schema
@@ -51,7 +55,8 @@ export const FIELD_SELECTOR_KEYS = ['provider', 'region', 'zone'] as const;
 export function fieldSelectorProblem(fieldSelector: Obj): string | undefined {
   for (const [, e] of objectsOf(arr(fieldSelector, 'matchExpressions'))) {
     const k = str(e, 'key') ?? '';
-    if (!(FIELD_SELECTOR_KEYS as readonly string[]).includes(k)) return `unsupported key ${JSON.stringify(k)}, must be provider, region, or zone`;
+    if (!(FIELD_SELECTOR_KEYS as readonly string[]).includes(k))
+      return `unsupported key ${JSON.stringify(k)}, must be provider, region, or zone`;
     const op = str(e, 'operator') ?? '';
     if (op !== 'In' && op !== 'NotIn') return `unsupported operator ${JSON.stringify(op)}, must be In or NotIn`;
   }
@@ -72,7 +77,12 @@ export function validateClusterAffinity(affinity: Obj, path: string): FieldError
     for (const [i, e] of objectsOf(arr(fieldSelector, 'matchExpressions'))) {
       const op = str(e, 'operator');
       if ((op === 'In' || op === 'NotIn') && (arr(e, 'values')?.length ?? 0) === 0) {
-        errs.push(required(child(index(child(child(path, 'fieldSelector'), 'matchExpressions'), i), 'values'), "must be specified when `operator` is 'In' or 'NotIn'"));
+        errs.push(
+          required(
+            child(index(child(child(path, 'fieldSelector'), 'matchExpressions'), i), 'values'),
+            "must be specified when `operator` is 'In' or 'NotIn'",
+          ),
+        );
       }
     }
   }
@@ -83,7 +93,12 @@ export function validateClusterAffinity(affinity: Obj, path: string): FieldError
 
 /** True when the affinity constrains nothing (Karmada: no label/field selector, clusterNames or exclude). */
 export function isEmptyAffinity(affinity: Obj): boolean {
-  return !isSet(affinity, 'labelSelector') && !isSet(affinity, 'fieldSelector') && (arr(affinity, 'clusterNames')?.length ?? 0) === 0 && (arr(affinity, 'exclude')?.length ?? 0) === 0;
+  return (
+    !isSet(affinity, 'labelSelector') &&
+    !isSet(affinity, 'fieldSelector') &&
+    (arr(affinity, 'clusterNames')?.length ?? 0) === 0 &&
+    (arr(affinity, 'exclude')?.length ?? 0) === 0
+  );
 }
 
 /**
@@ -95,7 +110,10 @@ export function unknownClusterWarnings(affinity: Obj, path: string, known: Reado
   const out: string[] = [];
   for (const field of ['clusterNames', 'exclude'] as const) {
     for (const [i, name] of stringsOf(arr(affinity, field))) {
-      if (!known.has(name)) out.push(`${index(child(path, field), i)}: cluster ${JSON.stringify(name)} is not among the known clusters (${describeKnown(known)})`);
+      if (!known.has(name))
+        out.push(
+          `${index(child(path, field), i)}: cluster ${JSON.stringify(name)} is not among the known clusters (${describeKnown(known)})`,
+        );
     }
   }
   return out;
@@ -172,13 +190,23 @@ export interface ResourceSelectorFindings {
  * is denied), then Flotilla's label selector check; warnings for doubtful apiVersion/kind pairs and for a
  * labelSelector that `name` makes irrelevant.
  */
-export function checkResourceSelectors(list: readonly unknown[] | undefined, path: string, policyNamespace: string | undefined): ResourceSelectorFindings {
+export function checkResourceSelectors(
+  list: readonly unknown[] | undefined,
+  path: string,
+  policyNamespace: string | undefined,
+): ResourceSelectorFindings {
   const out: ResourceSelectorFindings = { errors: [], warnings: [] };
   for (const [i, rs] of objectsOf(list)) {
     const at = index(path, i);
     const ns = str(rs, 'namespace');
     if (policyNamespace && ns && ns !== policyNamespace) {
-      out.errors.push(invalid(child(at, 'namespace'), ns, 'namespace of resource selector must be the same as the namespace of the policy'));
+      out.errors.push(
+        invalid(
+          child(at, 'namespace'),
+          ns,
+          'namespace of resource selector must be the same as the namespace of the policy',
+        ),
+      );
     }
     const labelSelector = obj(rs, 'labelSelector');
     if (labelSelector) out.errors.push(...validateLabelSelector(labelSelector, child(at, 'labelSelector')));

@@ -18,7 +18,13 @@ export class VariableError extends Error {
   }
 }
 
-export const KNOWN_VARIABLES = ['cluster.name', 'cluster.region', 'cluster.provider', 'cluster.zone', "cluster.labels['<key>']"] as const;
+export const KNOWN_VARIABLES = [
+  'cluster.name',
+  'cluster.region',
+  'cluster.provider',
+  'cluster.zone',
+  "cluster.labels['<key>']",
+] as const;
 
 /** What a cluster offers to variables. `zone` is the first of spec.zones (or the deprecated spec.zone). */
 export interface ClusterFacts {
@@ -53,7 +59,11 @@ export const MAX_CACHED_LENGTH = 1024;
  */
 export const MAX_EXPANDED_LENGTH = 4 * 1024 * 1024;
 
-const cache = new BoundedCache<readonly Part[]>({ maxEntries: 10_000, maxKeyLength: MAX_CACHED_LENGTH, maxTotalLength: 1024 * 1024 });
+const cache = new BoundedCache<readonly Part[]>({
+  maxEntries: 10_000,
+  maxKeyLength: MAX_CACHED_LENGTH,
+  maxTotalLength: 1024 * 1024,
+});
 
 function parse(text: string): readonly Part[] {
   const hit = cache.get(text);
@@ -79,14 +89,20 @@ function parse(text: string): readonly Part[] {
       continue;
     }
     const end = text.indexOf('}', at + 2);
-    if (end < 0) throw new VariableError(`unterminated variable in ${JSON.stringify(text)}: "\${" needs a closing "}" (write "$\${" for a literal "\${")`);
+    if (end < 0)
+      throw new VariableError(
+        `unterminated variable in ${JSON.stringify(text)}: "\${" needs a closing "}" (write "$\${" for a literal "\${")`,
+      );
     const expr = text.slice(at + 2, end).trim();
     const simple = SIMPLE.get(expr);
     const label = LABEL.exec(expr);
     let part: Part;
     if (simple) part = { variable: simple };
     else if (label) part = { label: label[1] ?? label[2] ?? '' };
-    else throw new VariableError(`unknown variable "\${${expr}}"; known variables: ${KNOWN_VARIABLES.map((v) => `\${${v}}`).join(', ')}`);
+    else
+      throw new VariableError(
+        `unknown variable "\${${expr}}"; known variables: ${KNOWN_VARIABLES.map((v) => `\${${v}}`).join(', ')}`,
+      );
     if (literal) parts.push(literal);
     literal = '';
     parts.push(part);
@@ -133,7 +149,8 @@ export function expandString(text: string, facts: ClusterFacts): string {
     if (typeof p === 'string') piece = p;
     else if ('label' in p) {
       const v = own(facts.labels, p.label);
-      if (typeof v !== 'string') throw new VariableError(`cluster ${facts.name} has no label ${JSON.stringify(p.label)}`);
+      if (typeof v !== 'string')
+        throw new VariableError(`cluster ${facts.name} has no label ${JSON.stringify(p.label)}`);
       piece = v;
     } else {
       const v = facts[p.variable];
@@ -141,7 +158,9 @@ export function expandString(text: string, facts: ClusterFacts): string {
       piece = v;
     }
     if (out.length + piece.length > MAX_EXPANDED_LENGTH) {
-      throw new VariableError(`expanding a value of ${text.length} characters for cluster ${facts.name} gives more than ${MAX_EXPANDED_LENGTH} characters`);
+      throw new VariableError(
+        `expanding a value of ${text.length} characters for cluster ${facts.name} gives more than ${MAX_EXPANDED_LENGTH} characters`,
+      );
     }
     out += piece;
   }
@@ -180,5 +199,6 @@ export function expandValue<T>(value: T, facts: ClusterFacts): T {
 export function* stringsIn(value: unknown, at = ''): Generator<{ at: string; text: string }> {
   if (typeof value === 'string') yield { at, text: value };
   else if (Array.isArray(value)) for (let i = 0; i < value.length; i++) yield* stringsIn(value[i], `${at}[${i}]`);
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) yield* stringsIn(v, `${at}.${k}`);
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) yield* stringsIn(v, `${at}.${k}`);
 }

@@ -21,15 +21,27 @@ const ORACLE = join(ROOT, 'hack/yaml-oracle');
 const FIXTURE = join(ROOT, 'test/fixtures/yaml-oracle.json');
 
 function oracle(documents: string[]): Reading[] {
-  const r = spawnSync('go', ['run', '.'], { cwd: ORACLE, input: JSON.stringify(documents), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const r = spawnSync('go', ['run', '.'], {
+    cwd: ORACLE,
+    input: JSON.stringify(documents),
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`go run ./hack/yaml-oracle failed:\n${r.stderr}`);
   return JSON.parse(r.stdout) as Reading[];
 }
 
-const writes = writeCases().map((c) => ({ ...c, options: WRITE_STYLES[c.style], yaml: writeYaml(c.value, WRITE_STYLES[c.style]) }));
+const writes = writeCases().map((c) => ({
+  ...c,
+  options: WRITE_STYLES[c.style],
+  yaml: writeYaml(c.value, WRITE_STYLES[c.style]),
+}));
 const readings = oracle([...READ_CASES.map((c) => c.yaml), ...writes.map((w) => w.yaml)]);
-const version = spawnSync('go', ['list', '-m', '-f', '{{.Version}}', 'sigs.k8s.io/yaml'], { cwd: ORACLE, encoding: 'utf8' }).stdout.trim();
+const version = spawnSync('go', ['list', '-m', '-f', '{{.Version}}', 'sigs.k8s.io/yaml'], {
+  cwd: ORACLE,
+  encoding: 'utf8',
+}).stdout.trim();
 
 const reading = (i: number): Reading => {
   const r = readings[i];
@@ -39,7 +51,10 @@ const reading = (i: number): Reading => {
 const read = READ_CASES.map((c, i) => ({ ...c, sigs: reading(i) }));
 const write = writes.map((w, i) => {
   const r = reading(READ_CASES.length + i);
-  if (r.json === undefined) throw new Error(`sigs.k8s.io/yaml cannot read what pkg/yaml wrote for ${JSON.stringify(w.value)}:\n${w.yaml}\n${r.error}`);
+  if (r.json === undefined)
+    throw new Error(
+      `sigs.k8s.io/yaml cannot read what pkg/yaml wrote for ${JSON.stringify(w.value)}:\n${w.yaml}\n${r.error}`,
+    );
   return { style: w.style, options: w.options, value: w.value, yaml: w.yaml, sigs: r };
 });
 

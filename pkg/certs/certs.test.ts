@@ -50,7 +50,10 @@ void describe('createCA', () => {
     const a = x509(ca);
     const b = x509(otherCA);
     assert.notEqual(a.serialNumber, b.serialNumber);
-    assert.notEqual(a.publicKey.export({ format: 'pem', type: 'spki' }), b.publicKey.export({ format: 'pem', type: 'spki' }));
+    assert.notEqual(
+      a.publicKey.export({ format: 'pem', type: 'spki' }),
+      b.publicKey.export({ format: 'pem', type: 'spki' }),
+    );
   });
 });
 
@@ -109,12 +112,21 @@ void describe('createServingCert', () => {
 
   void it('can last until 9999-12-31T23:59:59Z and no longer', () => {
     const now = new Date('9999-01-01T00:00:00Z');
-    assert.equal(x509(createServingCert(ca, { commonName: 'late', now, validDays: 364 })).validToDate.toISOString(), '9999-12-31T00:00:00.000Z');
-    assert.throws(() => createServingCert(ca, { commonName: 'late', now, validDays: 365 }), /ends after 9999-12-31T23:59:59\.000Z/);
+    assert.equal(
+      x509(createServingCert(ca, { commonName: 'late', now, validDays: 364 })).validToDate.toISOString(),
+      '9999-12-31T00:00:00.000Z',
+    );
+    assert.throws(
+      () => createServingCert(ca, { commonName: 'late', now, validDays: 365 }),
+      /ends after 9999-12-31T23:59:59\.000Z/,
+    );
   });
 
   void it('accepts a wildcard DNS name as the whole first label', () => {
-    assert.equal(x509(createServingCert(ca, { commonName: 'w', dnsNames: ['*.hook.example'] })).subjectAltName, 'DNS:*.hook.example');
+    assert.equal(
+      x509(createServingCert(ca, { commonName: 'w', dnsNames: ['*.hook.example'] })).subjectAltName,
+      'DNS:*.hook.example',
+    );
   });
 
   void it('has no SAN extension when no names are given', () => {
@@ -134,8 +146,14 @@ void describe('createClientCert', () => {
 
   void it('puts the user in CN and every group in its own O', () => {
     const lines = subjectLines(x509(client));
-    assert.deepEqual(lines.filter((l) => l.startsWith('O=')), ['O=system:masters', 'O=team-a']);
-    assert.deepEqual(lines.filter((l) => l.startsWith('CN=')), ['CN=admin']);
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('O=')),
+      ['O=system:masters', 'O=team-a'],
+    );
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('CN=')),
+      ['CN=admin'],
+    );
   });
 
   void it('has no O when no organizations are given', () => {
@@ -148,8 +166,16 @@ void describe('argument errors', () => {
     { name: 'an empty CA common name', call: () => createCA(''), code: 'INVALID_ARGUMENT' },
     { name: 'a zero validity', call: () => createCA('c', { validDays: 0 }), code: 'INVALID_ARGUMENT' },
     { name: 'an invalid clock', call: () => createCA('c', { now: new Date('nope') }), code: 'INVALID_ARGUMENT' },
-    { name: 'a validity of more than 36500 days', call: () => createCA('c', { validDays: 36501 }), code: 'INVALID_ARGUMENT' },
-    { name: 'a validity of 3,000,000 days', call: () => createCA('c', { validDays: 3_000_000 }), code: 'INVALID_ARGUMENT' },
+    {
+      name: 'a validity of more than 36500 days',
+      call: () => createCA('c', { validDays: 36501 }),
+      code: 'INVALID_ARGUMENT',
+    },
+    {
+      name: 'a validity of 3,000,000 days',
+      call: () => createCA('c', { validDays: 3_000_000 }),
+      code: 'INVALID_ARGUMENT',
+    },
     {
       name: 'a validity ending after 9999-12-31',
       call: () => createCA('c', { now: new Date('9999-06-01T00:00:00Z'), validDays: 365 }),
@@ -186,7 +212,7 @@ void describe('argument errors', () => {
       code: 'INVALID_CA',
     },
     {
-      name: "a CA whose key belongs to another certificate",
+      name: 'a CA whose key belongs to another certificate',
       call: () => createClientCert({ certPem: ca.certPem, keyPem: otherCA.keyPem }, { commonName: 'u' }),
       code: 'INVALID_CA',
     },

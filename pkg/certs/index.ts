@@ -156,14 +156,20 @@ function newKey(): { pem: string; publicKey: forge.pki.rsa.PublicKey; privateKey
 function newCertificate(publicKey: forge.pki.rsa.PublicKey, opts: CertOptions): forge.pki.Certificate {
   const validDays = opts.validDays ?? DEFAULT_VALID_DAYS;
   if (typeof validDays !== 'number' || !Number.isFinite(validDays) || validDays <= 0 || validDays > MAX_VALID_DAYS) {
-    throw new CertError('INVALID_ARGUMENT', `validDays must be a number of days from 1 to ${MAX_VALID_DAYS}, got ${String(validDays)}`);
+    throw new CertError(
+      'INVALID_ARGUMENT',
+      `validDays must be a number of days from 1 to ${MAX_VALID_DAYS}, got ${String(validDays)}`,
+    );
   }
   // X.509 times have whole seconds; truncating keeps notAfter exactly validDays after `now`.
   const now = Math.floor((opts.now ?? new Date()).getTime() / 1000) * 1000;
   if (Number.isNaN(now)) throw new CertError('INVALID_ARGUMENT', 'now is not a valid date');
   const notAfter = new Date(now + validDays * DAY_MS);
   if (notAfter.getTime() > LATEST_NOT_AFTER.getTime()) {
-    throw new CertError('INVALID_ARGUMENT', `validDays ${validDays} from ${new Date(now).toISOString()} ends after ${LATEST_NOT_AFTER.toISOString()}, the latest time a certificate can hold`);
+    throw new CertError(
+      'INVALID_ARGUMENT',
+      `validDays ${validDays} from ${new Date(now).toISOString()} ends after ${LATEST_NOT_AFTER.toISOString()}, the latest time a certificate can hold`,
+    );
   }
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;

@@ -23,12 +23,16 @@ export function dnsNameProblem(name: string): string | undefined {
     }
     if (label.length > MAX_LABEL_LENGTH) return `has a label longer than ${MAX_LABEL_LENGTH} characters`;
     if (label.includes('*')) return 'has "*" inside a label (a wildcard must be the whole first label)';
-    if (!LDH.test(label)) return `has a label with characters other than letters, digits and "-": ${JSON.stringify(label)}`;
-    if (label.startsWith('-') || label.endsWith('-')) return `has a label that starts or ends with "-": ${JSON.stringify(label)}`;
+    if (!LDH.test(label))
+      return `has a label with characters other than letters, digits and "-": ${JSON.stringify(label)}`;
+    if (label.startsWith('-') || label.endsWith('-'))
+      return `has a label that starts or ends with "-": ${JSON.stringify(label)}`;
   }
   // No top-level domain is all digits (RFC 3696 §2): such a name is a mistyped address, e.g. 300.1.1.1.
   if (NUMERIC.test(labels[labels.length - 1] ?? '')) {
-    return labels.every((l) => NUMERIC.test(l)) ? 'looks like an IPv4 address but is not one' : 'ends in an all-numeric label';
+    return labels.every((l) => NUMERIC.test(l))
+      ? 'looks like an IPv4 address but is not one'
+      : 'ends in an all-numeric label';
   }
   return undefined;
 }

@@ -57,7 +57,9 @@ export function checkKeyPair(certPem: string | Buffer, keyPem: string | Buffer, 
   try {
     key = createPrivateKey(keyPem);
   } catch (e: unknown) {
-    throw new CertError('INVALID_PAIR', `${keyName} is not a PEM private key that can be read (${reason(e)})`, { cause: e });
+    throw new CertError('INVALID_PAIR', `${keyName} is not a PEM private key that can be read (${reason(e)})`, {
+      cause: e,
+    });
   }
   let publicType: string | undefined;
   try {
@@ -66,10 +68,16 @@ export function checkKeyPair(certPem: string | Buffer, keyPem: string | Buffer, 
     throw new CertError('INVALID_PAIR', `the public key of ${certName} cannot be read (${reason(e)})`, { cause: e });
   }
   if (publicType !== key.asymmetricKeyType) {
-    throw new CertError('INVALID_PAIR', `${keyName} is a key of type ${keyType(key.asymmetricKeyType)} but ${certName} holds a public key of type ${keyType(publicType)}`);
+    throw new CertError(
+      'INVALID_PAIR',
+      `${keyName} is a key of type ${keyType(key.asymmetricKeyType)} but ${certName} holds a public key of type ${keyType(publicType)}`,
+    );
   }
   if (!certificate.checkPrivateKey(key)) {
-    throw new CertError('INVALID_PAIR', `${keyName} does not belong to ${certName} (another ${keyType(publicType)} key)`);
+    throw new CertError(
+      'INVALID_PAIR',
+      `${keyName} does not belong to ${certName} (another ${keyType(publicType)} key)`,
+    );
   }
   return { certificate, key };
 }
@@ -84,7 +92,8 @@ export function checkCABundle(pem: string, opts: { label?: string; now?: Date } 
   const label = opts.label ?? 'the CA bundle';
   const blocks = pem.match(PEM_CERTIFICATE) ?? [];
   const others = [...pem.replace(PEM_CERTIFICATE, '').matchAll(PEM_BEGIN)].map((m) => m[1] ?? '');
-  if (others.length > 0) throw new CertError('INVALID_CA', `${label} holds a PEM block that is not a certificate (${others.join(', ')})`);
+  if (others.length > 0)
+    throw new CertError('INVALID_CA', `${label} holds a PEM block that is not a certificate (${others.join(', ')})`);
   if (blocks.length === 0) throw new CertError('INVALID_CA', `${label} holds no PEM certificate`);
   const certificates = blocks.map((block, i) => {
     const which = blocks.length > 1 ? `certificate ${i + 1} of ${label}` : label;
@@ -98,8 +107,13 @@ export function checkCABundle(pem: string, opts: { label?: string; now?: Date } 
     return cert;
   });
   const now = opts.now;
-  if (now !== undefined && !certificates.some((c) => c.validFromDate.getTime() <= now.getTime() && now.getTime() < c.validToDate.getTime())) {
-    const validity = certificates.map((c) => `${c.validFromDate.toISOString()} to ${c.validToDate.toISOString()}`).join(', ');
+  if (
+    now !== undefined &&
+    !certificates.some((c) => c.validFromDate.getTime() <= now.getTime() && now.getTime() < c.validToDate.getTime())
+  ) {
+    const validity = certificates
+      .map((c) => `${c.validFromDate.toISOString()} to ${c.validToDate.toISOString()}`)
+      .join(', ');
     throw new CertError('INVALID_CA', `${label} is not valid now (${now.toISOString()}): valid ${validity}`);
   }
   return certificates;
@@ -144,7 +158,10 @@ export function servingMaterialProblems(m: ServingMaterial, req: ServingRequirem
     problems.push(e instanceof CertError ? e.message : String(e));
   }
 
-  for (const [label, cert] of [...cas.map((c) => [FILE.caPem, c] as const), ...(certificate ? [[FILE.certPem, certificate] as const] : [])]) {
+  for (const [label, cert] of [
+    ...cas.map((c) => [FILE.caPem, c] as const),
+    ...(certificate ? [[FILE.certPem, certificate] as const] : []),
+  ]) {
     const problem = validityProblem(cert, req);
     if (problem) problems.push(`${label} ${problem}`);
   }
@@ -157,7 +174,9 @@ export function servingMaterialProblems(m: ServingMaterial, req: ServingRequirem
     problems.push(`${FILE.certPem} is not for server authentication`);
   }
   const uncovered = [
-    ...(req.dnsNames ?? []).filter((name) => certificate.checkHost(name, { subject: 'never', partialWildcards: false }) === undefined),
+    ...(req.dnsNames ?? []).filter(
+      (name) => certificate.checkHost(name, { subject: 'never', partialWildcards: false }) === undefined,
+    ),
     ...(req.ipAddresses ?? []).filter((ip) => certificate.checkIP(ip) === undefined),
   ];
   if (uncovered.length > 0) problems.push(`${FILE.certPem} is not valid for ${uncovered.join(', ')}`);

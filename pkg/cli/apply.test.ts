@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { captureIO } from '../../test/cli-io.js';
 import { kubeConfigSource } from './kubeflags.js';
 
-const kubeconfigSource = (flag: string | undefined, env: NodeJS.ProcessEnv) => kubeConfigSource({ kubeconfig: flag }, env);
+const kubeconfigSource = (flag: string | undefined, env: NodeJS.ProcessEnv) =>
+  kubeConfigSource({ kubeconfig: flag }, env);
 import { defaultApplySetName } from './delivery.js';
 import { run } from './index.js';
 
@@ -54,9 +55,21 @@ void describe('flotilla apply and diff: usage', () => {
   const cases: Array<[string, string[], RegExp]> = [
     ['no -f', ['apply'], /flotilla apply: -f\/--filename is required/],
     ['an unknown flag', ['apply', '-f', 'x', '--frobnicate'], /unknown flag --frobnicate/],
-    ['a bad --concurrency', ['apply', '-f', 'x', '--concurrency', '0'], /--concurrency must be an integer from 1 to 1000/],
-    ['client-side dry run', ['apply', '-f', 'x', '--dry-run=client'], /--dry-run must be one of none, server; got "client"/],
-    ['a bad --applyset', ['apply', '-f', 'x', '--applyset', 'Not_A_Name'], /--applyset "Not_A_Name": must be a lowercase DNS subdomain/],
+    [
+      'a bad --concurrency',
+      ['apply', '-f', 'x', '--concurrency', '0'],
+      /--concurrency must be an integer from 1 to 1000/,
+    ],
+    [
+      'client-side dry run',
+      ['apply', '-f', 'x', '--dry-run=client'],
+      /--dry-run must be one of none, server; got "client"/,
+    ],
+    [
+      'a bad --applyset',
+      ['apply', '-f', 'x', '--applyset', 'Not_A_Name'],
+      /--applyset "Not_A_Name": must be a lowercase DNS subdomain/,
+    ],
     ['a bad -o', ['apply', '-f', 'x', '-o', 'yaml'], /--output must be one of text, json; got "yaml"/],
     ['diff without -f', ['diff'], /flotilla diff: -f\/--filename is required/],
   ];
@@ -105,7 +118,15 @@ void describe('flotilla apply and diff: problems before any cluster is touched',
   });
 
   it('names a --context that is not in the kubeconfig', async () => {
-    const r = await cli(['apply', '-f', QUICKSTART, '--kubeconfig', kubeconfig(['eu-west', 'us-east', 'dev']), '--context', 'ap-south']);
+    const r = await cli([
+      'apply',
+      '-f',
+      QUICKSTART,
+      '--kubeconfig',
+      kubeconfig(['eu-west', 'us-east', 'dev']),
+      '--context',
+      'ap-south',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.err, /--context ap-south: no such context in kubeconfig .* \(contexts: eu-west, us-east, dev\)/);
   });
@@ -114,12 +135,21 @@ void describe('flotilla apply and diff: problems before any cluster is touched',
     const kc = kubeconfig(['eu-west', 'us-east']);
     const r = await cli(['apply', '-f', QUICKSTART, '--kubeconfig', kc]);
     assert.equal(r.code, 1);
-    assert.match(r.err, new RegExp(`clusters\\.yaml \\(document 3\\): Cluster "dev" has no context of that name in kubeconfig ${kc}`));
+    assert.match(
+      r.err,
+      new RegExp(`clusters\\.yaml \\(document 3\\): Cluster "dev" has no context of that name in kubeconfig ${kc}`),
+    );
     assert.match(r.err, /nothing was applied/);
   });
 
   it('names an unreadable input file and applies nothing', async () => {
-    const r = await cli(['apply', '-f', join(dir, 'missing.yaml'), '--kubeconfig', kubeconfig(['eu-west', 'us-east', 'dev'])]);
+    const r = await cli([
+      'apply',
+      '-f',
+      join(dir, 'missing.yaml'),
+      '--kubeconfig',
+      kubeconfig(['eu-west', 'us-east', 'dev']),
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.err, /missing\.yaml: no such file or directory/);
     assert.match(r.err, /nothing was applied/);
@@ -136,7 +166,10 @@ void describe('flotilla apply and diff: problems before any cluster is touched',
     );
     const r = await cli(['apply', '-f', bad, '--kubeconfig', kubeconfig(['one'])]);
     assert.equal(r.code, 1);
-    assert.match(r.err, /bad-override\.yaml \(document 1\): ConfigMap\/d\/c on cluster one: OverridePolicy d\/o: spec\.overrideRules\[0\]/);
+    assert.match(
+      r.err,
+      /bad-override\.yaml \(document 1\): ConfigMap\/d\/c on cluster one: OverridePolicy d\/o: spec\.overrideRules\[0\]/,
+    );
   });
 
   it('finds no kubeconfig without --kubeconfig, KUBECONFIG or HOME', async () => {
@@ -144,14 +177,24 @@ void describe('flotilla apply and diff: problems before any cluster is touched',
     mkdirSync(home, { recursive: true });
     const r = await cli(['apply', '-f', QUICKSTART], { HOME: home });
     assert.equal(r.code, 1);
-    assert.match(r.err, /no kubeconfig found \(tried .*empty-home\/\.kube\/config\): pass --kubeconfig FILE or set KUBECONFIG/);
+    assert.match(
+      r.err,
+      /no kubeconfig found \(tried .*empty-home\/\.kube\/config\): pass --kubeconfig FILE or set KUBECONFIG/,
+    );
   });
 });
 
 void describe('kubeconfigSource', () => {
   it('carries --kubeconfig, $KUBECONFIG and ~/.kube/config for the loader to choose from (it prefers them in that order)', () => {
-    assert.deepEqual(kubeconfigSource('/x', { KUBECONFIG: '/a:/b', HOME: '/h' }), { file: '/x', kubeconfigEnv: '/a:/b', homeFile: '/h/.kube/config' });
-    assert.deepEqual(kubeconfigSource(undefined, { KUBECONFIG: '/a::/b', HOME: '/h' }), { kubeconfigEnv: '/a::/b', homeFile: '/h/.kube/config' });
+    assert.deepEqual(kubeconfigSource('/x', { KUBECONFIG: '/a:/b', HOME: '/h' }), {
+      file: '/x',
+      kubeconfigEnv: '/a:/b',
+      homeFile: '/h/.kube/config',
+    });
+    assert.deepEqual(kubeconfigSource(undefined, { KUBECONFIG: '/a::/b', HOME: '/h' }), {
+      kubeconfigEnv: '/a::/b',
+      homeFile: '/h/.kube/config',
+    });
     assert.deepEqual(kubeconfigSource(undefined, { HOME: '/h' }), { homeFile: '/h/.kube/config' });
   });
 });
@@ -177,7 +220,11 @@ void describe('loading the Kubernetes client', () => {
     "import { registerHooks } from 'node:module'; registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.includes('@kubernetes/client-node')) process.stderr.write('LOADED-CLIENT-NODE\\n'); return r; } });",
   )}`;
   const main = join(ROOT, 'dist', 'cmd', 'flotilla', 'main.js');
-  const flotilla = (args: string[]) => spawnSync(process.execPath, ['--import', probe, main, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  const flotilla = (args: string[]) =>
+    spawnSync(process.execPath, ['--import', probe, main, ...args], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '' },
+    });
 
   it('render and validate never load it', () => {
     for (const args of [['render', '-f', QUICKSTART], ['validate', '-f', QUICKSTART], ['--help']]) {

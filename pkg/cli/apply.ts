@@ -30,12 +30,24 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 export function readDeliveryFlags(values: ApplyFlags | DiffFlags): DeliveryFlags {
   const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
   const concurrency = Number(values.concurrency);
-  if (!/^[0-9]+$/.test(values.concurrency) || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) throw new UsageError(`--concurrency must be an integer from 1 to 1000, not ${JSON.stringify(values.concurrency)}`);
+  if (!/^[0-9]+$/.test(values.concurrency) || !Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000)
+    throw new UsageError(`--concurrency must be an integer from 1 to 1000, not ${JSON.stringify(values.concurrency)}`);
   const name = values.applyset;
-  if (name !== undefined && (name.length > 253 || !DNS_SUBDOMAIN.test(name))) throw new UsageError(`--applyset ${JSON.stringify(name)}: must be a lowercase DNS subdomain (a Secret name)`);
+  if (name !== undefined && (name.length > 253 || !DNS_SUBDOMAIN.test(name)))
+    throw new UsageError(`--applyset ${JSON.stringify(name)}: must be a lowercase DNS subdomain (a Secret name)`);
   const ns = values['applyset-namespace'];
-  if (ns.length > 63 || !DNS_LABEL.test(ns)) throw new UsageError(`--applyset-namespace ${JSON.stringify(ns)}: must be a lowercase DNS label (a namespace name)`);
-  return { input, kubeconfig: values.kubeconfig, contexts: values.context, applySetName: name, applySetNamespace: ns, concurrency };
+  if (ns.length > 63 || !DNS_LABEL.test(ns))
+    throw new UsageError(
+      `--applyset-namespace ${JSON.stringify(ns)}: must be a lowercase DNS label (a namespace name)`,
+    );
+  return {
+    input,
+    kubeconfig: values.kubeconfig,
+    contexts: values.context,
+    applySetName: name,
+    applySetNamespace: ns,
+    concurrency,
+  };
 }
 
 export function isTTY(stream: NodeJS.WritableStream): boolean {
@@ -55,14 +67,24 @@ export interface Prepared {
  * Reads the flags and the input and renders the plan; prints the notes. An interruption or a problem with
  * the input is printed here and returned as `{ problems }` (nothing may be delivered), or `{ code }`.
  */
-export async function prepareDelivery(command: 'apply' | 'diff', values: ApplyFlags | DiffFlags, io: CommandIO): Promise<Prepared | { code: number } | { problems: string[] }> {
+export async function prepareDelivery(
+  command: 'apply' | 'diff',
+  values: ApplyFlags | DiffFlags,
+  io: CommandIO,
+): Promise<Prepared | { code: number } | { problems: string[] }> {
   const flags = readDeliveryFlags(values);
   // Loaded here, not at the top: it brings in @kubernetes/client-node, which render and validate never need.
   const { planDelivery, deliver, defaultApplySetName } = await import('./delivery.js');
   let plan: Plan;
   try {
     const kubeconfig = kubeConfigSource({ kubeconfig: flags.kubeconfig }, io.env);
-    plan = await planDelivery({ input: flags.input, kubeconfig, contexts: flags.contexts, stdin: io.stdin, signal: io.signal });
+    plan = await planDelivery({
+      input: flags.input,
+      kubeconfig,
+      contexts: flags.contexts,
+      stdin: io.stdin,
+      signal: io.signal,
+    });
   } catch (err: unknown) {
     if (!(err instanceof Interrupted)) throw err;
     io.stderr.write(`flotilla ${command}: ${err.message}\n`);
@@ -73,7 +95,10 @@ export async function prepareDelivery(command: 'apply' | 'diff', values: ApplyFl
     for (const p of plan.problems) io.stderr.write(`error: ${p}\n`);
     return { problems: plan.problems };
   }
-  const applySet = { name: flags.applySetName ?? defaultApplySetName(flags.input.filenames), namespace: flags.applySetNamespace };
+  const applySet = {
+    name: flags.applySetName ?? defaultApplySetName(flags.input.filenames),
+    namespace: flags.applySetNamespace,
+  };
   return { flags, plan, applySet, tooling: `flotilla/v${await readVersion()}`, deliver };
 }
 
@@ -83,7 +108,10 @@ export async function run(values: ApplyFlags, io: CommandIO): Promise<number> {
   if ('code' in p) return p.code;
   if ('problems' in p) {
     io.stderr.write('nothing was applied\n');
-    if (values.output === 'json') io.stdout.write(`${JSON.stringify({ applySet: null, dryRun, members: [], objects: [], errors: p.problems }, null, 2)}\n`);
+    if (values.output === 'json')
+      io.stdout.write(
+        `${JSON.stringify({ applySet: null, dryRun, members: [], objects: [], errors: p.problems }, null, 2)}\n`,
+      );
     return 1;
   }
   const output = new ApplyOutput(io.stdout, io.stderr, { format: values.output, tty: isTTY(io.stdout), dryRun });

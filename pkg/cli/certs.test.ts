@@ -1,7 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -48,7 +57,15 @@ class FakeAPIServer {
           res.writeHead(code, { 'content-type': 'application/json' });
           res.end(JSON.stringify(value));
         };
-        const status = (code: number, reason: string) => reply(code, { apiVersion: 'v1', kind: 'Status', status: 'Failure', code, reason, message: `${reason}: ${path}` });
+        const status = (code: number, reason: string) =>
+          reply(code, {
+            apiVersion: 'v1',
+            kind: 'Status',
+            status: 'Failure',
+            code,
+            reason,
+            message: `${reason}: ${path}`,
+          });
         if (req.method === 'GET') {
           const o = this.objects.get(path);
           return o ? reply(200, o) : status(404, 'NotFound');
@@ -65,7 +82,11 @@ class FakeAPIServer {
           const current = this.objects.get(path) as { metadata: { resourceVersion?: string } } | undefined;
           if (!current) return status(404, 'NotFound');
           const o = JSON.parse(body) as { metadata: { resourceVersion?: string } };
-          if (o.metadata.resourceVersion !== undefined && o.metadata.resourceVersion !== current.metadata.resourceVersion) return status(409, 'Conflict');
+          if (
+            o.metadata.resourceVersion !== undefined &&
+            o.metadata.resourceVersion !== current.metadata.resourceVersion
+          )
+            return status(409, 'Conflict');
           o.metadata.resourceVersion = this.nextVersion();
           this.objects.set(path, o);
           return reply(200, o);
@@ -74,7 +95,12 @@ class FakeAPIServer {
           const o = this.objects.get(path);
           if (!o) return status(404, 'NotFound');
           assert.equal(req.headers['content-type'], 'application/json-patch+json');
-          const patched = jsonpatch.applyPatch(structuredClone(o), JSON.parse(body) as jsonpatch.Operation[], true, false).newDocument;
+          const patched = jsonpatch.applyPatch(
+            structuredClone(o),
+            JSON.parse(body) as jsonpatch.Operation[],
+            true,
+            false,
+          ).newDocument;
           this.objects.set(path, patched);
           return reply(200, patched);
         }
@@ -91,7 +117,9 @@ class FakeAPIServer {
       apiVersion: 'v1',
       kind: 'Config',
       'current-context': 'fake',
-      clusters: [{ name: 'fake', cluster: { server: `http://127.0.0.1:${this.port}`, 'insecure-skip-tls-verify': true } }],
+      clusters: [
+        { name: 'fake', cluster: { server: `http://127.0.0.1:${this.port}`, 'insecure-skip-tls-verify': true } },
+      ],
       users: [{ name: 'fake', user: { token: 'token' } }],
       contexts: [{ name: 'fake', context: { cluster: 'fake', user: 'fake' } }],
     };
@@ -108,7 +136,12 @@ const WEBHOOK_CONFIG = (kind: string) => ({
   apiVersion: 'admissionregistration.k8s.io/v1',
   kind,
   metadata: { name: 'flotilla' },
-  webhooks: ['a', 'b'].map((n) => ({ name: `${n}.flotilla.io`, admissionReviewVersions: ['v1'], sideEffects: 'None', clientConfig: { service: { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/validate' } } })),
+  webhooks: ['a', 'b'].map((n) => ({
+    name: `${n}.flotilla.io`,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    clientConfig: { service: { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/validate' } },
+  })),
 });
 const CRD = (name: string, conversion: boolean) => ({
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -119,7 +152,17 @@ const CRD = (name: string, conversion: boolean) => ({
     names: { kind: 'X', plural: name.split('.')[0] },
     scope: 'Namespaced',
     versions: [],
-    ...(conversion ? { conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/convert' } } } } } : {}),
+    ...(conversion
+      ? {
+          conversion: {
+            strategy: 'Webhook',
+            webhook: {
+              conversionReviewVersions: ['v1'],
+              clientConfig: { service: { namespace: 'flotilla-system', name: 'flotilla-webhook', path: '/convert' } },
+            },
+          },
+        }
+      : {}),
   },
 });
 
@@ -130,14 +173,36 @@ void describe('flotilla certs create --cert-dir', () => {
 
   void it('writes a CA and a serving certificate for the Service names and extra hosts, signed by that CA', async () => {
     const t = io();
-    const code = await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', dir, '--hosts', '127.0.0.1,hook.example.com'], t);
+    const code = await run(
+      [
+        'certs',
+        'create',
+        '--service',
+        'hook',
+        '--namespace',
+        'sys',
+        '--cert-dir',
+        dir,
+        '--hosts',
+        '127.0.0.1,hook.example.com',
+      ],
+      t,
+    );
     assert.equal(code, 0, t.err());
     const ca = new X509Certificate(readFileSync(join(dir, 'ca.crt')));
     const cert = new X509Certificate(readFileSync(join(dir, 'tls.crt')));
     assert.ok(cert.verify(ca.publicKey), 'signed by the CA');
     assert.ok(cert.checkPrivateKey(createPrivateKey(readFileSync(join(dir, 'tls.key')))), 'the key matches');
     const sans = (cert.subjectAltName ?? '').split(', ');
-    for (const san of ['DNS:hook', 'DNS:hook.sys', 'DNS:hook.sys.svc', 'DNS:hook.sys.svc.cluster.local', 'DNS:hook.example.com', 'IP Address:127.0.0.1']) assert.ok(sans.includes(san), san);
+    for (const san of [
+      'DNS:hook',
+      'DNS:hook.sys',
+      'DNS:hook.sys.svc',
+      'DNS:hook.sys.svc.cluster.local',
+      'DNS:hook.example.com',
+      'IP Address:127.0.0.1',
+    ])
+      assert.ok(sans.includes(san), san);
     assert.equal(statSync(join(dir, 'tls.key')).mode & 0o777, 0o600);
   });
 
@@ -146,10 +211,18 @@ void describe('flotilla certs create --cert-dir', () => {
   void it('replaces an existing tls.key of mode 0644 with one of mode 0600, and leaves no temporary files', async () => {
     const out = join(dir, 'rewrite');
     const t = io();
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    assert.equal(
+      await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t),
+      0,
+      t.err(),
+    );
     chmodSync(join(out, 'tls.key'), 0o644);
     const first = readFileSync(join(out, 'tls.key'), 'utf8');
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    assert.equal(
+      await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t),
+      0,
+      t.err(),
+    );
     assert.notEqual(readFileSync(join(out, 'tls.key'), 'utf8'), first, 'a new key was written');
     assert.equal(mode(join(out, 'tls.key')), 0o600);
     assert.deepStrictEqual(readdirSync(out).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
@@ -160,7 +233,11 @@ void describe('flotilla certs create --cert-dir', () => {
     const t = io();
     const umask = process.umask(0);
     try {
-      assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+      assert.equal(
+        await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t),
+        0,
+        t.err(),
+      );
     } finally {
       process.umask(umask);
     }
@@ -175,20 +252,47 @@ void describe('flotilla certs create --cert-dir', () => {
     const out = mkdtempSync(join(dir, 'mine-'));
     chmodSync(out, 0o750);
     const t = io();
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t), 0, t.err());
+    assert.equal(
+      await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', out], t),
+      0,
+      t.err(),
+    );
     assert.equal(mode(out), 0o750);
   });
 
   void it('exits 1 naming the directory when it cannot be made', async () => {
     writeFileSync(join(dir, 'a-file'), '');
     const t = io();
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', join(dir, 'a-file', 'certs')], t), 1);
+    assert.equal(
+      await run(
+        ['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', join(dir, 'a-file', 'certs')],
+        t,
+      ),
+      1,
+    );
     assert.match(t.err(), /^flotilla certs create: creating directory .*a-file\/certs: ENOTDIR/);
   });
 
   void it('rejects every --hosts entry that is neither a DNS name nor an IP address, naming the flag and the values', async () => {
     const t = io();
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', join(dir, 'never'), '--hosts', 'a b,ok.example,-bad-,300.1.1.1,10.0.0.1'], t), 2);
+    assert.equal(
+      await run(
+        [
+          'certs',
+          'create',
+          '--service',
+          'hook',
+          '--namespace',
+          'sys',
+          '--cert-dir',
+          join(dir, 'never'),
+          '--hosts',
+          'a b,ok.example,-bad-,300.1.1.1,10.0.0.1',
+        ],
+        t,
+      ),
+      2,
+    );
     assert.match(t.err(), /^flotilla certs create: --hosts: /);
     for (const bad of ['"a b"', '"-bad-"', '"300.1.1.1"']) assert.ok(t.err().includes(bad), `${bad} in ${t.err()}`);
     for (const good of ['ok.example', '10.0.0.1']) assert.ok(!t.err().includes(good), `${good} in ${t.err()}`);
@@ -196,20 +300,76 @@ void describe('flotilla certs create --cert-dir', () => {
   });
 
   const usage: Array<{ name: string; args: string[]; message: RegExp }> = [
-    { name: 'create without --service', args: ['create', '--namespace', 'sys', '--cert-dir', '/tmp/x'], message: /^flotilla certs create: --service is required$/m },
-    { name: 'neither --secret nor --cert-dir', args: ['create', '--service', 'hook', '--namespace', 'sys'], message: /create needs --secret, --cert-dir or both/ },
-    { name: 'a non-numeric --valid-days', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', 'soon'], message: /--valid-days must be a whole number of days from 1 to 36500, got "soon"/ },
-    { name: '--valid-days 3000000', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '3000000'], message: /--valid-days must be a whole number of days from 1 to 36500, got "3000000"/ },
-    { name: '--valid-days 36501', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '36501'], message: /from 1 to 36500, got "36501"/ },
-    { name: '--valid-days 0', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '0'], message: /from 1 to 36500, got "0"/ },
-    { name: '--hosts with a space in a name', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', 'a b'], message: /--hosts: "a b" / },
-    { name: '--hosts with a label starting with "-"', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts=-bad-'], message: /--hosts: "-bad-" / },
-    { name: '--hosts with an out-of-range IPv4 address', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', '300.1.1.1'], message: /--hosts: "300\.1\.1\.1" / },
-    { name: '--hosts with a wildcard not in the first label', args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', 'a.*.example'], message: /--hosts: "a\.\*\.example" / },
-    { name: 'a --service that is not a DNS label', args: ['create', '--service', 'Hook Svc', '--namespace', 'sys', '--cert-dir', '/tmp/x'], message: /--service must be a DNS label .* got "Hook Svc"/ },
-    { name: 'a --namespace that is not a DNS label', args: ['create', '--service', 'hook', '--namespace', 'sys.x', '--cert-dir', '/tmp/x'], message: /--namespace must be a DNS label .* got "sys.x"/ },
-    { name: 'patch without --secret', args: ['patch', '--namespace', 'sys'], message: /^flotilla certs patch: --secret is required$/m },
-    { name: 'an unknown flag', args: ['create', '--servce', 'hook'], message: /unknown flag --servce; did you mean --service\?/ },
+    {
+      name: 'create without --service',
+      args: ['create', '--namespace', 'sys', '--cert-dir', '/tmp/x'],
+      message: /^flotilla certs create: --service is required$/m,
+    },
+    {
+      name: 'neither --secret nor --cert-dir',
+      args: ['create', '--service', 'hook', '--namespace', 'sys'],
+      message: /create needs --secret, --cert-dir or both/,
+    },
+    {
+      name: 'a non-numeric --valid-days',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', 'soon'],
+      message: /--valid-days must be a whole number of days from 1 to 36500, got "soon"/,
+    },
+    {
+      name: '--valid-days 3000000',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '3000000'],
+      message: /--valid-days must be a whole number of days from 1 to 36500, got "3000000"/,
+    },
+    {
+      name: '--valid-days 36501',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '36501'],
+      message: /from 1 to 36500, got "36501"/,
+    },
+    {
+      name: '--valid-days 0',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--valid-days', '0'],
+      message: /from 1 to 36500, got "0"/,
+    },
+    {
+      name: '--hosts with a space in a name',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', 'a b'],
+      message: /--hosts: "a b" /,
+    },
+    {
+      name: '--hosts with a label starting with "-"',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts=-bad-'],
+      message: /--hosts: "-bad-" /,
+    },
+    {
+      name: '--hosts with an out-of-range IPv4 address',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', '300.1.1.1'],
+      message: /--hosts: "300\.1\.1\.1" /,
+    },
+    {
+      name: '--hosts with a wildcard not in the first label',
+      args: ['create', '--service', 'hook', '--namespace', 'sys', '--cert-dir', '/tmp/x', '--hosts', 'a.*.example'],
+      message: /--hosts: "a\.\*\.example" /,
+    },
+    {
+      name: 'a --service that is not a DNS label',
+      args: ['create', '--service', 'Hook Svc', '--namespace', 'sys', '--cert-dir', '/tmp/x'],
+      message: /--service must be a DNS label .* got "Hook Svc"/,
+    },
+    {
+      name: 'a --namespace that is not a DNS label',
+      args: ['create', '--service', 'hook', '--namespace', 'sys.x', '--cert-dir', '/tmp/x'],
+      message: /--namespace must be a DNS label .* got "sys.x"/,
+    },
+    {
+      name: 'patch without --secret',
+      args: ['patch', '--namespace', 'sys'],
+      message: /^flotilla certs patch: --secret is required$/m,
+    },
+    {
+      name: 'an unknown flag',
+      args: ['create', '--servce', 'hook'],
+      message: /unknown flag --servce; did you mean --service\?/,
+    },
     { name: 'an unknown subcommand', args: ['rotate'], message: /^flotilla certs: unknown command "rotate"/m },
     { name: 'a missing subcommand', args: [], message: /^flotilla certs: missing command: one of create, patch$/m },
   ];
@@ -232,10 +392,20 @@ void describe('flotilla certs against an apiserver', () => {
     await api.start();
     dir = mkdtempSync(join(tmpdir(), 'certs-'));
     kubeconfig = api.kubeconfig(dir);
-    api.objects.set('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/flotilla', WEBHOOK_CONFIG('ValidatingWebhookConfiguration'));
-    api.objects.set('/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/flotilla', WEBHOOK_CONFIG('MutatingWebhookConfiguration'));
-    for (const name of ['overridepolicies.policy.flotilla.io', 'propagationpolicies.policy.flotilla.io']) api.objects.set(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, CRD(name, true));
-    api.objects.set('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/plain.policy.flotilla.io', CRD('plain.policy.flotilla.io', false));
+    api.objects.set(
+      '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/flotilla',
+      WEBHOOK_CONFIG('ValidatingWebhookConfiguration'),
+    );
+    api.objects.set(
+      '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/flotilla',
+      WEBHOOK_CONFIG('MutatingWebhookConfiguration'),
+    );
+    for (const name of ['overridepolicies.policy.flotilla.io', 'propagationpolicies.policy.flotilla.io'])
+      api.objects.set(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`, CRD(name, true));
+    api.objects.set(
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/plain.policy.flotilla.io',
+      CRD('plain.policy.flotilla.io', false),
+    );
   });
   after(async () => {
     await api.stop();
@@ -244,7 +414,25 @@ void describe('flotilla certs against an apiserver', () => {
 
   void it('creates a TLS Secret with the CA, certificate and key', async () => {
     const t = io();
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--kubeconfig', kubeconfig], t), 0, t.err());
+    assert.equal(
+      await run(
+        [
+          'certs',
+          'create',
+          '--service',
+          'hook',
+          '--namespace',
+          'sys',
+          '--secret',
+          'hook-cert',
+          '--kubeconfig',
+          kubeconfig,
+        ],
+        t,
+      ),
+      0,
+      t.err(),
+    );
     const secret = api.objects.get(SECRET) as { type: string; data: Record<string, string> };
     assert.equal(secret.type, 'kubernetes.io/tls');
     assert.deepStrictEqual(Object.keys(secret.data).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
@@ -256,57 +444,139 @@ void describe('flotilla certs against an apiserver', () => {
     const before = structuredClone(api.objects.get(SECRET)) as { data: Record<string, string> };
     const out = join(dir, 'out');
     const t = io({ KUBECONFIG: kubeconfig });
-    assert.equal(await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--cert-dir', out], t), 0, t.err());
+    assert.equal(
+      await run(
+        ['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--cert-dir', out],
+        t,
+      ),
+      0,
+      t.err(),
+    );
     assert.match(t.out(), /exists; keeping its certificate/);
     assert.deepStrictEqual(api.objects.get(SECRET), before);
-    assert.equal(readFileSync(join(out, 'tls.crt'), 'utf8'), Buffer.from(before.data['tls.crt'] ?? '', 'base64').toString());
+    assert.equal(
+      readFileSync(join(out, 'tls.crt'), 'utf8'),
+      Buffer.from(before.data['tls.crt'] ?? '', 'base64').toString(),
+    );
   });
 
   void it('patches the CA bundle into every webhook and each named CRD', async () => {
     const t = io();
     const crds = 'overridepolicies.policy.flotilla.io,propagationpolicies.policy.flotilla.io';
-    const code = await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--validating', 'flotilla', '--mutating', 'flotilla', '--crds', crds, '--kubeconfig', kubeconfig], t);
+    const code = await run(
+      [
+        'certs',
+        'patch',
+        '--secret',
+        'hook-cert',
+        '--namespace',
+        'sys',
+        '--validating',
+        'flotilla',
+        '--mutating',
+        'flotilla',
+        '--crds',
+        crds,
+        '--kubeconfig',
+        kubeconfig,
+      ],
+      t,
+    );
     assert.equal(code, 0, t.err());
     const ca = (api.objects.get(SECRET) as { data: Record<string, string> }).data['ca.crt'];
     for (const kind of ['validating', 'mutating']) {
-      const config = api.objects.get(`/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/flotilla`) as { webhooks: Array<{ clientConfig: Obj }> };
-      assert.deepStrictEqual(config.webhooks.map((w) => w.clientConfig.caBundle), [ca, ca]);
+      const config = api.objects.get(`/apis/admissionregistration.k8s.io/v1/${kind}webhookconfigurations/flotilla`) as {
+        webhooks: Array<{ clientConfig: Obj }>;
+      };
+      assert.deepStrictEqual(
+        config.webhooks.map((w) => w.clientConfig.caBundle),
+        [ca, ca],
+      );
       assert.equal(config.webhooks[0]?.clientConfig.service !== undefined, true, 'the service reference is kept');
     }
     for (const name of crds.split(',')) {
-      const crd = api.objects.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`) as { spec: { conversion: { webhook: { clientConfig: Obj } } } };
+      const crd = api.objects.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`) as {
+        spec: { conversion: { webhook: { clientConfig: Obj } } };
+      };
       assert.equal(crd.spec.conversion.webhook.clientConfig.caBundle, ca);
     }
   });
 
   void it('fails, naming it, when a CRD has no conversion webhook, and still patches the others', async () => {
     const t = io();
-    const code = await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'plain.policy.flotilla.io,missing.policy.flotilla.io,overridepolicies.policy.flotilla.io', '--kubeconfig', kubeconfig], t);
+    const code = await run(
+      [
+        'certs',
+        'patch',
+        '--secret',
+        'hook-cert',
+        '--namespace',
+        'sys',
+        '--crds',
+        'plain.policy.flotilla.io,missing.policy.flotilla.io,overridepolicies.policy.flotilla.io',
+        '--kubeconfig',
+        kubeconfig,
+      ],
+      t,
+    );
     assert.equal(code, 1);
     assert.match(t.err(), /CustomResourceDefinition plain\.policy\.flotilla\.io: has no conversion webhook to patch/);
     assert.match(t.err(), /CustomResourceDefinition missing\.policy\.flotilla\.io: HTTP 404/);
-    assert.match(t.out(), /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/);
+    assert.match(
+      t.out(),
+      /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/,
+    );
   });
 
   void it('uses --context, with every file in $KUBECONFIG merged as kubectl merges them', async () => {
     // Listed first, so its current-context ("elsewhere", unreachable) wins unless --context says otherwise.
     const other = join(dir, 'other-kubeconfig');
-    writeFileSync(other, JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'elsewhere',
-      clusters: [{ name: 'elsewhere', cluster: { server: 'http://127.0.0.1:1' } }],
-      users: [{ name: 'nobody', user: {} }],
-      contexts: [{ name: 'elsewhere', context: { cluster: 'elsewhere', user: 'nobody' } }],
-    }));
+    writeFileSync(
+      other,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        'current-context': 'elsewhere',
+        clusters: [{ name: 'elsewhere', cluster: { server: 'http://127.0.0.1:1' } }],
+        users: [{ name: 'nobody', user: {} }],
+        contexts: [{ name: 'elsewhere', context: { cluster: 'elsewhere', user: 'nobody' } }],
+      }),
+    );
     const env = { KUBECONFIG: [join(dir, 'missing'), other, kubeconfig].join(':'), HOME: dir };
     const t = io(env);
-    assert.equal(await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'overridepolicies.policy.flotilla.io', '--context', 'fake'], t), 0, t.err());
-    assert.match(t.out(), /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/);
+    assert.equal(
+      await run(
+        [
+          'certs',
+          'patch',
+          '--secret',
+          'hook-cert',
+          '--namespace',
+          'sys',
+          '--crds',
+          'overridepolicies.policy.flotilla.io',
+          '--context',
+          'fake',
+        ],
+        t,
+      ),
+      0,
+      t.err(),
+    );
+    assert.match(
+      t.out(),
+      /patched the conversion CA bundle of CustomResourceDefinition overridepolicies\.policy\.flotilla\.io/,
+    );
 
     const unknown = io(env);
-    assert.equal(await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--context', 'nope'], unknown), 1);
-    assert.match(unknown.err(), /^flotilla certs patch: context "nope" is not in the kubeconfig \(contexts: elsewhere, fake\)$/m);
+    assert.equal(
+      await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--context', 'nope'], unknown),
+      1,
+    );
+    assert.match(
+      unknown.err(),
+      /^flotilla certs patch: context "nope" is not in the kubeconfig \(contexts: elsewhere, fake\)$/m,
+    );
   });
 
   void it('says how to name a cluster when no kubeconfig applies, and exits 2', async () => {
@@ -317,7 +587,13 @@ void describe('flotilla certs against an apiserver', () => {
 
   void it('fails when the Secret does not exist', async () => {
     const t = io();
-    assert.equal(await run(['certs', 'patch', '--secret', 'nope', '--namespace', 'sys', '--crds', '', '--kubeconfig', kubeconfig], t), 1);
+    assert.equal(
+      await run(
+        ['certs', 'patch', '--secret', 'nope', '--namespace', 'sys', '--crds', '', '--kubeconfig', kubeconfig],
+        t,
+      ),
+      1,
+    );
     assert.match(t.err(), /reading Secret sys\/nope: HTTP 404/);
   });
 });
@@ -329,19 +605,44 @@ void describe('flotilla certs create over a Secret that no longer serves', () =>
   const PATH = '/api/v1/namespaces/sys/secrets/hook-cert';
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   const store = (data: Record<string, string>) =>
-    api.objects.set(PATH, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hook-cert', namespace: 'sys', resourceVersion: api.nextVersion() }, type: 'kubernetes.io/tls', data: { ...data, other: b64('kept') } });
+    api.objects.set(PATH, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'hook-cert', namespace: 'sys', resourceVersion: api.nextVersion() },
+      type: 'kubernetes.io/tls',
+      data: { ...data, other: b64('kept') },
+    });
   const stored = () => (api.objects.get(PATH) as { data: Record<string, string> }).data;
   const storedPem = (key: string) => Buffer.from(stored()[key] ?? '', 'base64').toString();
   const serving = (opts: { service?: string; validDays?: number; now?: Date } = {}) => {
     const service = opts.service ?? 'hook';
     const ca = createCA('old-ca', { validDays: opts.validDays ?? 3650, now: opts.now });
     const names = [service, `${service}.sys`, `${service}.sys.svc`, `${service}.sys.svc.cluster.local`];
-    const cert = createServingCert(ca, { commonName: `${service}.sys.svc`, dnsNames: names, validDays: opts.validDays ?? 3650, now: opts.now });
+    const cert = createServingCert(ca, {
+      commonName: `${service}.sys.svc`,
+      dnsNames: names,
+      validDays: opts.validDays ?? 3650,
+      now: opts.now,
+    });
     return { 'ca.crt': b64(ca.certPem), 'tls.crt': b64(cert.certPem), 'tls.key': b64(cert.keyPem) };
   };
   const create = async () => {
     const t = io();
-    const code = await run(['certs', 'create', '--service', 'hook', '--namespace', 'sys', '--secret', 'hook-cert', '--kubeconfig', kubeconfig], t);
+    const code = await run(
+      [
+        'certs',
+        'create',
+        '--service',
+        'hook',
+        '--namespace',
+        'sys',
+        '--secret',
+        'hook-cert',
+        '--kubeconfig',
+        kubeconfig,
+      ],
+      t,
+    );
     return { code, out: t.out(), err: t.err() };
   };
   /** The Secret now holds a certificate for the Service, signed by its ca.crt, with the matching key. */
@@ -365,12 +666,40 @@ void describe('flotilla certs create over a Secret that no longer serves', () =>
   });
 
   const cases: Array<{ name: string; data: () => Record<string, string>; why: RegExp }> = [
-    { name: 'garbage', data: () => ({ 'ca.crt': b64('not a certificate'), 'tls.crt': b64('junk'), 'tls.key': b64('junk') }), why: /tls\.crt/ },
-    { name: 'no tls.key', data: () => { const d = serving(); delete (d as Record<string, string>)['tls.key']; return d; }, why: /tls\.key/ },
-    { name: 'a certificate made for another --service', data: () => serving({ service: 'other' }), why: /hook\.sys\.svc/ },
-    { name: 'an expired certificate', data: () => serving({ validDays: 10, now: new Date(Date.now() - 20 * 86_400_000) }), why: /expire/ },
-    { name: 'a certificate expiring within the renewal window', data: () => serving({ validDays: 5 }), why: /renewal window/ },
-    { name: 'a key of another type than the certificate', data: () => ({ ...serving(), 'tls.key': b64(ecKeyPem()) }), why: /key/ },
+    {
+      name: 'garbage',
+      data: () => ({ 'ca.crt': b64('not a certificate'), 'tls.crt': b64('junk'), 'tls.key': b64('junk') }),
+      why: /tls\.crt/,
+    },
+    {
+      name: 'no tls.key',
+      data: () => {
+        const d = serving();
+        delete (d as Record<string, string>)['tls.key'];
+        return d;
+      },
+      why: /tls\.key/,
+    },
+    {
+      name: 'a certificate made for another --service',
+      data: () => serving({ service: 'other' }),
+      why: /hook\.sys\.svc/,
+    },
+    {
+      name: 'an expired certificate',
+      data: () => serving({ validDays: 10, now: new Date(Date.now() - 20 * 86_400_000) }),
+      why: /expire/,
+    },
+    {
+      name: 'a certificate expiring within the renewal window',
+      data: () => serving({ validDays: 5 }),
+      why: /renewal window/,
+    },
+    {
+      name: 'a key of another type than the certificate',
+      data: () => ({ ...serving(), 'tls.key': b64(ecKeyPem()) }),
+      why: /key/,
+    },
   ];
   for (const c of cases) {
     void it(`replaces a Secret holding ${c.name}, saying why, and keeps its other keys`, async () => {
@@ -414,10 +743,31 @@ void describe('flotilla certs create over a Secret that no longer serves', () =>
   });
 
   void it('patch refuses a ca.crt that is not a CA certificate and writes no caBundle', async () => {
-    store({ 'ca.crt': b64('-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----\n'), 'tls.crt': b64('x'), 'tls.key': b64('x') });
-    api.objects.set('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/overridepolicies.policy.flotilla.io', CRD('overridepolicies.policy.flotilla.io', true));
+    store({
+      'ca.crt': b64('-----BEGIN CERTIFICATE-----\nZ2FyYmFnZQ==\n-----END CERTIFICATE-----\n'),
+      'tls.crt': b64('x'),
+      'tls.key': b64('x'),
+    });
+    api.objects.set(
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/overridepolicies.policy.flotilla.io',
+      CRD('overridepolicies.policy.flotilla.io', true),
+    );
     const t = io();
-    const code = await run(['certs', 'patch', '--secret', 'hook-cert', '--namespace', 'sys', '--crds', 'overridepolicies.policy.flotilla.io', '--kubeconfig', kubeconfig], t);
+    const code = await run(
+      [
+        'certs',
+        'patch',
+        '--secret',
+        'hook-cert',
+        '--namespace',
+        'sys',
+        '--crds',
+        'overridepolicies.policy.flotilla.io',
+        '--kubeconfig',
+        kubeconfig,
+      ],
+      t,
+    );
     assert.equal(code, 1);
     assert.match(t.err(), /ca\.crt of Secret sys\/hook-cert.*; not writing it into any caBundle/);
     assert.ok(!api.requests.some((r) => r.startsWith('PATCH')), 'nothing patched');

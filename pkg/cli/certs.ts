@@ -7,13 +7,33 @@
 
 import type * as ClientErrors from '../kube/client-errors.js';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import type { CoreV1Api, V1Secret } from '@kubernetes/client-node';
 
 import { CONVERTIBLE_CRD_NAMES } from '../../api/crds/index.js';
-import { CertError, MAX_VALID_DAYS, checkCABundle, createCA, createServingCert, parseHost, servingMaterialProblems, type KeyPair, type ServingRequirements } from '../certs/index.js';
+import {
+  CertError,
+  MAX_VALID_DAYS,
+  checkCABundle,
+  createCA,
+  createServingCert,
+  parseHost,
+  servingMaterialProblems,
+  type KeyPair,
+  type ServingRequirements,
+} from '../certs/index.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { CertsCreateFlags, CertsPatchFlags } from './commands.js';
 import { loadKubeConfigFor } from './kubeflags.js';
@@ -38,17 +58,25 @@ export class CertsCommandError extends Error {
 }
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
-const unb64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
+const unb64 = (s: string | undefined): string | undefined =>
+  s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8');
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 type KubeErrors = typeof ClientErrors;
 
 /** The cluster for --kubeconfig/--context, with client-node and its error helpers, loaded on demand. */
 async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: CommandIO) {
-  const [kc, k8s, errors] = await Promise.all([loadKubeConfigFor(values, io), import('@kubernetes/client-node'), import('../kube/client-errors.js')]);
+  const [kc, k8s, errors] = await Promise.all([
+    loadKubeConfigFor(values, io),
+    import('@kubernetes/client-node'),
+    import('../kube/client-errors.js'),
+  ]);
   return { kc, k8s, ...errors };
 }
 
@@ -58,7 +86,11 @@ interface Material {
 }
 
 function secretMaterial(secret: V1Secret): { caPem?: string; certPem?: string; keyPem?: string } {
-  return { caPem: unb64(secret.data?.['ca.crt']), certPem: unb64(secret.data?.['tls.crt']), keyPem: unb64(secret.data?.['tls.key']) };
+  return {
+    caPem: unb64(secret.data?.['ca.crt']),
+    certPem: unb64(secret.data?.['tls.crt']),
+    keyPem: unb64(secret.data?.['tls.key']),
+  };
 }
 
 function secretData(m: Material): Record<string, string> {
@@ -67,13 +99,18 @@ function secretData(m: Material): Record<string, string> {
 
 function requireDNSLabel(flag: string, value: string): void {
   if (value.length > 63 || !DNS_LABEL.test(value)) {
-    throw new UsageError(`${flag} must be a DNS label (at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit), got ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `${flag} must be a DNS label (at most 63 lowercase letters, digits and "-", starting and ending with a letter or digit), got ${JSON.stringify(value)}`,
+    );
   }
 }
 
 function parseValidDays(value: string): number {
   const days = /^[0-9]+$/.test(value) ? Number(value) : NaN;
-  if (!(days >= 1 && days <= MAX_VALID_DAYS)) throw new UsageError(`--valid-days must be a whole number of days from 1 to ${MAX_VALID_DAYS}, got ${JSON.stringify(value)}`);
+  if (!(days >= 1 && days <= MAX_VALID_DAYS))
+    throw new UsageError(
+      `--valid-days must be a whole number of days from 1 to ${MAX_VALID_DAYS}, got ${JSON.stringify(value)}`,
+    );
   return days;
 }
 
@@ -99,19 +136,41 @@ export async function create(values: CertsCreateFlags, io: CommandIO): Promise<n
   const validDays = parseValidDays(values['valid-days']);
   const extra = parseHosts(values.hosts);
 
-  const dnsNames = [...new Set([service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, ...extra.dnsNames])];
+  const dnsNames = [
+    ...new Set([
+      service,
+      `${service}.${namespace}`,
+      `${service}.${namespace}.svc`,
+      `${service}.${namespace}.svc.cluster.local`,
+      ...extra.dnsNames,
+    ]),
+  ];
   const ipAddresses = [...new Set(extra.ipAddresses)];
   const fresh = (): Material => {
     const ca = createCA(`${service}.${namespace}-ca`, { validDays });
-    return { ca, serving: createServingCert(ca, { commonName: `${service}.${namespace}.svc`, dnsNames, ipAddresses, validDays }) };
+    return {
+      ca,
+      serving: createServingCert(ca, { commonName: `${service}.${namespace}.svc`, dnsNames, ipAddresses, validDays }),
+    };
   };
 
   let material: Material | undefined;
   if (values.secret) {
     const { kc, k8s, describeKubeError, httpStatus } = await connect(values, io);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const requirements: ServingRequirements = { dnsNames, ipAddresses, now: new Date(), renewBeforeMs: Math.min(RENEW_BEFORE_DAYS, validDays / 3) * DAY_MS };
-    material = await storeInSecret(core, { describeKubeError, httpStatus }, { name: values.secret, namespace }, { fresh, requirements, names: [...dnsNames, ...ipAddresses] }, io);
+    const requirements: ServingRequirements = {
+      dnsNames,
+      ipAddresses,
+      now: new Date(),
+      renewBeforeMs: Math.min(RENEW_BEFORE_DAYS, validDays / 3) * DAY_MS,
+    };
+    material = await storeInSecret(
+      core,
+      { describeKubeError, httpStatus },
+      { name: values.secret, namespace },
+      { fresh, requirements, names: [...dnsNames, ...ipAddresses] },
+      io,
+    );
   }
   material ??= fresh();
 
@@ -143,7 +202,8 @@ async function storeInSecret(
     try {
       existing = await core.readNamespacedSecret({ name, namespace });
     } catch (e: unknown) {
-      if (errors.httpStatus(e) !== 404) throw new CertsCommandError(`reading ${id}: ${errors.describeKubeError(e)}`, { cause: e });
+      if (errors.httpStatus(e) !== 404)
+        throw new CertsCommandError(`reading ${id}: ${errors.describeKubeError(e)}`, { cause: e });
     }
     const found = attempt === 1 ? `${id} exists` : `${id} was written concurrently`;
     if (existing) {
@@ -152,7 +212,10 @@ async function storeInSecret(
       if (problems.length === 0) {
         io.stdout.write(`${found}; keeping its certificate\n`);
         // The CA key is not kept anywhere: the CA exists only to sign this one certificate.
-        return { ca: { certPem: stored.caPem ?? '', keyPem: '' }, serving: { certPem: stored.certPem ?? '', keyPem: stored.keyPem ?? '' } };
+        return {
+          ca: { certPem: stored.caPem ?? '', keyPem: '' },
+          serving: { certPem: stored.certPem ?? '', keyPem: stored.keyPem ?? '' },
+        };
       }
       io.stdout.write(`${found} but its certificate cannot be kept: ${problems.join('; ')}\n`);
     }
@@ -161,8 +224,14 @@ async function storeInSecret(
     try {
       if (existing) {
         // Keep the Secret's type (immutable) and any other keys; its resourceVersion makes the write conditional.
-        await core.replaceNamespacedSecret({ name, namespace, body: { ...existing, data: { ...existing.data, ...secretData(next) } } });
-        io.stdout.write(`replaced the certificate in ${id} with a new CA and certificate for ${want.names.join(', ')}\n`);
+        await core.replaceNamespacedSecret({
+          name,
+          namespace,
+          body: { ...existing, data: { ...existing.data, ...secretData(next) } },
+        });
+        io.stdout.write(
+          `replaced the certificate in ${id} with a new CA and certificate for ${want.names.join(', ')}\n`,
+        );
       } else {
         const body: V1Secret = {
           apiVersion: 'v1',
@@ -176,8 +245,15 @@ async function storeInSecret(
       }
       return next;
     } catch (e: unknown) {
-      if (errors.httpStatus(e) !== 409) throw new CertsCommandError(`${existing ? 'replacing' : 'creating'} ${id}: ${errors.describeKubeError(e)}`, { cause: e });
-      if (attempt >= MAX_SECRET_WRITES) throw new CertsCommandError(`${id} was changed by another writer each of the ${attempt} times it was written; run again`, { cause: e });
+      if (errors.httpStatus(e) !== 409)
+        throw new CertsCommandError(`${existing ? 'replacing' : 'creating'} ${id}: ${errors.describeKubeError(e)}`, {
+          cause: e,
+        });
+      if (attempt >= MAX_SECRET_WRITES)
+        throw new CertsCommandError(
+          `${id} was changed by another writer each of the ${attempt} times it was written; run again`,
+          { cause: e },
+        );
     }
   }
 }
@@ -200,7 +276,9 @@ function writeCertDir(dir: string, m: Material): void {
       }
     }
   } catch (e: unknown) {
-    throw new CertsCommandError(`creating directory ${dir}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    throw new CertsCommandError(`creating directory ${dir}: ${e instanceof Error ? e.message : String(e)}`, {
+      cause: e,
+    });
   }
   writeFileReplacing(join(dir, 'ca.crt'), m.ca.certPem, 0o644);
   writeFileReplacing(join(dir, 'tls.crt'), m.serving.certPem, 0o644);
@@ -227,9 +305,17 @@ function writeFileReplacing(path: string, data: string, mode: number): void {
 }
 
 /** JSON patch ops setting caBundle on each of `count` entries under `prefix` (…/<i>/clientConfig/caBundle). */
-function caBundleOps(prefix: string, count: number, caBundle: string): Array<{ op: 'add'; path: string; value: string }> {
+function caBundleOps(
+  prefix: string,
+  count: number,
+  caBundle: string,
+): Array<{ op: 'add'; path: string; value: string }> {
   // `add` replaces an existing member, so one op works whether or not caBundle was set before.
-  return Array.from({ length: count }, (_, i) => ({ op: 'add' as const, path: `${prefix}/${i}/clientConfig/caBundle`, value: caBundle }));
+  return Array.from({ length: count }, (_, i) => ({
+    op: 'add' as const,
+    path: `${prefix}/${i}/clientConfig/caBundle`,
+    value: caBundle,
+  }));
 }
 
 export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<number> {
@@ -270,7 +356,11 @@ export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<num
     await attempt(`ValidatingWebhookConfiguration ${config}`, async () => {
       const current = await admission.readValidatingWebhookConfiguration({ name: config });
       const n = current.webhooks?.length ?? 0;
-      if (n > 0) await admission.patchValidatingWebhookConfiguration({ name: config, body: caBundleOps('/webhooks', n, caBundle) });
+      if (n > 0)
+        await admission.patchValidatingWebhookConfiguration({
+          name: config,
+          body: caBundleOps('/webhooks', n, caBundle),
+        });
       return `patched the CA bundle of ${n} webhook(s) in ValidatingWebhookConfiguration ${config}`;
     });
   }
@@ -279,7 +369,11 @@ export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<num
     await attempt(`MutatingWebhookConfiguration ${config}`, async () => {
       const current = await admission.readMutatingWebhookConfiguration({ name: config });
       const n = current.webhooks?.length ?? 0;
-      if (n > 0) await admission.patchMutatingWebhookConfiguration({ name: config, body: caBundleOps('/webhooks', n, caBundle) });
+      if (n > 0)
+        await admission.patchMutatingWebhookConfiguration({
+          name: config,
+          body: caBundleOps('/webhooks', n, caBundle),
+        });
       return `patched the CA bundle of ${n} webhook(s) in MutatingWebhookConfiguration ${config}`;
     });
   }
@@ -290,7 +384,10 @@ export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<num
       if (current.spec.conversion?.strategy !== 'Webhook' || !current.spec.conversion.webhook?.clientConfig) {
         throw new CertsCommandError('has no conversion webhook to patch');
       }
-      await extensions.patchCustomResourceDefinition({ name: crd, body: [{ op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: caBundle }] });
+      await extensions.patchCustomResourceDefinition({
+        name: crd,
+        body: [{ op: 'add', path: '/spec/conversion/webhook/clientConfig/caBundle', value: caBundle }],
+      });
       return `patched the conversion CA bundle of CustomResourceDefinition ${crd}`;
     });
   }

@@ -7,7 +7,12 @@ import { formatFieldError, validateObject, type FieldError } from '../../api/val
 import { refOf } from '../engine/index.js';
 import type { SourcedDocument } from './inputs.js';
 
-const ADMITTED_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io', 'cluster.flotilla.io', 'cluster.karmada.io']);
+const ADMITTED_GROUPS = new Set([
+  'policy.flotilla.io',
+  'policy.karmada.io',
+  'cluster.flotilla.io',
+  'cluster.karmada.io',
+]);
 
 export function groupOf(o: unknown): string {
   const v = refOf(o).apiVersion;
@@ -38,14 +43,24 @@ function toV1alpha1(o: unknown): { object: unknown; error?: FieldError } {
   try {
     return { object: toValidationShape(o as Record<string, unknown>) };
   } catch (err: unknown) {
-    return { object: o, error: { type: 'Invalid value', field: 'apiVersion', value: ref.apiVersion, detail: err instanceof Error ? err.message : String(err) } };
+    return {
+      object: o,
+      error: {
+        type: 'Invalid value',
+        field: 'apiVersion',
+        value: ref.apiVersion,
+        detail: err instanceof Error ? err.message : String(err),
+      },
+    };
   }
 }
 
 export function checkDocuments(documents: readonly SourcedDocument[]): CheckResult {
   const clusters = documents
     .map((d) => d.object)
-    .filter((o) => groupOf(o).startsWith('cluster.') && refOf(o).kind === 'Cluster') as Array<{ metadata?: { name?: string } }>;
+    .filter((o) => groupOf(o).startsWith('cluster.') && refOf(o).kind === 'Cluster') as Array<{
+    metadata?: { name?: string };
+  }>;
   const result: CheckResult = { denials: [], warnings: [], checked: 0 };
   for (const d of documents) {
     if (!isAdmitted(d.object)) continue;

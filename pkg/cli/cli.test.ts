@@ -61,7 +61,10 @@ describe('flotilla (dispatch)', () => {
     const r = await flotilla(['render', '--frobnicate']);
     assert.equal(r.code, 2);
     assert.match(r.err, /^flotilla render: unknown flag --frobnicate\nSee 'flotilla render --help' for usage\.$/m);
-    assert.match((await flotilla(['render', '-f', quickstart, '--clustr', 'dev'])).err, /unknown flag --clustr; did you mean --cluster\?/);
+    assert.match(
+      (await flotilla(['render', '-f', quickstart, '--clustr', 'dev'])).err,
+      /unknown flag --clustr; did you mean --cluster\?/,
+    );
   });
   it('exits 2 when render is given no files', async () => {
     const r = await flotilla(['render']);
@@ -92,9 +95,19 @@ describe('flotilla (dispatch)', () => {
       assert.equal(r.code, 0, r.err);
       assert.ok(r.out.startsWith(`${spec.summary}\n\nUsage:\n  flotilla ${path.join(' ')}`), r.out);
       for (const [name, flag] of Object.entries(spec.flags)) {
-        const row = r.out.split('\n').findIndex((l) => new RegExp(`^ {2}(-${flag.short ?? '.'}, |    )--${name}\\b`).test(l));
+        const row = r.out
+          .split('\n')
+          .findIndex((l) => new RegExp(`^ {2}(-${flag.short ?? '.'}, |    )--${name}\\b`).test(l));
         assert.ok(row >= 0, `--${name} is listed:\n${r.out}`);
-        if (flag.default !== undefined) assert.match(r.out.split('\n').slice(row, row + 4).join(' '), new RegExp(`default ${flag.default.replace(/\./g, '\\.')}\\)`), `--${name} shows its default`);
+        if (flag.default !== undefined)
+          assert.match(
+            r.out
+              .split('\n')
+              .slice(row, row + 4)
+              .join(' '),
+            new RegExp(`default ${flag.default.replace(/\./g, '\\.')}\\)`),
+            `--${name} shows its default`,
+          );
       }
       assert.match(r.out, /-h, --help/);
       assert.deepEqual(await flotilla(['help', ...path]), r, "'flotilla help …' prints the same");
@@ -129,10 +142,16 @@ describe('flotilla version', () => {
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'flotilla', version: '7.8.9-rc.1' }));
     assert.equal(await readVersion(pathToFileURL(join(dir, 'package.json'))), '7.8.9-rc.1');
   });
-  it('names the file when it is missing or is not flotilla\'s', async () => {
-    await assert.rejects(readVersion(pathToFileURL(join(dir, 'nope.json'))), /cannot read the version from .*nope\.json: ENOENT/);
+  it("names the file when it is missing or is not flotilla's", async () => {
+    await assert.rejects(
+      readVersion(pathToFileURL(join(dir, 'nope.json'))),
+      /cannot read the version from .*nope\.json: ENOENT/,
+    );
     await writeFile(join(dir, 'other.json'), JSON.stringify({ name: 'other', version: '1.0.0' }));
-    await assert.rejects(readVersion(pathToFileURL(join(dir, 'other.json'))), /other\.json is not flotilla's package\.json \(name "other"/);
+    await assert.rejects(
+      readVersion(pathToFileURL(join(dir, 'other.json'))),
+      /other\.json is not flotilla's package\.json \(name "other"/,
+    );
   });
 });
 
@@ -187,11 +206,23 @@ describe('flotilla render', () => {
   });
 
   it('says how to give member clusters when the input has none', async () => {
-    const r = await flotilla(['render', '-f', join(quickstart, 'templates.yaml'), '-f', join(quickstart, 'propagation.yaml')]);
+    const r = await flotilla([
+      'render',
+      '-f',
+      join(quickstart, 'templates.yaml'),
+      '-f',
+      join(quickstart, 'propagation.yaml'),
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.err, /no cluster matches its placement/);
-    assert.match(r.err, /^note: the input has no Cluster objects, so no template can be placed\. Give the member clusters as Cluster\n {2}documents in the input \(apiVersion: cluster\.flotilla\.io\/v1alpha1, kind: Cluster/m);
-    assert.match(r.err, /'flotilla apply --kubeconfig FILE', which deploys to each\n {2}kubeconfig context as a member cluster/);
+    assert.match(
+      r.err,
+      /^note: the input has no Cluster objects, so no template can be placed\. Give the member clusters as Cluster\n {2}documents in the input \(apiVersion: cluster\.flotilla\.io\/v1alpha1, kind: Cluster/m,
+    );
+    assert.match(
+      r.err,
+      /'flotilla apply --kubeconfig FILE', which deploys to each\n {2}kubeconfig context as a member cluster/,
+    );
     assert.doesNotMatch((await flotilla(['render', '-f', quickstart])).err, /no Cluster objects/);
   });
 
@@ -204,7 +235,10 @@ describe('flotilla render', () => {
   it('explains which rule set each field', async () => {
     const r = await flotilla(['render', '-f', quickstart, '--cluster', 'dev', '--explain']);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /set by OverridePolicy shop\/web-images spec\.overrideRules\[1\]\.overriders\.imageOverrider\[0\]/);
+    assert.match(
+      r.out,
+      /set by OverridePolicy shop\/web-images spec\.overrideRules\[1\]\.overriders\.imageOverrider\[0\]/,
+    );
   });
 
   it('reads documents from stdin', async () => {
@@ -215,14 +249,40 @@ describe('flotilla render', () => {
     ].join('\n---\n');
     const r = await flotilla(['render', '-f', '-'], input);
     assert.equal(r.code, 0, r.err);
-    assert.deepEqual(readYaml(r.out.split('\n').filter((l) => !l.startsWith('#')).join('\n')), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: 'b' } });
+    assert.deepEqual(
+      readYaml(
+        r.out
+          .split('\n')
+          .filter((l) => !l.startsWith('#'))
+          .join('\n'),
+      ),
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' }, data: { a: 'b' } },
+    );
   });
 
   const bad: Array<{ name: string; file: string; message: RegExp }> = [
-    { name: 'malformed YAML names the file, line and column', file: 'bad/malformed.yaml', message: /error: .*malformed\.yaml:\d+:\d+: invalid YAML/ },
-    { name: 'an invalid policy names the file, object and field', file: 'bad/invalid-policy.yaml', message: /error: .*invalid-policy\.yaml: OverridePolicy\/default\/bad-paths: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path: Invalid value: "spec\/replicas"/ },
-    { name: 'an unknown policy kind is reported', file: 'bad/unknown-kind.yaml', message: /unknown-kind\.yaml: PlacementPolicy\/default\/typo: kind: Unsupported value: "PlacementPolicy"/ },
-    { name: 'a path missing on one cluster fails that cluster only', file: 'bad/missing-path.yaml', message: /missing-path\.yaml \(document 1\): Deployment\/default\/web on cluster member2: OverridePolicy default\/pause: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]: replace operation does not apply/ },
+    {
+      name: 'malformed YAML names the file, line and column',
+      file: 'bad/malformed.yaml',
+      message: /error: .*malformed\.yaml:\d+:\d+: invalid YAML/,
+    },
+    {
+      name: 'an invalid policy names the file, object and field',
+      file: 'bad/invalid-policy.yaml',
+      message:
+        /error: .*invalid-policy\.yaml: OverridePolicy\/default\/bad-paths: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path: Invalid value: "spec\/replicas"/,
+    },
+    {
+      name: 'an unknown policy kind is reported',
+      file: 'bad/unknown-kind.yaml',
+      message: /unknown-kind\.yaml: PlacementPolicy\/default\/typo: kind: Unsupported value: "PlacementPolicy"/,
+    },
+    {
+      name: 'a path missing on one cluster fails that cluster only',
+      file: 'bad/missing-path.yaml',
+      message:
+        /missing-path\.yaml \(document 1\): Deployment\/default\/web on cluster member2: OverridePolicy default\/pause: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]: replace operation does not apply/,
+    },
     { name: 'a file that does not exist', file: 'bad/nope.yaml', message: /nope\.yaml: no such file or directory/ },
   ];
   for (const c of bad) {
@@ -259,8 +319,18 @@ describe('flotilla validate', () => {
     const r = await flotilla(['validate', '-f', fixture('bad/invalid-policy.yaml')]);
     assert.equal(r.code, 1);
     const lines = r.out.trim().split('\n');
-    assert.ok(lines.some((l) => /invalid-policy\.yaml: OverridePolicy\/default\/bad-paths: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path: /.test(l)), r.out);
-    assert.ok(lines.some((l) => /labelsOverrider\[0\]\.value.*unknown variable/.test(l)), r.out);
+    assert.ok(
+      lines.some((l) =>
+        /invalid-policy\.yaml: OverridePolicy\/default\/bad-paths: spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path: /.test(
+          l,
+        ),
+      ),
+      r.out,
+    );
+    assert.ok(
+      lines.some((l) => /labelsOverrider\[0\]\.value.*unknown variable/.test(l)),
+      r.out,
+    );
   });
 
   it('exits 1 for unreadable YAML', async () => {

@@ -56,10 +56,14 @@ type Present<F extends FlagSpec> = F extends { default: string } | { required: t
 type FlagValue<F extends FlagSpec> = F['type'] extends 'boolean'
   ? boolean
   : F['type'] extends 'duration'
-    ? Present<F> extends true ? number : number | undefined
+    ? Present<F> extends true
+      ? number
+      : number | undefined
     : F extends { multiple: true }
       ? Array<Choice<F>>
-      : Present<F> extends true ? Choice<F> : Choice<F> | undefined;
+      : Present<F> extends true
+        ? Choice<F>
+        : Choice<F> | undefined;
 
 /** What a command's run function gets for its flag table: one property per flag, typed by the table. */
 export type FlagValues<F extends Flags> = { -readonly [K in keyof F]: FlagValue<F[K]> };
@@ -141,7 +145,11 @@ function parseError(err: unknown, flags: Flags): UsageError {
 export function parseCommandLine(spec: CommandSpec, args: string[]): ParsedCommandLine {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
   for (const [name, f] of Object.entries({ ...spec.flags, help: HELP_FLAG })) {
-    options[name] = { type: f.type === 'boolean' ? 'boolean' : 'string', ...(f.short ? { short: f.short } : {}), ...(f.multiple ? { multiple: true } : {}) };
+    options[name] = {
+      type: f.type === 'boolean' ? 'boolean' : 'string',
+      ...(f.short ? { short: f.short } : {}),
+      ...(f.multiple ? { multiple: true } : {}),
+    };
   }
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
@@ -159,10 +167,13 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): ParsedComma
       flags[name] = raw === true;
       continue;
     }
-    const values = raw === undefined ? (f.default === undefined ? [] : [f.default]) : Array.isArray(raw) ? raw : [String(raw)];
-    if (f.required && values.length === 0) throw new UsageError(`${f.short ? `-${f.short}/` : ''}--${name} is required`);
+    const values =
+      raw === undefined ? (f.default === undefined ? [] : [f.default]) : Array.isArray(raw) ? raw : [String(raw)];
+    if (f.required && values.length === 0)
+      throw new UsageError(`${f.short ? `-${f.short}/` : ''}--${name} is required`);
     for (const v of values) {
-      if (f.choices && !f.choices.includes(v)) throw new UsageError(`--${name} must be one of ${f.choices.join(', ')}; got ${JSON.stringify(v)}`);
+      if (f.choices && !f.choices.includes(v))
+        throw new UsageError(`--${name} must be one of ${f.choices.join(', ')}; got ${JSON.stringify(v)}`);
     }
     if (f.type === 'duration') {
       flags[name] = values.length === 0 ? undefined : durationValue(name, values[values.length - 1] ?? '');
@@ -174,10 +185,13 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): ParsedComma
   const positional = spec.positional;
   if (positional) {
     const [first, ...extra] = parsed.positionals;
-    if (first === undefined) throw new UsageError(`${positional.name} is required: one of ${positional.choices.join(', ')}`);
+    if (first === undefined)
+      throw new UsageError(`${positional.name} is required: one of ${positional.choices.join(', ')}`);
     if (!positional.choices.includes(first)) {
       const guess = closest(first, positional.choices);
-      throw new UsageError(`${positional.name} must be one of ${positional.choices.join(', ')}; got ${JSON.stringify(first)}${guess ? ` (did you mean ${guess}?)` : ''}`);
+      throw new UsageError(
+        `${positional.name} must be one of ${positional.choices.join(', ')}; got ${JSON.stringify(first)}${guess ? ` (did you mean ${guess}?)` : ''}`,
+      );
     }
     if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   }
@@ -192,6 +206,9 @@ function durationValue(name: string, text: string): number {
     throw new UsageError(`--${name}: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (ms <= 0) throw new UsageError(`--${name} must be positive, got ${JSON.stringify(text)}`);
-  if (ms > MAX_TIMER_MS) throw new UsageError(`--${name} must be at most 596h31m23.647s (the longest Node.js timer), got ${JSON.stringify(text)}`);
+  if (ms > MAX_TIMER_MS)
+    throw new UsageError(
+      `--${name} must be at most 596h31m23.647s (the longest Node.js timer), got ${JSON.stringify(text)}`,
+    );
   return ms;
 }

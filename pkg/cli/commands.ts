@@ -16,14 +16,27 @@ const FILENAME_FLAG = {
   help: "file, directory (its *.yaml, *.yml and *.json files) or '-' for stdin",
 } as const;
 
-const RECURSIVE_FLAG = { type: 'boolean', short: 'R', help: 'also read the subdirectories of directories given with -f' } as const;
+const RECURSIVE_FLAG = {
+  type: 'boolean',
+  short: 'R',
+  help: 'also read the subdirectories of directories given with -f',
+} as const;
 
 export const RENDER_FLAGS = {
   filename: FILENAME_FLAG,
   recursive: RECURSIVE_FLAG,
-  output: { type: 'string', short: 'o', default: 'yaml', choices: ['yaml', 'json', 'name'], help: 'yaml: the objects, for kubectl; json: a report, not for kubectl; name: one line per object' },
+  output: {
+    type: 'string',
+    short: 'o',
+    default: 'yaml',
+    choices: ['yaml', 'json', 'name'],
+    help: 'yaml: the objects, for kubectl; json: a report, not for kubectl; name: one line per object',
+  },
   cluster: { type: 'string', multiple: true, value: 'NAME', help: 'only the objects for this cluster' },
-  explain: { type: 'boolean', help: 'say which policy and rule set each changed field (YAML comments; "explain" in JSON)' },
+  explain: {
+    type: 'boolean',
+    help: 'say which policy and rule set each changed field (YAML comments; "explain" in JSON)',
+  },
 } as const satisfies Flags;
 export type RenderFlags = FlagValues<typeof RENDER_FLAGS>;
 
@@ -64,18 +77,51 @@ const validate = defineCommand({
 const DELIVERY_FLAGS = {
   filename: FILENAME_FLAG,
   recursive: RECURSIVE_FLAG,
-  kubeconfig: { ...KUBECONFIG_FLAG, help: 'the kubeconfig whose contexts are the member clusters; without it every file in $KUBECONFIG is merged, as kubectl does, else ~/.kube/config' },
-  context: { type: 'string', multiple: true, value: 'NAME', help: 'deliver to this member only (placement still sees every context)' },
-  applyset: { type: 'string', value: 'NAME', help: "the apply set's name (default: flotilla-<base names of the -f paths>)" },
-  'applyset-namespace': { type: 'string', default: 'flotilla-system', value: 'NS', help: "namespace of the apply set's Secret on each member" },
-  concurrency: { type: 'string', default: '16', value: 'N', help: 'requests in flight per member (1-1000); members run in parallel' },
+  kubeconfig: {
+    ...KUBECONFIG_FLAG,
+    help: 'the kubeconfig whose contexts are the member clusters; without it every file in $KUBECONFIG is merged, as kubectl does, else ~/.kube/config',
+  },
+  context: {
+    type: 'string',
+    multiple: true,
+    value: 'NAME',
+    help: 'deliver to this member only (placement still sees every context)',
+  },
+  applyset: {
+    type: 'string',
+    value: 'NAME',
+    help: "the apply set's name (default: flotilla-<base names of the -f paths>)",
+  },
+  'applyset-namespace': {
+    type: 'string',
+    default: 'flotilla-system',
+    value: 'NS',
+    help: "namespace of the apply set's Secret on each member",
+  },
+  concurrency: {
+    type: 'string',
+    default: '16',
+    value: 'N',
+    help: 'requests in flight per member (1-1000); members run in parallel',
+  },
 } as const satisfies Flags;
 
 export const APPLY_FLAGS = {
   ...DELIVERY_FLAGS,
   prune: { type: 'boolean', help: 'delete objects this apply set holds on a member that no longer render for it' },
-  'dry-run': { type: 'string', choices: ['none', 'server'], value: 'MODE', help: 'server: the apiservers check every change, nothing is written' },
-  output: { type: 'string', short: 'o', default: 'text', choices: ['text', 'json'], help: 'text: a line per object and a table per member; json: the same as data' },
+  'dry-run': {
+    type: 'string',
+    choices: ['none', 'server'],
+    value: 'MODE',
+    help: 'server: the apiservers check every change, nothing is written',
+  },
+  output: {
+    type: 'string',
+    short: 'o',
+    default: 'text',
+    choices: ['text', 'json'],
+    help: 'text: a line per object and a table per member; json: the same as data',
+  },
 } as const satisfies Flags;
 export type ApplyFlags = FlagValues<typeof APPLY_FLAGS>;
 
@@ -115,14 +161,39 @@ delete. Conflicts (objects that exist and are not in the set) are listed on stde
 });
 
 export const WEBHOOK_FLAGS = {
-  'tls-cert-file': { type: 'string', required: true, value: 'FILE', complete: 'file', help: 'serving certificate (PEM), re-read every --cert-reload-interval' },
-  'tls-private-key-file': { type: 'string', required: true, value: 'FILE', complete: 'file', help: 'its private key (PEM)' },
+  'tls-cert-file': {
+    type: 'string',
+    required: true,
+    value: 'FILE',
+    complete: 'file',
+    help: 'serving certificate (PEM), re-read every --cert-reload-interval',
+  },
+  'tls-private-key-file': {
+    type: 'string',
+    required: true,
+    value: 'FILE',
+    complete: 'file',
+    help: 'its private key (PEM)',
+  },
   port: { type: 'string', default: '8443', value: 'PORT', help: 'HTTPS port; 0 picks a free one' },
   'bind-address': { type: 'string', default: '0.0.0.0', value: 'ADDRESS', help: 'address to listen on' },
-  'cert-reload-interval': { type: 'duration', default: '10s', value: 'DURATION', help: 'how often the certificate files are re-read' },
-  kubeconfig: { ...KUBECONFIG_FLAG, help: "the kubeconfig for listing Clusters; without it every file in $KUBECONFIG (merged), else the pod's service account; with none, no Cluster list" },
+  'cert-reload-interval': {
+    type: 'duration',
+    default: '10s',
+    value: 'DURATION',
+    help: 'how often the certificate files are re-read',
+  },
+  kubeconfig: {
+    ...KUBECONFIG_FLAG,
+    help: "the kubeconfig for listing Clusters; without it every file in $KUBECONFIG (merged), else the pod's service account; with none, no Cluster list",
+  },
   context: CONTEXT_FLAG,
-  'cluster-list-interval': { type: 'duration', default: '30s', value: 'DURATION', help: 'how often Cluster objects are listed' },
+  'cluster-list-interval': {
+    type: 'duration',
+    default: '30s',
+    value: 'DURATION',
+    help: 'how often Cluster objects are listed',
+  },
 } as const satisfies Flags;
 export type WebhookFlags = FlagValues<typeof WEBHOOK_FLAGS>;
 
@@ -143,18 +214,62 @@ Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
 });
 
 export const CONTROLLER_FLAGS = {
-  kubeconfig: { ...KUBECONFIG_FLAG, help: "the hub's kubeconfig; without it every file in $KUBECONFIG (merged), else ~/.kube/config, else the pod's service account" },
+  kubeconfig: {
+    ...KUBECONFIG_FLAG,
+    help: "the hub's kubeconfig; without it every file in $KUBECONFIG (merged), else ~/.kube/config, else the pod's service account",
+  },
   context: CONTEXT_FLAG,
-  'members-kubeconfig': { type: 'string', value: 'FILE', complete: 'file', help: "a kubeconfig whose contexts are member clusters, named after the contexts (as flotilla apply takes them); other members come from Clusters on the hub whose spec.secretRef names a Secret with a kubeconfig (or Karmada's token and caBundle)" },
-  namespace: { type: 'string', value: 'NS', help: "the controller's namespace: bindings of cluster-scoped templates and the Lease (default $POD_NAMESPACE, else flotilla-system)" },
+  'members-kubeconfig': {
+    type: 'string',
+    value: 'FILE',
+    complete: 'file',
+    help: "a kubeconfig whose contexts are member clusters, named after the contexts (as flotilla apply takes them); other members come from Clusters on the hub whose spec.secretRef names a Secret with a kubeconfig (or Karmada's token and caBundle)",
+  },
+  namespace: {
+    type: 'string',
+    value: 'NS',
+    help: "the controller's namespace: bindings of cluster-scoped templates and the Lease (default $POD_NAMESPACE, else flotilla-system)",
+  },
   concurrency: { type: 'string', default: '8', value: 'N', help: 'templates reconciled at once (1-1000)' },
-  'leader-elect': { type: 'string', default: 'false', choices: ['true', 'false'], value: 'BOOL', help: 'hold a Lease so that only one replica works; the others wait as standbys' },
+  'leader-elect': {
+    type: 'string',
+    default: 'false',
+    choices: ['true', 'false'],
+    value: 'BOOL',
+    help: 'hold a Lease so that only one replica works; the others wait as standbys',
+  },
   'lease-name': { type: 'string', default: 'flotilla-controller', value: 'NAME', help: 'the Lease, in --namespace' },
-  'log-level': { type: 'string', default: 'info', choices: ['error', 'warn', 'info', 'debug'], value: 'LEVEL', help: 'JSON log lines on stderr at this level and above' },
-  'metrics-port': { type: 'string', default: '8080', value: 'PORT', help: 'plain-HTTP port of /healthz, /readyz and /metrics; 0 picks a free one' },
-  resync: { type: 'duration', default: '10m', value: 'DURATION', help: 'every template is reconciled again this often' },
-  'probe-interval': { type: 'duration', default: '10s', value: 'DURATION', help: "GET /readyz on each member this often (sooner, with backoff, while it fails); the result is its Cluster's Ready condition" },
-  'probe-timeout': { type: 'duration', default: '5s', value: 'DURATION', help: 'a member whose /readyz takes longer is not ready' },
+  'log-level': {
+    type: 'string',
+    default: 'info',
+    choices: ['error', 'warn', 'info', 'debug'],
+    value: 'LEVEL',
+    help: 'JSON log lines on stderr at this level and above',
+  },
+  'metrics-port': {
+    type: 'string',
+    default: '8080',
+    value: 'PORT',
+    help: 'plain-HTTP port of /healthz, /readyz and /metrics; 0 picks a free one',
+  },
+  resync: {
+    type: 'duration',
+    default: '10m',
+    value: 'DURATION',
+    help: 'every template is reconciled again this often',
+  },
+  'probe-interval': {
+    type: 'duration',
+    default: '10s',
+    value: 'DURATION',
+    help: "GET /readyz on each member this often (sooner, with backoff, while it fails); the result is its Cluster's Ready condition",
+  },
+  'probe-timeout': {
+    type: 'duration',
+    default: '5s',
+    value: 'DURATION',
+    help: 'a member whose /readyz takes longer is not ready',
+  },
 } as const satisfies Flags;
 export type ControllerFlags = FlagValues<typeof CONTROLLER_FLAGS>;
 
@@ -175,10 +290,19 @@ Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM, finishing the work 
 export const CERTS_CREATE_FLAGS = {
   service: { type: 'string', required: true, value: 'NAME', help: "the webhook's Service" },
   namespace: { type: 'string', required: true, value: 'NAMESPACE', help: "the Service's (and the Secret's) namespace" },
-  secret: { type: 'string', value: 'NAME', help: 'store ca.crt, tls.crt and tls.key in this Secret (kept if it exists)' },
+  secret: {
+    type: 'string',
+    value: 'NAME',
+    help: 'store ca.crt, tls.crt and tls.key in this Secret (kept if it exists)',
+  },
   'cert-dir': { type: 'string', value: 'DIR', complete: 'directory', help: 'write ca.crt, tls.crt and tls.key here' },
   hosts: { type: 'string', value: 'HOST,...', help: 'extra DNS names or IP addresses for the certificate' },
-  'valid-days': { type: 'string', default: '3650', value: 'DAYS', help: 'validity of the CA and the certificate (1-36500)' },
+  'valid-days': {
+    type: 'string',
+    default: '3650',
+    value: 'DAYS',
+    help: 'validity of the CA and the certificate (1-36500)',
+  },
   ...KUBE_FLAGS,
 } as const satisfies Flags;
 export type CertsCreateFlags = FlagValues<typeof CERTS_CREATE_FLAGS>;
@@ -186,9 +310,17 @@ export type CertsCreateFlags = FlagValues<typeof CERTS_CREATE_FLAGS>;
 export const CERTS_PATCH_FLAGS = {
   secret: { type: 'string', required: true, value: 'NAME', help: 'the Secret holding ca.crt' },
   namespace: { type: 'string', required: true, value: 'NAMESPACE', help: "the Secret's namespace" },
-  validating: { type: 'string', value: 'NAME', help: 'ValidatingWebhookConfiguration whose webhooks get the CA bundle' },
+  validating: {
+    type: 'string',
+    value: 'NAME',
+    help: 'ValidatingWebhookConfiguration whose webhooks get the CA bundle',
+  },
   mutating: { type: 'string', value: 'NAME', help: 'MutatingWebhookConfiguration whose webhooks get the CA bundle' },
-  crds: { type: 'string', value: 'NAME,...', help: "CRDs whose conversion webhook gets the CA bundle (default: the four policy.flotilla.io CRDs; '' for none)" },
+  crds: {
+    type: 'string',
+    value: 'NAME,...',
+    help: "CRDs whose conversion webhook gets the CA bundle (default: the four policy.flotilla.io CRDs; '' for none)",
+  },
   ...KUBE_FLAGS,
 } as const satisfies Flags;
 export type CertsPatchFlags = FlagValues<typeof CERTS_PATCH_FLAGS>;
@@ -256,7 +388,9 @@ or install it where the shell finds it:
   load: () => import('./completion.js'),
 });
 
-export const ROOT_FLAGS = { version: { type: 'boolean', help: "print the version (as 'flotilla version' does)" } } as const satisfies Flags;
+export const ROOT_FLAGS = {
+  version: { type: 'boolean', help: "print the version (as 'flotilla version' does)" },
+} as const satisfies Flags;
 
 /** `flotilla` itself: a group of every command. */
 export const ROOT: CommandSpec = defineCommand({

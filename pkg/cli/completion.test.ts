@@ -21,7 +21,8 @@ async function script(shell: string): Promise<string> {
 
 const installed = new Map<string, boolean>();
 function has(program: string): boolean {
-  if (!installed.has(program)) installed.set(program, spawnSync(program, ['--version'], { stdio: 'ignore' }).status === 0);
+  if (!installed.has(program))
+    installed.set(program, spawnSync(program, ['--version'], { stdio: 'ignore' }).status === 0);
   return installed.get(program) === true;
 }
 
@@ -30,12 +31,21 @@ describe('flotilla completion', () => {
     it(`${shell}: mentions every command, subcommand and flag in the table`, async () => {
       const text = await script(shell);
       for (const { path, spec } of commands()) {
-        if (path.length > 0) assert.match(text, new RegExp(`\\b${path[path.length - 1]}\\b`), `${shell} names ${path.join(' ')}`);
+        if (path.length > 0)
+          assert.match(text, new RegExp(`\\b${path[path.length - 1]}\\b`), `${shell} names ${path.join(' ')}`);
         for (const [name, flag] of Object.entries(spec.flags)) {
           // fish names flags without dashes (-l name, -s f); bash and zsh with them.
-          assert.ok(text.includes(`--${name}`) || text.includes(`-l ${name}`), `${shell} offers --${name} of ${path.join(' ') || 'flotilla'}`);
-          if (flag.short) assert.ok(text.includes(`-${flag.short}`) || text.includes(`-s ${flag.short}`), `${shell} offers -${flag.short}`);
-          for (const choice of flag.choices ?? []) assert.ok(text.includes(choice), `${shell} offers ${choice} for --${name}`);
+          assert.ok(
+            text.includes(`--${name}`) || text.includes(`-l ${name}`),
+            `${shell} offers --${name} of ${path.join(' ') || 'flotilla'}`,
+          );
+          if (flag.short)
+            assert.ok(
+              text.includes(`-${flag.short}`) || text.includes(`-s ${flag.short}`),
+              `${shell} offers -${flag.short}`,
+            );
+          for (const choice of flag.choices ?? [])
+            assert.ok(text.includes(choice), `${shell} offers ${choice} for --${name}`);
         }
       }
     });
@@ -68,15 +78,18 @@ describe('flotilla completion', () => {
       writeFileSync(join(dir, 'policies.yaml'), '');
       // zsh's completion widgets only run inside its line editor, so these stand-ins print what the
       // script offers, keeping what starts with the word being completed, as zsh would.
-      writeFileSync(join(dir, 'zsh-stubs.zsh'), [
-        'compdef() { :; }',
-        'source ./flotilla.zsh',
-        '_describe() { local e; for e in "${(@P)4}"; do [[ ${e%%:*} == ${PREFIX}* ]] && print -r -- "${e%%:*}"; done; }',
-        'compadd() { [[ $1 == -- ]] && shift; local e; for e in "$@"; do [[ $e == ${PREFIX}* ]] && print -r -- "$e"; done; }',
-        '_files() { print -r -- "<files $*>"; }',
-        'compset() { PREFIX=${PREFIX#*=}; }',
-        '_message() { :; }',
-      ].join('\n'));
+      writeFileSync(
+        join(dir, 'zsh-stubs.zsh'),
+        [
+          'compdef() { :; }',
+          'source ./flotilla.zsh',
+          '_describe() { local e; for e in "${(@P)4}"; do [[ ${e%%:*} == ${PREFIX}* ]] && print -r -- "${e%%:*}"; done; }',
+          'compadd() { [[ $1 == -- ]] && shift; local e; for e in "$@"; do [[ $e == ${PREFIX}* ]] && print -r -- "$e"; done; }',
+          '_files() { print -r -- "<files $*>"; }',
+          'compset() { PREFIX=${PREFIX#*=}; }',
+          '_message() { :; }',
+        ].join('\n'),
+      );
     });
     after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -84,13 +97,21 @@ describe('flotilla completion', () => {
     const complete: Record<(typeof SHELLS)[number], (line: string) => string[]> = {
       bash: (line) => {
         const words = line.split(' ');
-        return shell('bash', ['-c', `source ./flotilla.bash; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _flotilla; printf '%s\\n' "\${COMPREPLY[@]}"`]);
+        return shell('bash', [
+          '-c',
+          `source ./flotilla.bash; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _flotilla; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ]);
       },
       zsh: (line) => {
         const words = line.split(' ');
-        return shell('zsh', ['-f', '-c', `source ./zsh-stubs.zsh; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; PREFIX='${words[words.length - 1] ?? ''}'; _flotilla`]);
+        return shell('zsh', [
+          '-f',
+          '-c',
+          `source ./zsh-stubs.zsh; words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; PREFIX='${words[words.length - 1] ?? ''}'; _flotilla`,
+        ]);
       },
-      fish: (line) => shell('fish', ['-c', `source ./flotilla.fish; complete -C '${line}'`]).map((l) => l.split('\t')[0] ?? l),
+      fish: (line) =>
+        shell('fish', ['-c', `source ./flotilla.fish; complete -C '${line}'`]).map((l) => l.split('\t')[0] ?? l),
     };
     function shell(program: string, args: string[]): string[] {
       const r = spawnSync(program, args, { cwd: dir, encoding: 'utf8' });
@@ -100,7 +121,21 @@ describe('flotilla completion', () => {
 
     const cases: Array<{ line: string; offers: string[]; shells?: ReadonlyArray<(typeof SHELLS)[number]> }> = [
       { line: 'flotilla re', offers: ['render'] },
-      { line: 'flotilla ', offers: ['render', 'validate', 'diff', 'apply', 'controller', 'webhook', 'certs', 'version', 'completion', 'help'] },
+      {
+        line: 'flotilla ',
+        offers: [
+          'render',
+          'validate',
+          'diff',
+          'apply',
+          'controller',
+          'webhook',
+          'certs',
+          'version',
+          'completion',
+          'help',
+        ],
+      },
       { line: 'flotilla certs ', offers: ['create', 'patch'] },
       { line: 'flotilla certs create --se', offers: ['--secret', '--service'] },
       { line: 'flotilla render -o ', offers: ['yaml', 'json', 'name'] },
@@ -118,9 +153,13 @@ describe('flotilla completion', () => {
     ];
     for (const sh of SHELLS) {
       for (const c of cases.filter((c) => !c.shells || c.shells.includes(sh))) {
-        it(`${sh}: offers ${JSON.stringify(c.offers)} for ${JSON.stringify(c.line)}`, { skip: sh !== 'bash' && !has(sh) && `${sh} is not installed` }, () => {
-          assert.deepEqual(complete[sh](c.line).sort(), [...c.offers].sort());
-        });
+        it(
+          `${sh}: offers ${JSON.stringify(c.offers)} for ${JSON.stringify(c.line)}`,
+          { skip: sh !== 'bash' && !has(sh) && `${sh} is not installed` },
+          () => {
+            assert.deepEqual(complete[sh](c.line).sort(), [...c.offers].sort());
+          },
+        );
       }
     }
   });

@@ -23,7 +23,8 @@ const MAX_MEMBER_LABELS = 256;
 
 function integer(flag: string, value: string, min: number, max: number): number {
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max)) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  if (!(n >= min && n <= max))
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -31,7 +32,8 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const concurrency = integer('--concurrency', values.concurrency, 1, 1000);
   const metricsPort = integer('--metrics-port', values['metrics-port'], 0, 65535);
   const namespace = values.namespace ?? (io.env.POD_NAMESPACE || 'flotilla-system');
-  if (!DNS_LABEL.test(namespace) || namespace.length > 63) throw new UsageError(`--namespace must be a DNS label, got ${JSON.stringify(namespace)}`);
+  if (!DNS_LABEL.test(namespace) || namespace.length > 63)
+    throw new UsageError(`--namespace must be a DNS label, got ${JSON.stringify(namespace)}`);
   const logger = createLogger({ level: values['log-level'], stream: io.stderr });
 
   let members: MemberAccess[];
@@ -43,10 +45,16 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     if (file !== undefined) {
       const loaded = loadKubeconfig({ file });
       const names = contextNames(loaded.config);
-      if (names.length === 0) throw new KubeconfigError('NO_CONTEXT', `${loaded.description} has no contexts: each context is a member cluster`);
+      if (names.length === 0)
+        throw new KubeconfigError(
+          'NO_CONTEXT',
+          `${loaded.description} has no contexts: each context is a member cluster`,
+        );
       members = names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
     } else {
-      logger.info('no --members-kubeconfig: members come from Cluster objects whose spec.secretRef names a Secret with credentials');
+      logger.info(
+        'no --members-kubeconfig: members come from Cluster objects whose spec.secretRef names a Secret with credentials',
+      );
     }
   } catch (e: unknown) {
     if (e instanceof UsageError) throw e;
@@ -55,11 +63,27 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   }
 
   const registry = new Registry();
-  const reconciles = registry.histogram('flotilla_controller_reconcile_duration_seconds', 'Time to reconcile one template.', ['outcome'], [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+  const reconciles = registry.histogram(
+    'flotilla_controller_reconcile_duration_seconds',
+    'Time to reconcile one template.',
+    ['outcome'],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
   const depth = registry.gauge('flotilla_controller_queue_depth', 'Template keys waiting for a worker.');
-  const leaderGauge = registry.gauge('flotilla_controller_leader', '1 while this replica holds the Lease (or runs without leader election).');
-  const memberResults = registry.counter('flotilla_controller_member_results_total', 'Applies and removals per member, by result (Applied, Unchanged, Removed, Conflict, Failed, Unreachable).', ['member', 'result']);
-  const memberReady = registry.gauge('flotilla_controller_member_ready', '1 when the member answered its last /readyz probe, else 0.', ['member']);
+  const leaderGauge = registry.gauge(
+    'flotilla_controller_leader',
+    '1 while this replica holds the Lease (or runs without leader election).',
+  );
+  const memberResults = registry.counter(
+    'flotilla_controller_member_results_total',
+    'Applies and removals per member, by result (Applied, Unchanged, Removed, Conflict, Failed, Unreachable).',
+    ['member', 'result'],
+  );
+  const memberReady = registry.gauge(
+    'flotilla_controller_member_ready',
+    '1 when the member answered its last /readyz probe, else 0.',
+    ['member'],
+  );
   // Member names come from Cluster objects on the hub: past MAX_MEMBER_LABELS distinct names, the rest share one series.
   const memberLabels = new Set<string>();
   const memberLabel = (name: string) => {
@@ -99,7 +123,10 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     const { address } = await startOpsServer({ port: metricsPort, registry, ready }, signal);
     logger.info('serving /healthz, /readyz and /metrics', { port: address.port });
   } catch (e: unknown) {
-    logger.error('cannot listen for /metrics', { port: metricsPort, error: e instanceof Error ? e.message : String(e) });
+    logger.error('cannot listen for /metrics', {
+      port: metricsPort,
+      error: e instanceof Error ? e.message : String(e),
+    });
     return 1;
   }
 
@@ -123,7 +150,11 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     onStartedLeading: () => {
       leading = true;
       leaderGauge.set({}, 1);
-      logger.info('leading: controller starting', { identity, lease: `${namespace}/${values['lease-name']}`, members: members.map((m) => m.name) });
+      logger.info('leading: controller starting', {
+        identity,
+        lease: `${namespace}/${values['lease-name']}`,
+        members: members.map((m) => m.name),
+      });
       running = controller.run(AbortSignal.any([signal, work.signal]));
     },
     onStoppedLeading: () => {
@@ -140,7 +171,14 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   await elector.run(signal);
   work.abort();
   await running;
-  if (!lostLeadership) await elector.release().catch((e: unknown) => logger.warn('could not release the Lease; another replica takes over when it expires', { error: e instanceof Error ? e.message : String(e) }));
+  if (!lostLeadership)
+    await elector
+      .release()
+      .catch((e: unknown) =>
+        logger.warn('could not release the Lease; another replica takes over when it expires', {
+          error: e instanceof Error ? e.message : String(e),
+        }),
+      );
   logger.info('controller stopped');
   return lostLeadership ? 1 : 0;
 }

@@ -15,7 +15,12 @@ function streams() {
   return { out, err, o: () => o, e: () => e };
 }
 
-const obj = (kind: string, name: string, action: ObjectResult['action'], extra: Partial<ObjectResult> = {}): ObjectResult => ({
+const obj = (
+  kind: string,
+  name: string,
+  action: ObjectResult['action'],
+  extra: Partial<ObjectResult> = {},
+): ObjectResult => ({
   apiVersion: kind === 'Deployment' ? 'apps/v1' : 'v1',
   kind,
   namespace: 'shop',
@@ -34,11 +39,22 @@ const reports: MemberReport[] = [
       obj('Deployment', 'web', 'configured'),
       obj('ConfigMap', 'web-config', 'unchanged'),
       obj('ConfigMap', 'old', 'pruned'),
-      obj('ConfigMap', 'taken', 'conflict', { message: 'already exists on the member and is not part of this apply set' }),
-      obj('Deployment', 'bad', 'failed', { message: 'Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1', warnings: ['unknown field "spec.foo"'] }),
+      obj('ConfigMap', 'taken', 'conflict', {
+        message: 'already exists on the member and is not part of this apply set',
+      }),
+      obj('Deployment', 'bad', 'failed', {
+        message: 'Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1',
+        warnings: ['unknown field "spec.foo"'],
+      }),
     ],
   },
-  { member: 'us-east', server: 'https://10.0.0.2:6443', errors: ['unreachable: https://10.0.0.2:6443: connect ECONNREFUSED 10.0.0.2:6443'], unreachable: true, results: [] },
+  {
+    member: 'us-east',
+    server: 'https://10.0.0.2:6443',
+    errors: ['unreachable: https://10.0.0.2:6443: connect ECONNREFUSED 10.0.0.2:6443'],
+    unreachable: true,
+    results: [],
+  },
 ];
 
 void describe('apply output', () => {
@@ -47,7 +63,10 @@ void describe('apply output', () => {
     const o = new ApplyOutput(s.out, s.err, { format: 'text', tty: false, dryRun: false });
     o.onPlan('eu-west', 2);
     o.onResult('eu-west', obj('Deployment', 'web', 'created'));
-    o.onResult('us-east', obj('Deployment', 'web', 'failed', { unreachable: true, message: 'not done: the member is unreachable' }));
+    o.onResult(
+      'us-east',
+      obj('Deployment', 'web', 'failed', { unreachable: true, message: 'not done: the member is unreachable' }),
+    );
     o.onResult('eu-west', obj('ConfigMap', 'c', 'unchanged'));
     assert.equal(s.o(), 'eu-west: Deployment.apps shop/web created\neu-west: ConfigMap shop/c unchanged\n');
   });
@@ -62,13 +81,20 @@ void describe('apply output', () => {
     o.onResult('eu-west', obj('Deployment', 'web', 'created'));
     t = 1001; // within 100 ms: not redrawn
     o.onResult('us-east', obj('Deployment', 'web', 'created'));
-    assert.equal(s.o(), '\r\x1b[2Kapplying: eu-west 0/2\r\x1b[2Kapplying: eu-west 0/2  us-east 0/1\r\x1b[2Kapplying: eu-west 1/2  us-east 0/1');
+    assert.equal(
+      s.o(),
+      '\r\x1b[2Kapplying: eu-west 0/2\r\x1b[2Kapplying: eu-west 0/2  us-east 0/1\r\x1b[2Kapplying: eu-west 1/2  us-east 0/1',
+    );
     assert.ok(!s.o().includes('\n'));
   });
 
   it('ends with a table per member, and every problem with member, object and message on stderr', () => {
     const s = streams();
-    const code = new ApplyOutput(s.out, s.err, { format: 'text', tty: false, dryRun: false }).finish(reports, { name: 'flotilla-qs', namespace: 'flotilla-system', id: 'applyset-x-v1' });
+    const code = new ApplyOutput(s.out, s.err, { format: 'text', tty: false, dryRun: false }).finish(reports, {
+      name: 'flotilla-qs',
+      namespace: 'flotilla-system',
+      id: 'applyset-x-v1',
+    });
     assert.equal(code, 1);
     assert.equal(
       s.o(),
@@ -91,22 +117,65 @@ void describe('apply output', () => {
 
   it('exits 0 when everything was applied', () => {
     const s = streams();
-    const ok: MemberReport[] = [{ member: 'a', server: 'https://a', errors: [], unreachable: false, results: [obj('ConfigMap', 'c', 'created')] }];
-    assert.equal(new ApplyOutput(s.out, s.err, { format: 'text', tty: false, dryRun: false }).finish(ok, { name: 'n', namespace: 'ns', id: 'i' }), 0);
+    const ok: MemberReport[] = [
+      { member: 'a', server: 'https://a', errors: [], unreachable: false, results: [obj('ConfigMap', 'c', 'created')] },
+    ];
+    assert.equal(
+      new ApplyOutput(s.out, s.err, { format: 'text', tty: false, dryRun: false }).finish(ok, {
+        name: 'n',
+        namespace: 'ns',
+        id: 'i',
+      }),
+      0,
+    );
     assert.equal(s.e(), '');
   });
 
   it('reports an object failed because its member went away only once, through the member', () => {
-    const r: MemberReport[] = [{ member: 'a', server: 'https://a', errors: ['unreachable: x'], unreachable: true, results: [obj('ConfigMap', 'c', 'created'), obj('ConfigMap', 'd', 'failed', { unreachable: true, message: 'not done: the member is unreachable' })] }];
+    const r: MemberReport[] = [
+      {
+        member: 'a',
+        server: 'https://a',
+        errors: ['unreachable: x'],
+        unreachable: true,
+        results: [
+          obj('ConfigMap', 'c', 'created'),
+          obj('ConfigMap', 'd', 'failed', { unreachable: true, message: 'not done: the member is unreachable' }),
+        ],
+      },
+    ];
     assert.deepEqual(problemLines(r), ['error: a (https://a): unreachable: x']);
     assert.match(summaryTable(r), /^a {7}1 .* 1 +unreachable$/m);
   });
 
   it('gives the same as JSON', () => {
-    const j = toJson(reports, { name: 'flotilla-qs', namespace: 'flotilla-system', id: 'applyset-x-v1' }, false) as { members: Array<{ name: string; counts: Record<string, number>; unreachable: boolean }>; objects: Array<{ member: string; action: string; message?: string }> };
-    assert.deepEqual(j.members.map((m) => [m.name, m.counts.configured, m.unreachable]), [['eu-west', 1, false], ['us-east', 0, true]]);
+    const j = toJson(reports, { name: 'flotilla-qs', namespace: 'flotilla-system', id: 'applyset-x-v1' }, false) as {
+      members: Array<{ name: string; counts: Record<string, number>; unreachable: boolean }>;
+      objects: Array<{ member: string; action: string; message?: string }>;
+    };
+    assert.deepEqual(
+      j.members.map((m) => [m.name, m.counts.configured, m.unreachable]),
+      [
+        ['eu-west', 1, false],
+        ['us-east', 0, true],
+      ],
+    );
     assert.equal(j.objects.length, 5);
-    assert.deepEqual((j as unknown as { errors: string[] }).errors, ['us-east: unreachable: https://10.0.0.2:6443: connect ECONNREFUSED 10.0.0.2:6443']);
-    assert.deepEqual(j.objects.find((o) => o.action === 'failed'), { member: 'eu-west', apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'bad', action: 'failed', message: 'Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1', warnings: ['unknown field "spec.foo"'] });
+    assert.deepEqual((j as unknown as { errors: string[] }).errors, [
+      'us-east: unreachable: https://10.0.0.2:6443: connect ECONNREFUSED 10.0.0.2:6443',
+    ]);
+    assert.deepEqual(
+      j.objects.find((o) => o.action === 'failed'),
+      {
+        member: 'eu-west',
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        namespace: 'shop',
+        name: 'bad',
+        action: 'failed',
+        message: 'Deployment.apps "bad" is invalid: spec.replicas: Invalid value: -1',
+        warnings: ['unknown field "spec.foo"'],
+      },
+    );
   });
 });

@@ -74,7 +74,9 @@ export class ApplyOutput {
 
   /** Writes the summary; returns the exit code (1 when anything failed or conflicted). */
   finish(reports: readonly MemberReport[], applySet: ApplySetInfo): number {
-    const failed = reports.some((r) => r.errors.length > 0 || r.results.some((x) => x.action === 'failed' || x.action === 'conflict'));
+    const failed = reports.some(
+      (r) => r.errors.length > 0 || r.results.some((x) => x.action === 'failed' || x.action === 'conflict'),
+    );
     if (this.o.format === 'json') {
       this.out.write(`${JSON.stringify(toJson(reports, applySet, this.o.dryRun), null, 2)}\n`);
       return failed ? 1 : 0;
@@ -99,13 +101,21 @@ export function summaryTable(reports: readonly MemberReport[]): string {
     return row;
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
 /** Notes on objects that went through (a namespace created for the set, an object a dry run could not check). */
 export function noteLines(reports: readonly MemberReport[]): string[] {
-  return reports.flatMap((r) => r.results.filter((x) => x.message !== undefined && x.action !== 'failed' && x.action !== 'conflict').map((x) => `note: ${r.member}: ${describeObject(x)}: ${x.message ?? ''}`));
+  return reports.flatMap((r) =>
+    r.results
+      .filter((x) => x.message !== undefined && x.action !== 'failed' && x.action !== 'conflict')
+      .map((x) => `note: ${r.member}: ${describeObject(x)}: ${x.message ?? ''}`),
+  );
 }
 
 /** Member errors (once each), then conflicts and failures with the apiserver's message. */
@@ -119,7 +129,9 @@ export function problemLines(reports: readonly MemberReport[]): string[] {
       else if (x.action === 'failed') lines.push(`error: ${r.member}: ${describeObject(x)}: ${x.message ?? ''}`);
     }
   }
-  for (const r of reports) for (const x of r.results) for (const w of x.warnings ?? []) lines.push(`warning: ${r.member}: ${describeObject(x)}: ${w}`);
+  for (const r of reports)
+    for (const x of r.results)
+      for (const w of x.warnings ?? []) lines.push(`warning: ${r.member}: ${describeObject(x)}: ${w}`);
   return lines;
 }
 
@@ -127,7 +139,13 @@ export function toJson(reports: readonly MemberReport[], applySet: ApplySetInfo,
   return {
     applySet,
     dryRun,
-    members: reports.map((r) => ({ name: r.member, server: r.server, unreachable: r.unreachable, errors: r.errors, counts: countResults(r.results) })),
+    members: reports.map((r) => ({
+      name: r.member,
+      server: r.server,
+      unreachable: r.unreachable,
+      errors: r.errors,
+      counts: countResults(r.results),
+    })),
     objects: reports.flatMap((r) =>
       r.results.map((x) => ({
         member: r.member,

@@ -7,7 +7,17 @@ import { createHash } from 'node:crypto';
 
 import { fleetFromKubeconfig, KubeconfigClusterFactory, type Fleet } from '../cluster/index.js';
 import { renderDetailed, refOf, sortInputs } from '../engine/index.js';
-import { KubeconfigError, MemberApplier, loadKubeconfig, type ApplyMode, type ConflictResolution, type DesiredObject, type KubeconfigSource, type MemberReport, type ObjectResult } from '../kube/index.js';
+import {
+  KubeconfigError,
+  MemberApplier,
+  loadKubeconfig,
+  type ApplyMode,
+  type ConflictResolution,
+  type DesiredObject,
+  type KubeconfigSource,
+  type MemberReport,
+  type ObjectResult,
+} from '../kube/index.js';
 import { checkDocuments, formatFieldError, groupOf } from './check.js';
 import { describeRef, dropDuplicates, readInputs, SourceIndex, type InputOptions } from './inputs.js';
 
@@ -43,7 +53,10 @@ function isClusterDocument(o: unknown): boolean {
 export async function planDelivery(options: PlanOptions): Promise<Plan> {
   const problems: string[] = [];
   const notes: string[] = [];
-  const read = await readInputs(options.input, { stdin: options.stdin, ...(options.signal ? { signal: options.signal } : {}) });
+  const read = await readInputs(options.input, {
+    stdin: options.stdin,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   problems.push(...read.errors);
   for (const n of read.notes) notes.push(`note: ${n}`);
   const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
@@ -51,15 +64,20 @@ export async function planDelivery(options: PlanOptions): Promise<Plan> {
   const sources = new SourceIndex(documents);
   const check = checkDocuments(documents);
   const denied = new Set(check.denials.map((d) => d.document));
-  for (const d of check.denials) for (const e of d.errors) problems.push(`${d.document.source}: ${describeRef(refOf(d.document.object))}: ${formatFieldError(e)}`);
-  for (const w of check.warnings) notes.push(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}`);
+  for (const d of check.denials)
+    for (const e of d.errors)
+      problems.push(`${d.document.source}: ${describeRef(refOf(d.document.object))}: ${formatFieldError(e)}`);
+  for (const w of check.warnings)
+    notes.push(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}`);
 
   const admitted = documents.filter((d) => !denied.has(d));
   const empty: Fleet = { members: [], clusters: [], errors: [] };
   let fleet = empty;
   try {
     const loaded = loadKubeconfig(options.kubeconfig);
-    const clusterDocs = admitted.filter((d) => isClusterDocument(d.object)).map((d) => ({ object: d.object as Record<string, unknown>, source: d.source }));
+    const clusterDocs = admitted
+      .filter((d) => isClusterDocument(d.object))
+      .map((d) => ({ object: d.object as Record<string, unknown>, source: d.source }));
     fleet = fleetFromKubeconfig(loaded, clusterDocs, options.contexts);
     problems.push(...fleet.errors);
   } catch (err: unknown) {
@@ -76,23 +94,33 @@ export async function planDelivery(options: PlanOptions): Promise<Plan> {
   const result = renderDetailed({ objects }, { clusters: fleet.members.map((m) => m.name) });
   for (const e of result.errors) {
     const src = sources.sourceOf(e.object);
-    problems.push(`${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`);
+    problems.push(
+      `${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`,
+    );
   }
   for (const u of result.unmatched) {
     const src = sources.sourceOf(u);
-    notes.push(`note: ${src ? `${src}: ` : ''}${describeRef(u)} matches no PropagationPolicy or ClusterPropagationPolicy; not applied`);
+    notes.push(
+      `note: ${src ? `${src}: ` : ''}${describeRef(u)} matches no PropagationPolicy or ClusterPropagationPolicy; not applied`,
+    );
   }
 
   // conflictResolution of each propagation policy, read in the v1alpha1 shape whatever the input's version.
   const resolution = new Map<string, ConflictResolution>();
   for (const p of sortInputs(objects).propagation) {
-    resolution.set(`${p.kind}/${p.namespace}/${p.name}`, p.spec.conflictResolution === 'Overwrite' ? 'Overwrite' : 'Abort');
+    resolution.set(
+      `${p.kind}/${p.namespace}/${p.name}`,
+      p.spec.conflictResolution === 'Overwrite' ? 'Overwrite' : 'Abort',
+    );
   }
   const desired = new Map<string, DesiredObject[]>(fleet.members.map((m) => [m.name, []]));
   for (const p of result.placements) {
     const list = desired.get(p.cluster);
     if (!list) continue;
-    list.push({ object: p.object, conflictResolution: resolution.get(`${p.policy.kind}/${p.policy.namespace ?? ''}/${p.policy.name}`) ?? 'Abort' });
+    list.push({
+      object: p.object,
+      conflictResolution: resolution.get(`${p.policy.kind}/${p.policy.namespace ?? ''}/${p.policy.name}`) ?? 'Abort',
+    });
   }
   return { fleet, desired, problems, notes };
 }
@@ -112,7 +140,10 @@ export const FIELD_MANAGER = 'flotilla';
 
 /** Every member at once, each through its own client; resolves when all are done. */
 export async function deliver(plan: Plan, o: DeliverOptions): Promise<{ reports: MemberReport[]; applySetId: string }> {
-  const factory = new KubeconfigClusterFactory(plan.fleet.members, { concurrency: o.concurrency, userAgent: o.tooling });
+  const factory = new KubeconfigClusterFactory(plan.fleet.members, {
+    concurrency: o.concurrency,
+    userAgent: o.tooling,
+  });
   let applySetId = '';
   try {
     const reports = await Promise.all(
@@ -145,8 +176,15 @@ const DNS_LABEL_MAX = 63;
  * directory or machine. Two inputs whose paths end in the same names share a set: give --applyset.
  */
 export function defaultApplySetName(files: readonly string[]): string {
-  const parts = [...new Set(files.map((f) => (f === '-' ? 'stdin' : basename(resolve(f)).replace(/\.(ya?ml|json)$/i, ''))))]
-    .map((p) => p.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, ''))
+  const parts = [
+    ...new Set(files.map((f) => (f === '-' ? 'stdin' : basename(resolve(f)).replace(/\.(ya?ml|json)$/i, '')))),
+  ]
+    .map((p) =>
+      p
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-')
+        .replace(/^-+|-+$/g, ''),
+    )
     .filter((p) => p !== '')
     .sort();
   const name = `flotilla-${parts.join('-') || 'input'}`;

@@ -31,10 +31,21 @@ function label(member: string, r: ObjectResult): string {
 
 /** The diff text of one object, or '' when it would not change. */
 export function objectDiff(member: string, r: ObjectResult): string {
-  if (r.action !== 'created' && r.action !== 'configured' && r.action !== 'pruned' && !(r.action === 'conflict' && r.after)) return '';
+  if (
+    r.action !== 'created' &&
+    r.action !== 'configured' &&
+    r.action !== 'pruned' &&
+    !(r.action === 'conflict' && r.after)
+  )
+    return '';
   const where = label(member, r);
   const from = r.live ? `${where} (live)` : `${where} (absent)`;
-  const to = r.action === 'pruned' ? `${where} (deleted by apply --prune)` : r.action === 'conflict' ? `${where} (after apply with conflictResolution: Overwrite)` : `${where} (after apply)`;
+  const to =
+    r.action === 'pruned'
+      ? `${where} (deleted by apply --prune)`
+      : r.action === 'conflict'
+        ? `${where} (after apply with conflictResolution: Overwrite)`
+        : `${where} (after apply)`;
   return unifiedDiff(yamlOf(r.live), yamlOf(r.after), { fromLabel: from, toLabel: to });
 }
 
@@ -42,7 +53,9 @@ export function objectDiff(member: string, r: ObjectResult): string {
 export function writeDiff(reports: readonly MemberReport[], io: Pick<CommandIO, 'stdout' | 'stderr'>): number {
   let changed = false;
   for (const report of reports) {
-    const sorted = [...report.results].sort((a, b) => (label('', a) < label('', b) ? -1 : label('', a) > label('', b) ? 1 : 0));
+    const sorted = [...report.results].sort((a, b) =>
+      label('', a) < label('', b) ? -1 : label('', a) > label('', b) ? 1 : 0,
+    );
     for (const r of sorted) {
       const text = objectDiff(report.member, r);
       if (text) {

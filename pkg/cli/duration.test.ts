@@ -41,7 +41,11 @@ describe('parseDuration (Go syntax)', () => {
   ];
   for (const [text, message] of bad) {
     it(`rejects ${JSON.stringify(text)} and says why`, () => {
-      assert.throws(() => parseDuration(text), (e: unknown) => e instanceof DurationError && message.test(e.message) && e.message.includes(JSON.stringify(text)));
+      assert.throws(
+        () => parseDuration(text),
+        (e: unknown) =>
+          e instanceof DurationError && message.test(e.message) && e.message.includes(JSON.stringify(text)),
+      );
     });
   }
 });

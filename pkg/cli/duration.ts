@@ -13,8 +13,8 @@ export class DurationError extends Error {
 const UNIT_MS: Readonly<Record<string, number>> = {
   ns: 1e-6,
   us: 1e-3,
-  'µs': 1e-3, // U+00B5 MICRO SIGN
-  'μs': 1e-3, // U+03BC GREEK SMALL LETTER MU
+  µs: 1e-3, // U+00B5 MICRO SIGN
+  μs: 1e-3, // U+03BC GREEK SMALL LETTER MU
   ms: 1,
   s: 1000,
   m: 60_000,
@@ -45,15 +45,20 @@ export function parseDuration(text: string): number {
     const m = /^(\d*)(?:\.(\d*))?/.exec(s);
     const whole = m?.[1] ?? '';
     const fraction = m?.[2] ?? '';
-    if (!m || (whole === '' && fraction === '')) throw new DurationError(`invalid duration ${quoted}: expected a number at ${JSON.stringify(s)}, ${EXAMPLES}`);
+    if (!m || (whole === '' && fraction === ''))
+      throw new DurationError(`invalid duration ${quoted}: expected a number at ${JSON.stringify(s)}, ${EXAMPLES}`);
     s = s.slice(m[0].length);
     const unit = /^[^\d.]*/.exec(s)?.[0] ?? '';
     if (unit === '') {
-      const hint = total === 0 && /^\d+$/.test(text) ? `; did you mean ${text}s?` : ` (units: ns, us, ms, s, m, h), ${EXAMPLES}`;
+      const hint =
+        total === 0 && /^\d+$/.test(text) ? `; did you mean ${text}s?` : ` (units: ns, us, ms, s, m, h), ${EXAMPLES}`;
       throw new DurationError(`invalid duration ${quoted}: missing unit${hint}`);
     }
     const factor = UNIT_MS[unit];
-    if (factor === undefined) throw new DurationError(`invalid duration ${quoted}: unknown unit ${JSON.stringify(unit)} (units: ns, us, ms, s, m, h)`);
+    if (factor === undefined)
+      throw new DurationError(
+        `invalid duration ${quoted}: unknown unit ${JSON.stringify(unit)} (units: ns, us, ms, s, m, h)`,
+      );
     s = s.slice(unit.length);
     total += Number(`${whole || '0'}.${fraction || '0'}`) * factor;
   }

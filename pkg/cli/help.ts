@@ -38,11 +38,17 @@ function wrap(words: readonly string[], first: string, indent: string, width = W
 
 function optionRows(spec: CommandSpec): string[] {
   const entries = [...Object.entries(spec.flags), ['help', HELP_FLAG] as const];
-  const left = entries.map(([name, f]) => `  ${f.short ? `-${f.short}, ` : '    '}--${name}${f.type === 'boolean' ? '' : ` ${valueName(f)}`}`);
+  const left = entries.map(
+    ([name, f]) => `  ${f.short ? `-${f.short}, ` : '    '}--${name}${f.type === 'boolean' ? '' : ` ${valueName(f)}`}`,
+  );
   const column = Math.min(MAX_NAME_COLUMN, Math.max(...left.map((l) => l.length)));
   const rows: string[] = [];
   entries.forEach(([, f], i) => {
-    const notes = [f.multiple ? 'repeatable' : '', f.required ? 'required' : '', f.default !== undefined ? `default ${f.default === '' ? "''" : f.default}` : ''].filter((n) => n !== '');
+    const notes = [
+      f.multiple ? 'repeatable' : '',
+      f.required ? 'required' : '',
+      f.default !== undefined ? `default ${f.default === '' ? "''" : f.default}` : '',
+    ].filter((n) => n !== '');
     // The notes stay on one line, so '(default X)' is never split.
     const words = [...f.help.split(' '), ...(notes.length > 0 ? [`(${notes.join('; ')})`] : [])];
     const name = left[i] ?? '';
@@ -61,7 +67,10 @@ export function commandHelp(path: readonly string[], spec: CommandSpec): string 
   const command = path.join(' ');
   const tokens = spec.subcommands
     ? ['COMMAND', '[options]']
-    : [...Object.entries(spec.flags).map(([name, f]) => synopsisToken(name, f)), ...(spec.positional ? [spec.positional.name] : [])];
+    : [
+        ...Object.entries(spec.flags).map(([name, f]) => synopsisToken(name, f)),
+        ...(spec.positional ? [spec.positional.name] : []),
+      ];
   const out = [spec.summary, '', 'Usage:', ...wrap(tokens, `  ${command} `, ' '.repeat(command.length + 3))];
   if (spec.description) out.push('', spec.description);
   if (spec.subcommands) {

@@ -1,7 +1,14 @@
 // The `flotilla` dispatcher. cmd/flotilla/main.ts calls `run` with the process's streams; `run` finds the
 // command in the table (commands.ts), parses its flags, and imports and runs its module.
 
-import { parseCommandLine, UsageError, type CommandIO, type CommandSpec, type FlagValues, type Flags } from './command.js';
+import {
+  parseCommandLine,
+  UsageError,
+  type CommandIO,
+  type CommandSpec,
+  type FlagValues,
+  type Flags,
+} from './command.js';
 import { ROOT } from './commands.js';
 import { commandHelp } from './help.js';
 import { closest } from './suggest.js';
@@ -13,7 +20,11 @@ export type { CommandIO } from './command.js';
  * Splits argv into the command it names and that command's arguments. `flotilla help A B` is
  * `flotilla A B --help`. Returns a message for a word that names no command.
  */
-function resolve(argv: readonly string[]): { path: string[]; spec: CommandSpec; rest: string[] } | { path: string[]; unknown: string; suggestion: string | undefined } {
+function resolve(
+  argv: readonly string[],
+):
+  | { path: string[]; spec: CommandSpec; rest: string[] }
+  | { path: string[]; unknown: string; suggestion: string | undefined } {
   const words = argv[0] === 'help' ? [...argv.slice(1), '--help'] : [...argv];
   const path = [ROOT.name];
   let spec = ROOT;
@@ -22,7 +33,12 @@ function resolve(argv: readonly string[]): { path: string[]; spec: CommandSpec; 
     const word = words[i] ?? '';
     if (word.startsWith('-')) break;
     const next = spec.subcommands.find((c) => c.name === word);
-    if (!next) return { path, unknown: word, suggestion: closest(word, [...spec.subcommands.map((c) => c.name), ...(spec === ROOT ? ['help'] : [])]) };
+    if (!next)
+      return {
+        path,
+        unknown: word,
+        suggestion: closest(word, [...spec.subcommands.map((c) => c.name), ...(spec === ROOT ? ['help'] : [])]),
+      };
     spec = next;
     path.push(word);
   }
@@ -34,7 +50,9 @@ export async function run(argv: readonly string[], io: CommandIO): Promise<numbe
   const found = resolve(argv);
   const name = found.path.join(' ');
   if ('unknown' in found) {
-    io.stderr.write(`${name}: unknown command ${JSON.stringify(found.unknown)}${found.suggestion ? `; did you mean ${found.suggestion}?` : ''}\nSee '${name} --help' for the commands.\n`);
+    io.stderr.write(
+      `${name}: unknown command ${JSON.stringify(found.unknown)}${found.suggestion ? `; did you mean ${found.suggestion}?` : ''}\nSee '${name} --help' for the commands.\n`,
+    );
     return 2;
   }
   const { spec, path, rest } = found;
@@ -45,7 +63,8 @@ export async function run(argv: readonly string[], io: CommandIO): Promise<numbe
       return 0;
     }
     let target = spec;
-    if (spec === ROOT && parsed.flags.version === true) target = ROOT.subcommands?.find((c) => c.name === 'version') ?? spec;
+    if (spec === ROOT && parsed.flags.version === true)
+      target = ROOT.subcommands?.find((c) => c.name === 'version') ?? spec;
     if (!target.load) {
       if (spec === ROOT && rest.length === 0) {
         io.stderr.write(commandHelp(path, spec));

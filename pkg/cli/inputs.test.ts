@@ -33,9 +33,11 @@ function rendered(out: string): unknown[] {
   return r.documents.map((d) => d.value);
 }
 
-const POLICY = 'apiVersion: policy.flotilla.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n';
+const POLICY =
+  'apiVersion: policy.flotilla.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p, namespace: default}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n';
 const CLUSTER = 'apiVersion: cluster.flotilla.io/v1alpha1\nkind: Cluster\nmetadata: {name: only}\n';
-const configMap = (name: string, data: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: default}\ndata:\n${data}`;
+const configMap = (name: string, data: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}, namespace: default}\ndata:\n${data}`;
 
 let dir = '';
 before(async () => {
@@ -70,7 +72,10 @@ void describe('YAML as kubectl reads and writes it', () => {
     const r = await flotilla(['render', '-f', '-'], `${template}---\n${policy}---\n${CLUSTER}`);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /tier: "yes"\n {4}flag: "on"\n {4}short: "y"\n {4}count: "1_000"\n {4}bits: "0b101"\n/);
-    const [object] = rendered(r.out) as Array<{ metadata: { labels: object }; spec: { paused: boolean; template: { spec: { volumes: Array<{ configMap: { defaultMode: number } }> } } } }>;
+    const [object] = rendered(r.out) as Array<{
+      metadata: { labels: object };
+      spec: { paused: boolean; template: { spec: { volumes: Array<{ configMap: { defaultMode: number } }> } } };
+    }>;
     assert.deepEqual(object?.metadata.labels, { tier: 'yes', flag: 'on', short: 'y', count: '1_000', bits: '0b101' });
     assert.equal(object?.spec.paused, false);
     assert.equal(object?.spec.template.spec.volumes[0]?.configMap.defaultMode, 420);
@@ -91,11 +96,19 @@ void describe('YAML as kubectl reads and writes it', () => {
     assert.equal(r.code, 0, r.err);
     const [cm] = rendered(r.out) as Array<{ data: object; extra: object }>;
     assert.deepEqual(cm?.data, { binary: 'hello', when: '2024-01-01T10:00:00Z' });
-    assert.deepEqual(cm?.extra, { set: { a: null, b: null }, omap: [{ a: 1 }, { b: 2 }], base: { one: 1, two: 1 }, merged: { one: 1, two: 2 } });
+    assert.deepEqual(cm?.extra, {
+      set: { a: null, b: null },
+      omap: [{ a: 1 }, { b: 2 }],
+      base: { one: 1, two: 1 },
+      merged: { one: 1, two: 2 },
+    });
   });
 
   it('refuses invalid UTF-8 with file, line and column instead of turning it into U+FFFD', async () => {
-    const bad = await file('latin1.yaml', Buffer.concat([Buffer.from(configMap('c', '  city: M')), Buffer.from([0xfc]), Buffer.from('nchen\n')]));
+    const bad = await file(
+      'latin1.yaml',
+      Buffer.concat([Buffer.from(configMap('c', '  city: M')), Buffer.from([0xfc]), Buffer.from('nchen\n')]),
+    );
     const r = await flotilla(['render', '-f', bad, '-f', join(dir, 'policy.yaml')]);
     assert.equal(r.code, 1);
     assert.match(r.err, /error: .*latin1\.yaml:5:10: invalid UTF-8 \(byte 0xfc/);
@@ -121,7 +134,8 @@ void describe('aliases', () => {
   });
 
   it('refuses a billion-laughs file by name and still renders the other files', async () => {
-    let laughs = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol, namespace: default}\nlol:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n';
+    let laughs =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol, namespace: default}\nlol:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n';
     let previous = 'a';
     for (const name of 'bcdefghi') {
       laughs += `  ${name}: &${name} [${Array(9).fill(`*${previous}`).join(', ')}]\n`;
@@ -132,7 +146,10 @@ void describe('aliases', () => {
     const r = await flotilla(['render', '-f', bomb, '-f', good, '-f', join(dir, 'policy.yaml')]);
     assert.equal(r.code, 1);
     assert.match(r.err, /error: .*laughs\.yaml:\d+:\d+: aliases expand this document by more than 8 MiB/);
-    assert.deepEqual((rendered(r.out) as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name), ['good']);
+    assert.deepEqual(
+      (rendered(r.out) as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name),
+      ['good'],
+    );
   });
 });
 
@@ -154,7 +171,10 @@ void describe('documents that are not objects', () => {
   });
 
   it('a missing name is reported against the document that lacks it, the same way by render and validate', async () => {
-    const p = await file('noname.yaml', `${configMap('ok', '  a: b\n')}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default}\n`);
+    const p = await file(
+      'noname.yaml',
+      `${configMap('ok', '  a: b\n')}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {namespace: default}\n`,
+    );
     const render = await flotilla(['render', '-f', p, '-f', join(dir, 'policy.yaml')]);
     const validate = await flotilla(['validate', '-f', p]);
     const line = /noname\.yaml \(document 2\): ConfigMap\/default\/<no name>: metadata\.name: Required value/;
@@ -176,11 +196,19 @@ void describe('naming objects', () => {
   });
 
   it('writes names with line breaks into comment headers quoted, so they cannot add YAML to the output', async () => {
-    const evil = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "x\\ninjected: true", namespace: default}\ndata: {a: b}\n';
+    const evil =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "x\\ninjected: true", namespace: default}\ndata: {a: b}\n';
     const r = await flotilla(['render', '-f', '-'], `${evil}---\n${POLICY}---\n${CLUSTER}`);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^# template: "ConfigMap\/default\/x\\ninjected: true"$/m);
-    assert.deepEqual(rendered(r.out), [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x\ninjected: true', namespace: 'default' }, data: { a: 'b' } }]);
+    assert.deepEqual(rendered(r.out), [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'x\ninjected: true', namespace: 'default' },
+        data: { a: 'b' },
+      },
+    ]);
   });
 });
 
@@ -193,7 +221,8 @@ void describe('-f DIR and -R', () => {
     await file('tree/notes.txt', 'not a manifest');
     await symlink('..', join(dir, 'tree/nested/back'));
   });
-  const names = (out: string): string[] => (rendered(out) as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name);
+  const names = (out: string): string[] =>
+    (rendered(out) as Array<{ metadata: { name: string } }>).map((o) => o.metadata.name);
 
   it('-f DIR reads only the directory itself and says which subdirectories it left out', async () => {
     const r = await flotilla(['render', '-f', tree]);
@@ -218,13 +247,20 @@ void describe('the same object twice', () => {
     const second = await file('dup-second.yaml', configMap('same', '  version: "2"\n'));
     const r = await flotilla(['render', '-f', first, '-f', second, '-f', join(dir, 'policy.yaml')]);
     assert.equal(r.code, 0, r.err);
-    assert.match(r.err, /warning: .*dup-first\.yaml: ConfigMap\/default\/same: also in .*dup-second\.yaml; the later copy is used/);
+    assert.match(
+      r.err,
+      /warning: .*dup-first\.yaml: ConfigMap\/default\/same: also in .*dup-second\.yaml; the later copy is used/,
+    );
     assert.doesNotMatch(r.err, /error:/);
-    assert.deepEqual((rendered(r.out) as Array<{ data: object }>).map((o) => o.data), [{ version: '2' }]);
+    assert.deepEqual(
+      (rendered(r.out) as Array<{ data: object }>).map((o) => o.data),
+      [{ version: '2' }],
+    );
   });
 
   it('counts as the same object across API versions of a group and with the default namespace left out', async () => {
-    const a = 'apiVersion: policy.flotilla.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n';
+    const a =
+      'apiVersion: policy.flotilla.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n';
     const r = await flotilla(['validate', '-f', '-'], `${a}---\n${POLICY}`);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /warning: <stdin> \(document 1\): PropagationPolicy\/p: also in <stdin> \(document 2\)/);
@@ -262,7 +298,10 @@ void describe('inputs that are not regular files', () => {
   });
 
   it('a FIFO given with -f is refused at once, and the other inputs are read', { timeout: 30_000 }, async () => {
-    const r = await flotilla(['render', '-f', fifo, '-f', join(dir, 'policy.yaml'), '-f', '-'], configMap('c', '  a: b\n'));
+    const r = await flotilla(
+      ['render', '-f', fifo, '-f', join(dir, 'policy.yaml'), '-f', '-'],
+      configMap('c', '  a: b\n'),
+    );
     assert.equal(r.code, 1);
     assert.match(r.err, /error: .*pipe\.yaml: not a regular file \(a FIFO\); to read a pipe or a device, use -f - /);
     assert.equal(rendered(r.out).length, 1);
@@ -291,7 +330,10 @@ void describe('SIGINT and SIGTERM while reading input', () => {
   /** Waits for a child to exit, or gives up at the deadline (returning null) and kills it. */
   async function exitOf(child: ChildProcess, deadlineMs: number): Promise<number | null> {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const code = await Promise.race([exited, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), deadlineMs).unref())]);
+    const code = await Promise.race([
+      exited,
+      new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), deadlineMs).unref()),
+    ]);
     if (code === 'late') {
       child.kill('SIGKILL');
       return null;
@@ -318,20 +360,27 @@ void describe('SIGINT and SIGTERM while reading input', () => {
     }
   }
 
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-    it(`flotilla render -f - exits ${code} on ${signal} while its stdin pipe stays open`, { skip: process.platform !== 'linux', timeout: 60_000 }, async () => {
-      const child = spawn(process.execPath, [CLI, 'render', '-f', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
-      let stderr = '';
-      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-      try {
-        const pid = child.pid ?? 0;
-        assert.ok(await eventually(() => readingStdin(pid), Boolean, 20_000), 'never started reading stdin');
-        child.kill(signal);
-        assert.equal(await exitOf(child, 20_000), code, stderr);
-        assert.match(stderr, new RegExp(`interrupted by ${signal}`));
-      } finally {
-        child.kill('SIGKILL');
-      }
-    });
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it(
+      `flotilla render -f - exits ${code} on ${signal} while its stdin pipe stays open`,
+      { skip: process.platform !== 'linux', timeout: 60_000 },
+      async () => {
+        const child = spawn(process.execPath, [CLI, 'render', '-f', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
+        let stderr = '';
+        child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+        try {
+          const pid = child.pid ?? 0;
+          assert.ok(await eventually(() => readingStdin(pid), Boolean, 20_000), 'never started reading stdin');
+          child.kill(signal);
+          assert.equal(await exitOf(child, 20_000), code, stderr);
+          assert.match(stderr, new RegExp(`interrupted by ${signal}`));
+        } finally {
+          child.kill('SIGKILL');
+        }
+      },
+    );
   }
 });

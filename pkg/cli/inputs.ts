@@ -46,7 +46,10 @@ export const INPUT_USAGE = `  -f, --filename PATH   file, directory (its *.yaml,
   -R, --recursive       also read the subdirectories of directories given with -f`;
 
 /** InputOptions from parsed INPUT_FLAGS; a UsageError when there is no -f. */
-export function inputOptions(values: { filename?: string[] | undefined; recursive?: boolean | undefined }): InputOptions {
+export function inputOptions(values: {
+  filename?: string[] | undefined;
+  recursive?: boolean | undefined;
+}): InputOptions {
   const filenames = values.filename ?? [];
   if (filenames.length === 0) throw new UsageError('at least one -f PATH is required');
   return { filenames, recursive: values.recursive ?? false };
@@ -79,7 +82,12 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function kindOfFile(info: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+function kindOfFile(info: {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): string {
   if (info.isFIFO()) return 'a FIFO';
   if (info.isSocket()) return 'a socket';
   if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
@@ -87,7 +95,9 @@ function kindOfFile(info: { isFIFO(): boolean; isSocket(): boolean; isCharacterD
 }
 
 function notRegular(path: string, what: string): InputError {
-  return new InputError(`${path}: not a regular file (${what}); to read a pipe or a device, use -f - and redirect it to stdin`);
+  return new InputError(
+    `${path}: not a regular file (${what}); to read a pipe or a device, use -f - and redirect it to stdin`,
+  );
 }
 
 /** The files a path stands for: itself, or the manifests in a directory (and its subdirectories with -R). */
@@ -145,7 +155,10 @@ async function readRegularFile(path: string, signal: AbortSignal | undefined): P
     const info = await handle.stat();
     if (info.isDirectory()) throw new InputError(`${path}: is a directory`);
     if (!info.isFile()) throw notRegular(path, kindOfFile(info));
-    if (info.size > MAX_INPUT_BYTES) throw new InputError(`${path}: ${info.size} bytes is more than the ${MAX_INPUT_BYTES / 1024 / 1024} MiB one input may hold`);
+    if (info.size > MAX_INPUT_BYTES)
+      throw new InputError(
+        `${path}: ${info.size} bytes is more than the ${MAX_INPUT_BYTES / 1024 / 1024} MiB one input may hold`,
+      );
     return await handle.readFile(signal ? { signal } : {});
   } finally {
     await handle.close();
@@ -171,7 +184,8 @@ function readStream(stream: NodeJS.ReadableStream, name: string, signal: AbortSi
     const onData = (chunk: Buffer | string): void => {
       const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += b.length;
-      if (size > MAX_INPUT_BYTES) return stop(new InputError(`${name}: more than the ${MAX_INPUT_BYTES / 1024 / 1024} MiB one input may hold`));
+      if (size > MAX_INPUT_BYTES)
+        return stop(new InputError(`${name}: more than the ${MAX_INPUT_BYTES / 1024 / 1024} MiB one input may hold`));
       chunks.push(b);
     };
     const onEnd = (): void => {
@@ -195,7 +209,11 @@ function isList(o: unknown): o is { items: unknown[] } {
   if (!isObject(o)) return false;
   const { kind, items, metadata } = o;
   // The rule pkg/engine applies: `kind: List`, or a `…List` kind with items and no metadata of its own.
-  return typeof kind === 'string' && Array.isArray(items) && (kind === 'List' || (kind.endsWith('List') && metadata === undefined));
+  return (
+    typeof kind === 'string' &&
+    Array.isArray(items) &&
+    (kind === 'List' || (kind.endsWith('List') && metadata === undefined))
+  );
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -221,7 +239,10 @@ function identityProblem(o: unknown): string | undefined {
 }
 
 /** Turns one input's bytes into sourced objects and problems. */
-export function parseDocuments(bytes: Uint8Array | string, name: string): { documents: SourcedDocument[]; errors: string[] } {
+export function parseDocuments(
+  bytes: Uint8Array | string,
+  name: string,
+): { documents: SourcedDocument[]; errors: string[] } {
   const documents: SourcedDocument[] = [];
   const errors: string[] = [];
   let text: string;
@@ -236,7 +257,9 @@ export function parseDocuments(bytes: Uint8Array | string, name: string): { docu
   for (const d of r.documents) {
     if (d.value === null) continue;
     const where = r.count > 1 ? `${name} (document ${d.index})` : name;
-    const items = isList(d.value) ? d.value.items.map((object, i) => ({ object, source: `${where} items[${i}]` })) : [{ object: d.value, source: where }];
+    const items = isList(d.value)
+      ? d.value.items.map((object, i) => ({ object, source: `${where} items[${i}]` }))
+      : [{ object: d.value, source: where }];
     for (const item of items) {
       const problem = identityProblem(item.object);
       if (!problem) documents.push(item);
@@ -251,7 +274,10 @@ export function parseDocuments(bytes: Uint8Array | string, name: string): { docu
  * Reads every input. Never throws for bad content (each problem is a line in `errors`); throws
  * Interrupted when `signal` aborts before reading is done.
  */
-export async function readInputs(options: InputOptions, io: { stdin: NodeJS.ReadableStream; signal?: AbortSignal }): Promise<InputResult> {
+export async function readInputs(
+  options: InputOptions,
+  io: { stdin: NodeJS.ReadableStream; signal?: AbortSignal },
+): Promise<InputResult> {
   const result: InputResult = { documents: [], errors: [], notes: [] };
   const add = (r: { documents: SourcedDocument[]; errors: string[] }): void => {
     result.documents.push(...r.documents);
@@ -321,7 +347,10 @@ export function dropDuplicates(documents: readonly SourcedDocument[]): { kept: S
   for (const d of documents) {
     const winner = last.get(identity(d.object));
     if (winner === d) kept.push(d);
-    else if (winner) warnings.push(`${d.source}: ${describeRef(refOf(d.object))}: also in ${winner.source}; the later copy is used, as kubectl apply would leave it`);
+    else if (winner)
+      warnings.push(
+        `${d.source}: ${describeRef(refOf(d.object))}: also in ${winner.source}; the later copy is used, as kubectl apply would leave it`,
+      );
   }
   return { kept, warnings };
 }
@@ -341,6 +370,10 @@ export class SourceIndex {
   }
 
   sourceOf(r: ObjectRef): string | undefined {
-    return this.byKey.get(refKey(r)) ?? this.byName.get(`${r.kind}\n${r.namespace ?? ''}\n${r.name}`) ?? this.byName.get(`${r.kind}\n\n${r.name}`);
+    return (
+      this.byKey.get(refKey(r)) ??
+      this.byName.get(`${r.kind}\n${r.namespace ?? ''}\n${r.name}`) ??
+      this.byName.get(`${r.kind}\n\n${r.name}`)
+    );
   }
 }

@@ -4,7 +4,12 @@ import { kubeConfigSource } from './kubeflags.js';
 
 describe('kubeConfigSource', () => {
   it('takes --kubeconfig, --context, $KUBECONFIG, $HOME and the in-cluster address from flags and environment', () => {
-    const env = { KUBECONFIG: '/a:/b', HOME: '/home/me', KUBERNETES_SERVICE_HOST: '10.0.0.1', KUBERNETES_SERVICE_PORT: '443' };
+    const env = {
+      KUBECONFIG: '/a:/b',
+      HOME: '/home/me',
+      KUBERNETES_SERVICE_HOST: '10.0.0.1',
+      KUBERNETES_SERVICE_PORT: '443',
+    };
     assert.deepEqual(kubeConfigSource({ kubeconfig: '/k', context: 'c' }, env), {
       file: '/k',
       context: 'c',
@@ -15,6 +20,8 @@ describe('kubeConfigSource', () => {
   });
   it('leaves out what is not set, and ~/.kube/config when told to', () => {
     assert.deepEqual(kubeConfigSource({}, { HOME: '/home/me', KUBECONFIG: '' }, { home: false }), {});
-    assert.deepEqual(kubeConfigSource({}, { HOME: '/home/me', KUBERNETES_SERVICE_HOST: 'h' }), { homeFile: '/home/me/.kube/config' });
+    assert.deepEqual(kubeConfigSource({}, { HOME: '/home/me', KUBERNETES_SERVICE_HOST: 'h' }), {
+      homeFile: '/home/me/.kube/config',
+    });
   });
 });

@@ -15,7 +15,11 @@ export const KUBECONFIG_FLAG = {
   help: "the kubeconfig file; without it every file in $KUBECONFIG is merged, as kubectl does, else ~/.kube/config, else the pod's service account",
 } as const;
 
-export const CONTEXT_FLAG = { type: 'string', value: 'NAME', help: "the kubeconfig context (default: the kubeconfig's current-context)" } as const;
+export const CONTEXT_FLAG = {
+  type: 'string',
+  value: 'NAME',
+  help: "the kubeconfig context (default: the kubeconfig's current-context)",
+} as const;
 
 export const KUBE_FLAGS = { kubeconfig: KUBECONFIG_FLAG, context: CONTEXT_FLAG } as const satisfies Flags;
 
@@ -28,7 +32,11 @@ export interface KubeFlagValues {
  * What to load, from the flags and the environment: $KUBECONFIG, $HOME (for ~/.kube/config, unless
  * `home` is false) and KUBERNETES_SERVICE_HOST/PORT (in a pod).
  */
-export function kubeConfigSource(flags: KubeFlagValues, env: NodeJS.ProcessEnv, options: { home?: boolean } = {}): KubeconfigSource {
+export function kubeConfigSource(
+  flags: KubeFlagValues,
+  env: NodeJS.ProcessEnv,
+  options: { home?: boolean } = {},
+): KubeconfigSource {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   return {
@@ -44,12 +52,20 @@ export function kubeConfigSource(flags: KubeFlagValues, env: NodeJS.ProcessEnv, 
  * Loads the KubeConfig for a command's `--kubeconfig`/`--context`. Finding none is a usage error (exit 2);
  * an unreadable file or an unknown context is a failure (exit 1) whose message says which.
  */
-export async function loadKubeConfigFor(flags: KubeFlagValues, io: CommandIO, options: { home?: boolean } = {}): Promise<KubeConfig> {
+export async function loadKubeConfigFor(
+  flags: KubeFlagValues,
+  io: CommandIO,
+  options: { home?: boolean } = {},
+): Promise<KubeConfig> {
   const source = kubeConfigSource(flags, io.env, options);
-  const none = (why: string) => new UsageError(`no cluster to talk to: pass --kubeconfig FILE or set $KUBECONFIG; ${why}`);
+  const none = (why: string) =>
+    new UsageError(`no cluster to talk to: pass --kubeconfig FILE or set $KUBECONFIG; ${why}`);
   // Nothing to try: say so without loading the client.
   if (!source.file && !source.kubeconfigEnv && !source.homeFile && !source.inCluster) throw none('no kubeconfig found');
-  const [{ loadKubeConfig }, { KubeconfigError }] = await Promise.all([import('../kube/kubeconfig.js'), import('../kube/errors.js')]);
+  const [{ loadKubeConfig }, { KubeconfigError }] = await Promise.all([
+    import('../kube/kubeconfig.js'),
+    import('../kube/errors.js'),
+  ]);
   try {
     return loadKubeConfig(source);
   } catch (err: unknown) {

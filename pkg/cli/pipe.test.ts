@@ -18,11 +18,18 @@ void describe('flotilla writing to a pipe', () => {
     const docs = [
       'apiVersion: cluster.flotilla.io/v1alpha1\nkind: Cluster\nmetadata: {name: one}',
       'apiVersion: policy.flotilla.io/v1alpha1\nkind: ClusterPropagationPolicy\nmetadata: {name: all}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]\n  placement: {clusterAffinity: {clusterNames: [one]}}',
-      ...Array.from({ length: 2000 }, (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c${i}, namespace: d}\ndata: {k: "${'v'.repeat(200)}"}`),
+      ...Array.from(
+        { length: 2000 },
+        (_, i) =>
+          `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c${i}, namespace: d}\ndata: {k: "${'v'.repeat(200)}"}`,
+      ),
     ];
     writeFileSync(join(dir, 'in.yaml'), docs.join('\n---\n'));
     after(() => rmSync(dir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, [main, 'render', '-f', join(dir, 'in.yaml')], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [main, 'render', '-f', join(dir, 'in.yaml')], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.stdout.once('data', () => child.stdout.destroy());

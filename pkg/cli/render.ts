@@ -21,7 +21,9 @@ export const NO_CLUSTERS_HINT = `the input has no Cluster objects, so no templat
 function commentText(s: string): string {
   // eslint-disable-next-line no-control-regex
   const unsafe = /[\x00-\x1F\x7F-\x9F\u2028\u2029\uFFFE\uFFFF]/g;
-  return unsafe.test(s) ? JSON.stringify(s).replace(unsafe, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`) : s;
+  return unsafe.test(s)
+    ? JSON.stringify(s).replace(unsafe, (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`)
+    : s;
 }
 
 function header(p: DetailedPlacement): string {
@@ -39,7 +41,10 @@ function header(p: DetailedPlacement): string {
  * wording is pkg/engine's (formatExplanation); only the text from the input is made comment-safe.
  */
 function explanation(p: DetailedPlacement): string {
-  const head = [`# ${commentText(`${describePolicy(p.template)} -> cluster ${p.cluster}`)}`, `#   ${commentText(`claimed by ${describePolicy(p.policy)}`)}`];
+  const head = [
+    `# ${commentText(`${describePolicy(p.template)} -> cluster ${p.cluster}`)}`,
+    `#   ${commentText(`claimed by ${describePolicy(p.policy)}`)}`,
+  ];
   const rows = explainPlacement(p);
   if (rows.length === 0) return `${[...head, '#   no field changed'].join('\n')}\n`;
   const width = Math.min(60, Math.max(...rows.map((r) => commentText(r.path || '/').length)));
@@ -58,7 +63,8 @@ export function nameLine(p: { cluster: string; object: unknown }): string {
 
 export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
   const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
-  if (values.output === 'name' && values.explain) throw new UsageError('--explain does not apply to -o name; use -o yaml or -o json');
+  if (values.output === 'name' && values.explain)
+    throw new UsageError('--explain does not apply to -o name; use -o yaml or -o json');
 
   const problems: string[] = [];
   let read;
@@ -74,7 +80,9 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
   const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
   for (const w of duplicates) io.stderr.write(`warning: ${w}\n`);
   if (read.documents.length === 0 && read.errors.length === 0) {
-    problems.push(`nothing to render: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`);
+    problems.push(
+      `nothing to render: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`,
+    );
   }
   const sources = new SourceIndex(documents);
   const check = checkDocuments(documents);
@@ -83,19 +91,31 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
     const who = describeRef(refOf(d.document.object));
     for (const e of d.errors) problems.push(`${d.document.source}: ${who}: ${formatFieldError(e)}`);
   }
-  for (const w of check.warnings) io.stderr.write(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}\n`);
+  for (const w of check.warnings)
+    io.stderr.write(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}\n`);
 
-  const result = renderDetailed({ objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) }, {
-    explain: values.explain,
-    ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
-  });
+  const result = renderDetailed(
+    { objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) },
+    {
+      explain: values.explain,
+      ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
+    },
+  );
   for (const e of result.errors) {
     const src = sources.sourceOf(e.object);
-    problems.push(`${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`);
+    problems.push(
+      `${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`,
+    );
   }
   if (values.cluster.length > 0) {
-    const known = new Set(documents.map((d) => d.object).filter((o) => refOf(o).kind === 'Cluster').map((o) => refOf(o).name));
-    for (const c of values.cluster) if (!known.has(c)) problems.push(`--cluster ${c}: no Cluster named ${JSON.stringify(c)} in the input`);
+    const known = new Set(
+      documents
+        .map((d) => d.object)
+        .filter((o) => refOf(o).kind === 'Cluster')
+        .map((o) => refOf(o).name),
+    );
+    for (const c of values.cluster)
+      if (!known.has(c)) problems.push(`--cluster ${c}: no Cluster named ${JSON.stringify(c)} in the input`);
   }
 
   if (values.output === 'json') {
@@ -115,15 +135,21 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
   } else if (values.output === 'name') {
     for (const p of result.placements) io.stdout.write(`${nameLine(p)}\n`);
   } else {
-    const docs = result.placements.map((p) => `${header(p)}${values.explain ? explanation(p) : ''}${writeYaml(p.object)}`);
+    const docs = result.placements.map(
+      (p) => `${header(p)}${values.explain ? explanation(p) : ''}${writeYaml(p.object)}`,
+    );
     if (docs.length > 0) io.stdout.write(`${docs.join('---\n')}`);
   }
   for (const u of result.unmatched) {
     const src = sources.sourceOf(u);
-    io.stderr.write(`note: ${src ? `${src}: ` : ''}${describeRef(u)} matches no PropagationPolicy or ClusterPropagationPolicy; not rendered\n`);
+    io.stderr.write(
+      `note: ${src ? `${src}: ` : ''}${describeRef(u)} matches no PropagationPolicy or ClusterPropagationPolicy; not rendered\n`,
+    );
   }
   for (const p of problems) io.stderr.write(`error: ${p}\n`);
-  const clusters = documents.filter((d) => !denied.has(d) && isAdmitted(d.object) && refOf(d.object).kind === 'Cluster');
+  const clusters = documents.filter(
+    (d) => !denied.has(d) && isAdmitted(d.object) && refOf(d.object).kind === 'Cluster',
+  );
   if (clusters.length === 0 && documents.length > 0) io.stderr.write(`note: ${NO_CLUSTERS_HINT}\n`);
   return problems.length > 0 ? 1 : 0;
 }

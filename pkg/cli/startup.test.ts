@@ -17,7 +17,12 @@ const trace = new URL('../../test/module-trace.js', import.meta.url).href;
 
 /** The modules `flotilla …args` loads, as URLs. */
 function modulesLoadedBy(args: string[]): { code: number | null; modules: string[]; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', trace, main, ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: tmp }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', trace, main, ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH, HOME: tmp },
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   const modules = (r.output[3] ?? '').split('\n').filter((l) => l !== '');
   return { code: r.status, modules, stderr: r.stderr };
 }
@@ -42,10 +47,30 @@ const cases: Array<{ args: string[]; code: number; loads: Heavy[] }> = [
   { args: ['certs', 'create', '--help'], code: 0, loads: [] },
   { args: ['webhook', '--help'], code: 0, loads: [] },
   // Writing certificate files needs node-forge and no cluster.
-  { args: ['certs', 'create', '--service', 's', '--namespace', 'n', '--cert-dir', join(tmp, 'certs')], code: 0, loads: ['node-forge'] },
+  {
+    args: ['certs', 'create', '--service', 's', '--namespace', 'n', '--cert-dir', join(tmp, 'certs')],
+    code: 0,
+    loads: ['node-forge'],
+  },
   // Talking to a cluster loads the client (the kubeconfig does not exist, so it fails after loading it).
-  { args: ['certs', 'patch', '--secret', 's', '--namespace', 'n', '--kubeconfig', join(tmp, 'missing')], code: 1, loads: ['the Kubernetes client', 'node-forge'] },
-  { args: ['webhook', '--tls-cert-file', join(tmp, 'missing.crt'), '--tls-private-key-file', join(tmp, 'missing.key'), '--port', '0'], code: 1, loads: ['the webhook server'] },
+  {
+    args: ['certs', 'patch', '--secret', 's', '--namespace', 'n', '--kubeconfig', join(tmp, 'missing')],
+    code: 1,
+    loads: ['the Kubernetes client', 'node-forge'],
+  },
+  {
+    args: [
+      'webhook',
+      '--tls-cert-file',
+      join(tmp, 'missing.crt'),
+      '--tls-private-key-file',
+      join(tmp, 'missing.key'),
+      '--port',
+      '0',
+    ],
+    code: 1,
+    loads: ['the webhook server'],
+  },
 ];
 
 describe('modules each command loads', () => {
@@ -56,7 +81,10 @@ describe('modules each command loads', () => {
     it(`'flotilla ${c.args.join(' ').replaceAll(tmp, '$TMP')}' ${loads} the Kubernetes client, node-forge and the webhook server`, () => {
       const r = modulesLoadedBy(c.args);
       assert.equal(r.code, c.code, r.stderr);
-      assert.ok(r.modules.some((m) => m.endsWith('/dist/pkg/cli/index.js')), 'the trace saw the CLI load');
+      assert.ok(
+        r.modules.some((m) => m.endsWith('/dist/pkg/cli/index.js')),
+        'the trace saw the CLI load',
+      );
       for (const [what, marker] of Object.entries(HEAVY) as Array<[Heavy, string]>) {
         const hit = r.modules.find((m) => m.includes(marker));
         if (c.loads.includes(what)) assert.ok(hit, `loads ${what}`);

@@ -11,7 +11,8 @@ describe('editDistance', () => {
     ['', 'abc', 3],
     ['kitten', 'sitting', 3],
   ];
-  for (const [a, b, d] of cases) it(`is ${d} from ${JSON.stringify(a)} to ${JSON.stringify(b)}`, () => assert.equal(editDistance(a, b), d));
+  for (const [a, b, d] of cases)
+    it(`is ${d} from ${JSON.stringify(a)} to ${JSON.stringify(b)}`, () => assert.equal(editDistance(a, b), d));
 });
 
 describe('closest', () => {
@@ -28,6 +29,7 @@ describe('closest', () => {
     ['', undefined],
   ];
   for (const [word, want] of cases) {
-    it(`suggests ${JSON.stringify(want)} for ${JSON.stringify(word)}`, () => assert.equal(closest(word, commands), want));
+    it(`suggests ${JSON.stringify(want)} for ${JSON.stringify(word)}`, () =>
+      assert.equal(closest(word, commands), want));
   }
 });

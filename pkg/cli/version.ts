@@ -22,9 +22,15 @@ export async function readVersion(url: URL = PACKAGE_JSON): Promise<string> {
   try {
     pkg = JSON.parse(await readFile(url, 'utf8')) as typeof pkg;
   } catch (err: unknown) {
-    throw new VersionError(`cannot read the version from ${fileURLToPath(url)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new VersionError(
+      `cannot read the version from ${fileURLToPath(url)}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
-  if (pkg.name !== 'flotilla' || typeof pkg.version !== 'string') throw new VersionError(`${fileURLToPath(url)} is not flotilla's package.json (name ${JSON.stringify(pkg.name)}, version ${JSON.stringify(pkg.version)})`);
+  if (pkg.name !== 'flotilla' || typeof pkg.version !== 'string')
+    throw new VersionError(
+      `${fileURLToPath(url)} is not flotilla's package.json (name ${JSON.stringify(pkg.name)}, version ${JSON.stringify(pkg.version)})`,
+    );
   return pkg.version;
 }
 

@@ -38,11 +38,27 @@ void describe('flotilla webhook', () => {
     writeFileSync(join(dir, 'tls.key'), serving.keyPem);
     const abort = new AbortController();
     const t = io(abort.signal);
-    const exit = run(['webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], t);
+    const exit = run(
+      [
+        'webhook',
+        '--tls-cert-file',
+        join(dir, 'tls.crt'),
+        '--tls-private-key-file',
+        join(dir, 'tls.key'),
+        '--port',
+        '0',
+        '--bind-address',
+        '127.0.0.1',
+      ],
+      t,
+    );
     let port = 0;
     for (let i = 0; i < 100 && port === 0; i++) {
       await new Promise((r) => setTimeout(r, 20));
-      const line = t.err().split('\n').find((l) => l.includes('"webhook listening"'));
+      const line = t
+        .err()
+        .split('\n')
+        .find((l) => l.includes('"webhook listening"'));
       if (line) port = (JSON.parse(line) as { port: number }).port;
     }
     assert.ok(port > 0, t.err());
@@ -55,26 +71,51 @@ void describe('flotilla webhook', () => {
 
   void it('exits 1 with a message when the certificate cannot be loaded', async () => {
     const t = io(new AbortController().signal);
-    assert.equal(await run(['webhook', '--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0'], t), 1);
+    assert.equal(
+      await run(
+        ['webhook', '--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0'],
+        t,
+      ),
+      1,
+    );
     assert.match(t.err(), /cannot load the serving certificate/);
   });
 
   void it('exits 1 with a one-line message, no stack, when the key is of another type than the certificate', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'webhook-cli-'));
-    writeFileSync(join(dir, 'tls.crt'), createServingCert(createCA('cli-ca'), { commonName: 'w', ipAddresses: ['127.0.0.1'] }).certPem);
+    writeFileSync(
+      join(dir, 'tls.crt'),
+      createServingCert(createCA('cli-ca'), { commonName: 'w', ipAddresses: ['127.0.0.1'] }).certPem,
+    );
     writeFileSync(join(dir, 'tls.key'), ecKeyPem());
     const abort = new AbortController();
     const t = io(abort.signal);
     // Should it start after all, stop it at once so the test fails rather than hangs.
     t.stderr.on('data', (c: Buffer) => c.toString().includes('"webhook listening"') && abort.abort());
     try {
-      const code = await run(['webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], t);
+      const code = await run(
+        [
+          'webhook',
+          '--tls-cert-file',
+          join(dir, 'tls.crt'),
+          '--tls-private-key-file',
+          join(dir, 'tls.key'),
+          '--port',
+          '0',
+          '--bind-address',
+          '127.0.0.1',
+        ],
+        t,
+      );
       assert.equal(code, 1, t.err());
       const lines = t.err().trim().split('\n');
       assert.equal(lines.length, 1, t.err());
       const entry = JSON.parse(lines[0] ?? '') as { level: string; msg: string };
       assert.equal(entry.level, 'error');
-      assert.equal(entry.msg, `cannot load the serving certificate: the private key ${join(dir, 'tls.key')} is a key of type EC but the certificate ${join(dir, 'tls.crt')} holds a public key of type RSA`);
+      assert.equal(
+        entry.msg,
+        `cannot load the serving certificate: the private key ${join(dir, 'tls.key')} is a key of type EC but the certificate ${join(dir, 'tls.crt')} holds a public key of type RSA`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -82,11 +123,31 @@ void describe('flotilla webhook', () => {
 
   const usage: Array<{ name: string; args: string[]; message: RegExp }> = [
     { name: 'missing certificate flags', args: ['--port', '8443'], message: /--tls-cert-file is required/ },
-    { name: 'a port out of range', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--port', '70000'], message: /--port must be a port number \(0 to 65535\), got "70000"/ },
-    { name: 'a malformed reload interval', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', 'often'], message: /--cert-reload-interval: invalid duration "often"/ },
-    { name: 'a duration without a unit', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cluster-list-interval', '30'], message: /--cluster-list-interval: invalid duration "30": missing unit; did you mean 30s\?/ },
-    { name: 'a zero interval', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', '0s'], message: /--cert-reload-interval must be positive, got "0s"/ },
-    { name: 'an interval longer than a timer takes', args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cluster-list-interval', '1000h'], message: /--cluster-list-interval must be at most 596h31m23\.647s/ },
+    {
+      name: 'a port out of range',
+      args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--port', '70000'],
+      message: /--port must be a port number \(0 to 65535\), got "70000"/,
+    },
+    {
+      name: 'a malformed reload interval',
+      args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', 'often'],
+      message: /--cert-reload-interval: invalid duration "often"/,
+    },
+    {
+      name: 'a duration without a unit',
+      args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cluster-list-interval', '30'],
+      message: /--cluster-list-interval: invalid duration "30": missing unit; did you mean 30s\?/,
+    },
+    {
+      name: 'a zero interval',
+      args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cert-reload-interval', '0s'],
+      message: /--cert-reload-interval must be positive, got "0s"/,
+    },
+    {
+      name: 'an interval longer than a timer takes',
+      args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--cluster-list-interval', '1000h'],
+      message: /--cluster-list-interval must be at most 596h31m23\.647s/,
+    },
     { name: 'a positional argument', args: ['serve'], message: /unexpected argument "serve"/ },
   ];
   for (const u of usage) {
@@ -99,7 +160,22 @@ void describe('flotilla webhook', () => {
 
   void it('takes Go durations such as 1m30s for its intervals', async () => {
     const t = io(new AbortController().signal);
-    const code = await run(['webhook', '--tls-cert-file', '/nonexistent.crt', '--tls-private-key-file', '/nonexistent.key', '--port', '0', '--cert-reload-interval', '1m30s', '--cluster-list-interval', '1h2m3.5s'], t);
+    const code = await run(
+      [
+        'webhook',
+        '--tls-cert-file',
+        '/nonexistent.crt',
+        '--tls-private-key-file',
+        '/nonexistent.key',
+        '--port',
+        '0',
+        '--cert-reload-interval',
+        '1m30s',
+        '--cluster-list-interval',
+        '1h2m3.5s',
+      ],
+      t,
+    );
     assert.equal(code, 1, 'gets past flag parsing to loading the certificate');
     assert.match(t.err(), /cannot load the serving certificate/);
   });

@@ -1,7 +1,14 @@
 // `flotilla webhook`: the admission and conversion webhook server (pkg/webhook), configured from flags.
 // Its flags and help are in commands.ts.
 
-import { PollingInventory, WebhookHandler, WebhookServer, WebhookServerError, type ClusterInfo, type Logger } from '../webhook/index.js';
+import {
+  PollingInventory,
+  WebhookHandler,
+  WebhookServer,
+  WebhookServerError,
+  type ClusterInfo,
+  type Logger,
+} from '../webhook/index.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { WebhookFlags } from './commands.js';
 import { loadKubeConfigFor } from './kubeflags.js';
@@ -17,7 +24,11 @@ function jsonLogger(stream: NodeJS.WritableStream): Logger {
  * The Cluster list for warnings, when a kubeconfig applies (--kubeconfig, $KUBECONFIG or a pod's service
  * account; not ~/.kube/config, so a webhook started on a laptop does not poll whatever cluster is current).
  */
-async function clusterInventory(values: WebhookFlags, io: CommandIO, logger: Logger): Promise<PollingInventory | undefined> {
+async function clusterInventory(
+  values: WebhookFlags,
+  io: CommandIO,
+  logger: Logger,
+): Promise<PollingInventory | undefined> {
   let kubeconfig;
   try {
     kubeconfig = await loadKubeConfigFor(values, io, { home: false });
@@ -25,14 +36,21 @@ async function clusterInventory(values: WebhookFlags, io: CommandIO, logger: Log
     if (e instanceof UsageError && values.context === undefined) return undefined;
     throw e;
   }
-  const [{ CustomObjectsApi }, { describeKubeError }] = await Promise.all([import('@kubernetes/client-node'), import('../kube/client-errors.js')]);
+  const [{ CustomObjectsApi }, { describeKubeError }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../kube/client-errors.js'),
+  ]);
   const api = kubeconfig.makeApiClient(CustomObjectsApi);
   return new PollingInventory({
     intervalMs: values['cluster-list-interval'],
     logger,
     list: async () => {
       try {
-        const list = (await api.listClusterCustomObject({ group: 'cluster.flotilla.io', version: 'v1alpha1', plural: 'clusters' })) as { items?: ClusterInfo[] };
+        const list = (await api.listClusterCustomObject({
+          group: 'cluster.flotilla.io',
+          version: 'v1alpha1',
+          plural: 'clusters',
+        })) as { items?: ClusterInfo[] };
         return list.items ?? [];
       } catch (e: unknown) {
         throw new Error(describeKubeError(e), { cause: e });
@@ -45,7 +63,8 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
   const certFile = values['tls-cert-file'];
   const keyFile = values['tls-private-key-file'];
   const port = Number(values.port);
-  if (!/^\d+$/.test(values.port) || port > 65535) throw new UsageError(`--port must be a port number (0 to 65535), got ${JSON.stringify(values.port)}`);
+  if (!/^\d+$/.test(values.port) || port > 65535)
+    throw new UsageError(`--port must be a port number (0 to 65535), got ${JSON.stringify(values.port)}`);
 
   const logger = jsonLogger(io.stderr);
   let inventory: PollingInventory | undefined;
@@ -57,8 +76,19 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
   }
 
   // /readyz asks the server, which is built next and exists before any request arrives.
-  const handler: WebhookHandler = new WebhookHandler({ ...(inventory ? { inventory } : {}), ready: (): boolean => server.ready });
-  const server: WebhookServer = new WebhookServer({ handler, certFile, keyFile, port, host: values['bind-address'], reloadIntervalMs: values['cert-reload-interval'], logger });
+  const handler: WebhookHandler = new WebhookHandler({
+    ...(inventory ? { inventory } : {}),
+    ready: (): boolean => server.ready,
+  });
+  const server: WebhookServer = new WebhookServer({
+    handler,
+    certFile,
+    keyFile,
+    port,
+    host: values['bind-address'],
+    reloadIntervalMs: values['cert-reload-interval'],
+    logger,
+  });
   let stopped: Promise<void>;
   try {
     ({ stopped } = await server.start(io.signal));

@@ -6,7 +6,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
-import { KubeClient, configForContext, contextNames, serverOf, type ClientOptions, type LoadedKubeconfig } from '../kube/index.js';
+import {
+  KubeClient,
+  configForContext,
+  contextNames,
+  serverOf,
+  type ClientOptions,
+  type LoadedKubeconfig,
+} from '../kube/index.js';
 
 export interface ClusterDocument {
   object: Record<string, unknown>;
@@ -48,7 +55,11 @@ function nameOf(o: Record<string, unknown>): string {
  * The members of a kubeconfig: every context is one; `select` (`--context`, repeatable) picks the ones
  * to deliver to. Problems are collected, not thrown.
  */
-export function fleetFromKubeconfig(loaded: LoadedKubeconfig, clusterDocuments: readonly ClusterDocument[], select?: readonly string[]): Fleet {
+export function fleetFromKubeconfig(
+  loaded: LoadedKubeconfig,
+  clusterDocuments: readonly ClusterDocument[],
+  select?: readonly string[],
+): Fleet {
   const errors: string[] = [];
   const all = contextNames(loaded.config);
   if (all.length === 0) errors.push(`${loaded.description} has no contexts`);
@@ -57,7 +68,10 @@ export function fleetFromKubeconfig(loaded: LoadedKubeconfig, clusterDocuments: 
   if (select && select.length > 0) {
     chosen = [];
     for (const name of select) {
-      if (!known.has(name)) errors.push(`--context ${name}: no such context in ${loaded.description} (contexts: ${all.join(', ') || 'none'})`);
+      if (!known.has(name))
+        errors.push(
+          `--context ${name}: no such context in ${loaded.description} (contexts: ${all.join(', ') || 'none'})`,
+        );
       else if (!chosen.includes(name)) chosen.push(name);
     }
     chosen.sort((a, b) => all.indexOf(a) - all.indexOf(b));
@@ -66,13 +80,18 @@ export function fleetFromKubeconfig(loaded: LoadedKubeconfig, clusterDocuments: 
   for (const d of clusterDocuments) {
     const name = nameOf(d.object);
     if (!known.has(name)) {
-      errors.push(`${d.source}: Cluster ${JSON.stringify(name)} has no context of that name in ${loaded.description} (contexts: ${all.join(', ') || 'none'}); name the context after the Cluster or remove the Cluster`);
+      errors.push(
+        `${d.source}: Cluster ${JSON.stringify(name)} has no context of that name in ${loaded.description} (contexts: ${all.join(', ') || 'none'}); name the context after the Cluster or remove the Cluster`,
+      );
       continue;
     }
     if (!byName.has(name)) byName.set(name, d);
   }
   const members: ContextMember[] = [];
-  const clusters = all.map((name) => byName.get(name)?.object ?? { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, spec: {} });
+  const clusters = all.map(
+    (name) =>
+      byName.get(name)?.object ?? { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, spec: {} },
+  );
   for (const name of chosen) {
     let kubeConfig: KubeConfig;
     try {

@@ -131,9 +131,16 @@ export function memberHealth(object: JsonObject | undefined): MemberHealth {
       const succeeded = num(status.succeeded) ?? 0;
       const conditions = Array.isArray(status.conditions) ? status.conditions.filter(isObject) : [];
       const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
-      const h: MemberHealth = { state: 'Progressing', replicas: completions, readyReplicas: succeeded, availableReplicas: num(status.ready) ?? 0 };
-      if (failed) h.message = `failed: ${typeof failed.message === 'string' ? failed.message : 'see the Job on the member'}`;
-      else if (succeeded >= completions || conditions.some((c) => c.type === 'Complete' && c.status === 'True')) h.state = 'Healthy';
+      const h: MemberHealth = {
+        state: 'Progressing',
+        replicas: completions,
+        readyReplicas: succeeded,
+        availableReplicas: num(status.ready) ?? 0,
+      };
+      if (failed)
+        h.message = `failed: ${typeof failed.message === 'string' ? failed.message : 'see the Job on the member'}`;
+      else if (succeeded >= completions || conditions.some((c) => c.type === 'Complete' && c.status === 'True'))
+        h.state = 'Healthy';
       else h.message = `${succeeded}/${completions} completions`;
       return h;
     }
@@ -152,17 +159,33 @@ export function bindingObject(b: BindingInput): JsonObject {
   const generation = t.generation;
   const conditions: JsonObject[] = [];
   if (!b.policy) {
-    conditions.push({ type: 'Claimed', status: 'False', reason: 'NoPolicy', message: 'no propagation policy claims the template; what was propagated stays on the members until one does' });
+    conditions.push({
+      type: 'Claimed',
+      status: 'False',
+      reason: 'NoPolicy',
+      message: 'no propagation policy claims the template; what was propagated stays on the members until one does',
+    });
   } else {
-    conditions.push({ type: 'Claimed', status: 'True', reason: 'Claimed', message: `claimed by ${describePolicy(b.policy)}` });
+    conditions.push({
+      type: 'Claimed',
+      status: 'True',
+      reason: 'Claimed',
+      message: `claimed by ${describePolicy(b.policy)}`,
+    });
     const applyMessage =
       b.errors.length > 0
         ? b.errors.join('; ')
         : problems.length === 0
           ? `applied to ${applied} cluster${applied === 1 ? '' : 's'}`
           : problems.map((c) => `${c.name}: ${c.state}${c.message ? `: ${c.message}` : ''}`).join('; ');
-    const reason = b.errors.length > 0 ? 'RenderFailed' : problems.length === 0 ? 'Applied' : (problems[0]?.state ?? 'Pending');
-    conditions.push({ type: 'Applied', status: b.errors.length === 0 && problems.length === 0 && targeted.length > 0 ? 'True' : 'False', reason, message: truncate(applyMessage) });
+    const reason =
+      b.errors.length > 0 ? 'RenderFailed' : problems.length === 0 ? 'Applied' : (problems[0]?.state ?? 'Pending');
+    conditions.push({
+      type: 'Applied',
+      status: b.errors.length === 0 && problems.length === 0 && targeted.length > 0 ? 'True' : 'False',
+      reason,
+      message: truncate(applyMessage),
+    });
     const unhealthy = targeted.filter((c) => c.state === 'Applied' && c.health?.state !== 'Healthy');
     conditions.push({
       type: 'Ready',
@@ -179,7 +202,9 @@ export function bindingObject(b: BindingInput): JsonObject {
   if (t.namespace) resource.namespace = t.namespace;
   const spec: JsonObject = {
     resource,
-    clusters: targeted.map((c) => (c.replicas === undefined ? { name: c.name } : { name: c.name, replicas: c.replicas })),
+    clusters: targeted.map((c) =>
+      c.replicas === undefined ? { name: c.name } : { name: c.name, replicas: c.replicas },
+    ),
   };
   if (b.policy) spec.policy = { ...b.policy };
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
@@ -204,7 +229,16 @@ export function bindingObject(b: BindingInput): JsonObject {
       name: bindingName(t.name, t.kind),
       namespace: bindingNamespace(t, b.controllerNamespace),
       labels: { [TEMPLATE_UID_LABEL]: t.uid },
-      ownerReferences: [{ apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid, controller: true, blockOwnerDeletion: false }],
+      ownerReferences: [
+        {
+          apiVersion: t.apiVersion,
+          kind: t.kind,
+          name: t.name,
+          uid: t.uid,
+          controller: true,
+          blockOwnerDeletion: false,
+        },
+      ],
     },
     spec,
     status,

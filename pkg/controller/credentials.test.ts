@@ -6,7 +6,10 @@ import { credentialsFromSecret, fromKubeconfigText } from './credentials.js';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const CA = b64('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
 
-const kubeconfig = (user: string, cluster = `server: https://member.example:6443, certificate-authority-data: ${CA}`) => `apiVersion: v1
+const kubeconfig = (
+  user: string,
+  cluster = `server: https://member.example:6443, certificate-authority-data: ${CA}`,
+) => `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {${cluster}}}]
 users: [{name: u, user: {${user}}}]
@@ -57,7 +60,9 @@ void describe('member credentials from a kubeconfig', () => {
   }
 
   void it('refuses a CA read from a file of the controller', () => {
-    const r = fromKubeconfigText(kubeconfig('token: t', 'server: https://m:6443, certificate-authority: /etc/ssl/ca.pem'));
+    const r = fromKubeconfigText(
+      kubeconfig('token: t', 'server: https://m:6443, certificate-authority: /etc/ssl/ca.pem'),
+    );
     assert.ok('error' in r);
     assert.match(r.error, /^clusters\["c"\]\.certificate-authority: a file path/);
   });
@@ -78,7 +83,10 @@ void describe('member credentials from a kubeconfig', () => {
     const cases: Array<[string, RegExp]> = [
       ['{}', /no current-context/],
       ['contexts: [{name: a}, {name: b}]', /no current-context and has more than one context/],
-      ['current-context: x\ncontexts: [{name: x, context: {cluster: gone, user: u}}]\nclusters: []', /no cluster named "gone"/],
+      [
+        'current-context: x\ncontexts: [{name: x, context: {cluster: gone, user: u}}]\nclusters: []',
+        /no cluster named "gone"/,
+      ],
       [kubeconfig('token: t').replace('users: [{name: u', 'users: [{name: other'), /no user named "u"/],
       ['- a list', /not a mapping/],
       ['token: "secret-value\n  : : bad', /not valid YAML/],
@@ -94,7 +102,14 @@ void describe('member credentials from a kubeconfig', () => {
   void it('refuses a kubeconfig larger than a Secret can hold, and bounds alias expansion', () => {
     const big = fromKubeconfigText(`# ${'x'.repeat(1024 * 1024)}\n`);
     assert.ok('error' in big && /larger than/.test(big.error));
-    const laughs = ['a: &a [x,x,x,x,x,x,x,x,x,x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`)].join('\n');
+    const laughs = [
+      'a: &a [x,x,x,x,x,x,x,x,x,x]',
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`,
+      ),
+    ].join('\n');
     const r = fromKubeconfigText(laughs);
     assert.ok('error' in r && /not valid YAML/.test(r.error));
   });
@@ -102,17 +117,27 @@ void describe('member credentials from a kubeconfig', () => {
 
 void describe('member credentials from a Cluster Secret', () => {
   void it('reads the kubeconfig key first', () => {
-    const r = credentialsFromSecret({}, { data: { kubeconfig: b64(kubeconfig('token: from-kubeconfig')), token: b64('ignored') } });
+    const r = credentialsFromSecret(
+      {},
+      { data: { kubeconfig: b64(kubeconfig('token: from-kubeconfig')), token: b64('ignored') } },
+    );
     assert.equal(ok(r).kubeConfig.getCurrentUser()?.token, 'from-kubeconfig');
   });
 
   void it("reads Karmada's token and caBundle with the Cluster's apiEndpoint", () => {
-    const r = ok(credentialsFromSecret({ apiEndpoint: 'member.example:6443' }, { data: { token: b64('tok\n'), caBundle: CA } }));
+    const r = ok(
+      credentialsFromSecret({ apiEndpoint: 'member.example:6443' }, { data: { token: b64('tok\n'), caBundle: CA } }),
+    );
     assert.equal(r.server, 'https://member.example:6443');
     assert.equal(r.kubeConfig.getCurrentUser()?.token, 'tok');
     assert.equal(r.kubeConfig.getCurrentCluster()?.caData, CA);
     assert.equal(r.kubeConfig.getCurrentCluster()?.skipTLSVerify, false);
-    const insecure = ok(credentialsFromSecret({ apiEndpoint: 'https://10.0.0.1', insecureSkipTLSVerification: true }, { data: { token: b64('t') } }));
+    const insecure = ok(
+      credentialsFromSecret(
+        { apiEndpoint: 'https://10.0.0.1', insecureSkipTLSVerification: true },
+        { data: { token: b64('t') } },
+      ),
+    );
     assert.equal(insecure.kubeConfig.getCurrentCluster()?.skipTLSVerify, true);
     assert.equal(insecure.server, 'https://10.0.0.1');
   });

@@ -20,7 +20,17 @@ const MAX_KUBECONFIG_BYTES = 1024 * 1024;
 const YAML_LIMITS = { maxDepth: 20, maxAliasExpansion: 64 * 1024 };
 
 const FORBIDDEN_CLUSTER_FIELDS = ['certificate-authority'];
-const FORBIDDEN_USER_FIELDS = ['exec', 'auth-provider', 'client-certificate', 'client-key', 'tokenFile', 'token-file', 'as', 'as-groups', 'as-user-extra'];
+const FORBIDDEN_USER_FIELDS = [
+  'exec',
+  'auth-provider',
+  'client-certificate',
+  'client-key',
+  'tokenFile',
+  'token-file',
+  'as',
+  'as-groups',
+  'as-user-extra',
+];
 
 export type Credentials = { kubeConfig: KubeConfig; server: string } | { error: string };
 
@@ -37,7 +47,8 @@ function named(list: unknown, name: string, what: string): JsonObject | string {
 
 /** A KubeConfig with one context from a kubeconfig's text, inline credentials only. */
 export function fromKubeconfigText(text: string): Credentials {
-  if (Buffer.byteLength(text) > MAX_KUBECONFIG_BYTES) return { error: `the kubeconfig is larger than ${MAX_KUBECONFIG_BYTES} bytes` };
+  if (Buffer.byteLength(text) > MAX_KUBECONFIG_BYTES)
+    return { error: `the kubeconfig is larger than ${MAX_KUBECONFIG_BYTES} bytes` };
   let doc: unknown;
   try {
     doc = readYaml(text, YAML_LIMITS);
@@ -46,7 +57,8 @@ export function fromKubeconfigText(text: string): Credentials {
   }
   if (!isObject(doc)) return { error: 'the kubeconfig is not a mapping' };
   const contexts = Array.isArray(doc.contexts) ? doc.contexts.filter(isObject) : [];
-  const current = ownString(doc, 'current-context') || (contexts.length === 1 ? ownString(contexts[0], 'name') : undefined);
+  const current =
+    ownString(doc, 'current-context') || (contexts.length === 1 ? ownString(contexts[0], 'name') : undefined);
   if (!current) return { error: 'the kubeconfig sets no current-context and has more than one context' };
   const ctxEntry = named(doc.contexts, current, 'context');
   if (typeof ctxEntry === 'string') return { error: ctxEntry };
@@ -56,7 +68,10 @@ export function fromKubeconfigText(text: string): Credentials {
   if (typeof clusterEntry === 'string') return { error: clusterEntry };
   const cluster = isObject(clusterEntry.cluster) ? clusterEntry.cluster : {};
   for (const f of FORBIDDEN_CLUSTER_FIELDS) {
-    if (Object.prototype.hasOwnProperty.call(cluster, f)) return { error: `clusters[${JSON.stringify(clusterName)}].${f}: a file path on the controller's machine is not accepted; use ${f}-data` };
+    if (Object.prototype.hasOwnProperty.call(cluster, f))
+      return {
+        error: `clusters[${JSON.stringify(clusterName)}].${f}: a file path on the controller's machine is not accepted; use ${f}-data`,
+      };
   }
   const server = ownString(cluster, 'server') ?? '';
   const userName = ownString(ctx, 'user');
@@ -66,7 +81,10 @@ export function fromKubeconfigText(text: string): Credentials {
     if (typeof userEntry === 'string') return { error: userEntry };
     user = isObject(userEntry.user) ? userEntry.user : {};
     for (const f of FORBIDDEN_USER_FIELDS) {
-      if (Object.prototype.hasOwnProperty.call(user, f)) return { error: `users[${JSON.stringify(userName)}].${f}: only inline credentials are accepted (token, client-certificate-data and client-key-data, username and password)` };
+      if (Object.prototype.hasOwnProperty.call(user, f))
+        return {
+          error: `users[${JSON.stringify(userName)}].${f}: only inline credentials are accepted (token, client-certificate-data and client-key-data, username and password)`,
+        };
     }
   }
   return build({
@@ -101,11 +119,20 @@ function build(p: Parts): Credentials {
   } catch {
     return { error: 'the server is not a URL' };
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: `the server must be an https URL, not ${url.protocol}` };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { error: `the server must be an https URL, not ${url.protocol}` };
   if (url.username || url.password) return { error: 'the server URL must not carry credentials' };
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'member', server: p.server, skipTLSVerify: p.skipTLSVerify, ...(p.caData ? { caData: p.caData } : {}), ...(p.tlsServerName ? { tlsServerName: p.tlsServerName } : {}) }],
+    clusters: [
+      {
+        name: 'member',
+        server: p.server,
+        skipTLSVerify: p.skipTLSVerify,
+        ...(p.caData ? { caData: p.caData } : {}),
+        ...(p.tlsServerName ? { tlsServerName: p.tlsServerName } : {}),
+      },
+    ],
     users: [
       {
         name: 'member',

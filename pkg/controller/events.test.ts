@@ -15,7 +15,14 @@ function recorder(opts: { hold?: Promise<void>; now?: () => number } = {}) {
       return { status: 201, body: {}, warnings: [] };
     },
   } as unknown as KubeClient;
-  return { sent, events: new EventRecorder(client, { component: 'flotilla-controller', instance: 'pod-1', ...(opts.now ? { now: opts.now } : {}) }) };
+  return {
+    sent,
+    events: new EventRecorder(client, {
+      component: 'flotilla-controller',
+      instance: 'pod-1',
+      ...(opts.now ? { now: opts.now } : {}),
+    }),
+  };
 }
 
 void describe('EventRecorder', () => {
@@ -27,7 +34,13 @@ void describe('EventRecorder', () => {
     assert.equal(sent[0]?.method, 'POST');
     assert.equal(sent[0]?.path, '/api/v1/namespaces/shop/events');
     const body = sent[0]?.body as Record<string, unknown>;
-    assert.deepEqual(body.involvedObject, { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'u-1', namespace: 'shop' });
+    assert.deepEqual(body.involvedObject, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'web',
+      uid: 'u-1',
+      namespace: 'shop',
+    });
     assert.equal(body.type, 'Warning');
     assert.equal(body.reason, 'ApplyFailed');
     assert.equal(body.message, 'member1: denied');
@@ -37,7 +50,12 @@ void describe('EventRecorder', () => {
 
   void it('puts events of cluster-scoped objects in default, and cuts long messages', async () => {
     const { sent, events } = recorder();
-    events.record({ apiVersion: 'v1', kind: 'Namespace', name: 'team', uid: 'u-2' }, 'Normal', 'Applied', 'x'.repeat(5000));
+    events.record(
+      { apiVersion: 'v1', kind: 'Namespace', name: 'team', uid: 'u-2' },
+      'Normal',
+      'Applied',
+      'x'.repeat(5000),
+    );
     await events.flush();
     assert.equal(sent[0]?.path, '/api/v1/namespaces/default/events');
     assert.equal(((sent[0]?.body as Record<string, unknown>).message as string).length, 1024);
@@ -52,14 +70,18 @@ void describe('EventRecorder', () => {
     now += 10 * 60_000;
     events.record(template, 'Warning', 'Conflict', 'member1: not ours');
     await events.flush();
-    assert.deepEqual(sent.map((r) => (r.body as { message: string }).message), ['member1: not ours', 'member2: not ours', 'member1: not ours']);
+    assert.deepEqual(
+      sent.map((r) => (r.body as { message: string }).message),
+      ['member1: not ours', 'member2: not ours', 'member1: not ours'],
+    );
   });
 
   void it('holds at most 1,000 unsent events and counts the ones it drops', async () => {
     let release = () => {};
     const hold = new Promise<void>((r) => (release = r));
     const { sent, events } = recorder({ hold });
-    for (let i = 0; i < 1_500; i++) events.record({ ...template, uid: `u-${i}` }, 'Normal', 'Applied', 'applied to member1');
+    for (let i = 0; i < 1_500; i++)
+      events.record({ ...template, uid: `u-${i}` }, 'Normal', 'Applied', 'applied to member1');
     assert.equal(events.dropped, 500);
     release();
     await events.flush();

@@ -77,7 +77,13 @@ export class EventRecorder {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name: `${on.name.slice(0, 200)}.${now.toString(16)}${randomBytes(4).toString('hex')}`, namespace },
-      involvedObject: { apiVersion: on.apiVersion, kind: on.kind, name: on.name, uid: on.uid, ...(on.namespace ? { namespace: on.namespace } : {}) },
+      involvedObject: {
+        apiVersion: on.apiVersion,
+        kind: on.kind,
+        name: on.name,
+        uid: on.uid,
+        ...(on.namespace ? { namespace: on.namespace } : {}),
+      },
       reason,
       message: text,
       type,
@@ -90,7 +96,14 @@ export class EventRecorder {
     };
     void this.queue.add(async () => {
       // An event that cannot be written is not worth a retry: the binding holds the same information.
-      await this.client.request({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, accept: METADATA_ACCEPT, body }).catch(() => undefined);
+      await this.client
+        .request({
+          method: 'POST',
+          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+          accept: METADATA_ACCEPT,
+          body,
+        })
+        .catch(() => undefined);
     });
   }
 }

@@ -75,12 +75,20 @@ export class MemberWork {
     const entry: { member: Member; stop: AbortController; queue: WorkQueue } = {
       member: m,
       stop,
-      queue: new WorkQueue<string>({ reconcile: (key: string, signal: AbortSignal) => this.execute(entry.member, key, signal) }, {
-        concurrency: this.o.concurrency,
-        onResult: (e) => {
-          if (e.outcome === 'error') this.o.logger.warn('member work failed; retrying with backoff', { member: m.name, template: e.key, error: String(e.error) });
+      queue: new WorkQueue<string>(
+        { reconcile: (key: string, signal: AbortSignal) => this.execute(entry.member, key, signal) },
+        {
+          concurrency: this.o.concurrency,
+          onResult: (e) => {
+            if (e.outcome === 'error')
+              this.o.logger.warn('member work failed; retrying with backoff', {
+                member: m.name,
+                template: e.key,
+                error: String(e.error),
+              });
+          },
         },
-      }),
+      ),
     };
     this.queues.set(m.name, entry);
     void entry.queue.start(AbortSignal.any([this.signal, stop.signal]));
@@ -95,7 +103,12 @@ export class MemberWork {
     const report = (status: ClusterStatus) => this.o.report(key, m.name, { version: p.version, status });
     if (m.readiness.ready === false) {
       // Skipped; the registry queues every template again when the member is ready.
-      if (step.action === 'apply') report({ name: m.name, state: 'Unreachable', message: `not ready: ${m.readiness.message ?? 'its /readyz probe fails'}` });
+      if (step.action === 'apply')
+        report({
+          name: m.name,
+          state: 'Unreachable',
+          message: `not ready: ${m.readiness.message ?? 'its /readyz probe fails'}`,
+        });
       return undefined;
     }
     if (step.action === 'keep') return undefined;
@@ -104,7 +117,8 @@ export class MemberWork {
       if (!ref) return undefined;
       const gone = await this.remove(m, p.identity, ref, signal);
       if (gone === 'absent' || gone === 'removed') {
-        if (gone === 'removed') this.o.events.record(p.identity, 'Normal', 'Pruned', `removed from ${m.name}: no longer targeted`);
+        if (gone === 'removed')
+          this.o.events.record(p.identity, 'Normal', 'Pruned', `removed from ${m.name}: no longer targeted`);
         report({ name: m.name, state: 'Applied' });
         return undefined;
       }
@@ -116,8 +130,10 @@ export class MemberWork {
     this.o.logger.debug('applied', { template: describeTemplate(p.identity), cluster: m.name, state: outcome.state });
     if (outcome.state !== 'Applied') {
       report({ name: m.name, state: outcome.state, message: outcome.message });
-      if (outcome.state === 'Failed') this.o.events.record(p.identity, 'Warning', 'ApplyFailed', `${m.name}: ${outcome.message}`);
-      if (outcome.state === 'Conflict') this.o.events.record(p.identity, 'Warning', 'Conflict', `${m.name}: ${outcome.message}`);
+      if (outcome.state === 'Failed')
+        this.o.events.record(p.identity, 'Warning', 'ApplyFailed', `${m.name}: ${outcome.message}`);
+      if (outcome.state === 'Conflict')
+        this.o.events.record(p.identity, 'Warning', 'Conflict', `${m.name}: ${outcome.message}`);
       return outcome.state === 'Conflict' ? undefined : { requeueAfter: RETRY_UNREACHABLE_MS };
     }
     // An override that renames the object (or moves it) leaves its old copy: it goes.
@@ -129,12 +145,23 @@ export class MemberWork {
         this.o.events.record(p.identity, 'Normal', 'Pruned', text);
       } else if (gone !== 'absent') retry = true;
     }
-    report({ name: m.name, state: 'Applied', health: outcome.health, ...(p.generation === undefined ? {} : { observedGeneration: p.generation }) });
+    report({
+      name: m.name,
+      state: 'Applied',
+      health: outcome.health,
+      ...(p.generation === undefined ? {} : { observedGeneration: p.generation }),
+    });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
   }
 
   /** Removes the template's objects from a member but the one at `keep`: 'removed' or 'absent', else why not. */
-  async remove(m: Member, t: TemplateIdentity, at: ObjectRef, signal: AbortSignal, keep?: string): Promise<'removed' | 'absent' | { error: string }> {
+  async remove(
+    m: Member,
+    t: TemplateIdentity,
+    at: ObjectRef,
+    signal: AbortSignal,
+    keep?: string,
+  ): Promise<'removed' | 'absent' | { error: string }> {
     try {
       const removed = await m.removeAll(t, at, keep, signal);
       if (removed.length === 0) return 'absent';

@@ -73,7 +73,14 @@ export class LeaderElector {
     if (res.status !== 200 || !res.body) return;
     const spec = isObject(res.body.spec) ? res.body.spec : {};
     if (ownString(spec, 'holderIdentity') !== this.o.identity) return;
-    const put = await this.o.client.request({ method: 'PUT', path: this.path, body: { ...res.body, spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) } } });
+    const put = await this.o.client.request({
+      method: 'PUT',
+      path: this.path,
+      body: {
+        ...res.body,
+        spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) },
+      },
+    });
     if (put.status !== 200) throw new Error(`releasing Lease ${this.o.namespace}/${this.o.name}: HTTP ${put.status}`);
   }
 
@@ -86,17 +93,29 @@ export class LeaderElector {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
         metadata: { name: this.o.name, namespace: this.o.namespace },
-        spec: { holderIdentity: this.o.identity, leaseDurationSeconds: this.o.leaseDurationSeconds, acquireTime: micro, renewTime: micro, leaseTransitions: 0 },
+        spec: {
+          holderIdentity: this.o.identity,
+          leaseDurationSeconds: this.o.leaseDurationSeconds,
+          acquireTime: micro,
+          renewTime: micro,
+          leaseTransitions: 0,
+        },
       };
-      const created = await this.o.client.request({ method: 'POST', path: this.path.slice(0, this.path.lastIndexOf('/')), body });
+      const created = await this.o.client.request({
+        method: 'POST',
+        path: this.path.slice(0, this.path.lastIndexOf('/')),
+        body,
+      });
       return created.status === 201;
     }
-    if (res.status !== 200 || !res.body) throw new Error(`reading Lease ${this.o.namespace}/${this.o.name}: HTTP ${res.status}`);
+    if (res.status !== 200 || !res.body)
+      throw new Error(`reading Lease ${this.o.namespace}/${this.o.name}: HTTP ${res.status}`);
     const lease = res.body;
     const spec = isObject(lease.spec) ? lease.spec : {};
     const holder = ownString(spec, 'holderIdentity') ?? '';
     const renew = Date.parse(ownString(spec, 'renewTime') ?? '');
-    const duration = typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : this.o.leaseDurationSeconds;
+    const duration =
+      typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : this.o.leaseDurationSeconds;
     const expired = !Number.isFinite(renew) || renew + duration * 1000 < now.getTime();
     if (holder !== '' && holder !== this.o.identity && !expired) return false;
     const transitions = typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0;

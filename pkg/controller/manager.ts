@@ -104,7 +104,10 @@ export class Controller {
     this.hub = new KubeClient(options.hub, { concurrency: 16, userAgent });
     this.hubWatcher = new Watcher(options.hub, { userAgent });
     this.hubDiscovery = new Discovery(this.hub);
-    this.events = new EventRecorder(this.hub, { component: 'flotilla-controller', instance: options.instance ?? hostname() });
+    this.events = new EventRecorder(this.hub, {
+      component: 'flotilla-controller',
+      instance: options.instance ?? hostname(),
+    });
     const cluster = (name: string) => this.clusterInformer?.get(name);
     this.registry = new MemberRegistry(
       {
@@ -134,7 +137,11 @@ export class Controller {
       },
       options.members,
     );
-    this.clusterStatus = new ClusterStatusReconciler(this.hub, { cluster, condition: (name) => this.registry.condition(name), logger });
+    this.clusterStatus = new ClusterStatusReconciler(this.hub, {
+      cluster,
+      condition: (name) => this.registry.condition(name),
+      logger,
+    });
     this.policyStatus = new PolicyStatusReconciler(this.hub, {
       policy: (ref) => this.policyObject(ref),
       plural: (kind) => POLICY_KINDS.find((k) => k.kind === kind)?.plural,
@@ -172,15 +179,25 @@ export class Controller {
   /** Runs until `signal` aborts; in-flight reconciles finish first. */
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
-    const running = Promise.all([this.templates.run(signal), this.clusterStatus.queue.start(signal), this.policyStatus.queue.start(signal)]);
+    const running = Promise.all([
+      this.templates.run(signal),
+      this.clusterStatus.queue.start(signal),
+      this.policyStatus.queue.start(signal),
+    ]);
     this.registry.start(signal);
 
     // Clusters first (placement needs them), then policies, then the template kinds they name.
-    this.clusterInformer = this.hubInformer('clusters', `/apis/${CLUSTER_API_VERSION}/clusters`, CLUSTER_API_VERSION, 'Cluster', {
-      onAdd: (o) => this.onCluster(o),
-      onUpdate: (o) => this.onCluster(o),
-      onDelete: (o) => this.onClusterDeleted(o),
-    });
+    this.clusterInformer = this.hubInformer(
+      'clusters',
+      `/apis/${CLUSTER_API_VERSION}/clusters`,
+      CLUSTER_API_VERSION,
+      'Cluster',
+      {
+        onAdd: (o) => this.onCluster(o),
+        onUpdate: (o) => this.onCluster(o),
+        onDelete: (o) => this.onClusterDeleted(o),
+      },
+    );
     for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }));
     for (const p of POLICY_KINDS) {
       const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
@@ -207,7 +224,13 @@ export class Controller {
 
   // ---- hub events -----------------------------------------------------------------------------------
 
-  private hubInformer(name: string, path: string, apiVersion: string, kind: string, handlers: InformerHandlers): Informer {
+  private hubInformer(
+    name: string,
+    path: string,
+    apiVersion: string,
+    kind: string,
+    handlers: InformerHandlers,
+  ): Informer {
     const informer = new Informer({
       name: `hub ${name}`,
       source: listWatchSource(this.hub, this.hubWatcher),
@@ -215,7 +238,13 @@ export class Controller {
       apiVersion,
       kind,
       handlers,
-      onError: (err, attempt, retryInMs) => this.o.logger.warn('hub watch failed; retrying', { resource: name, attempt, retryInMs, error: err instanceof Error ? err.message : String(err) }),
+      onError: (err, attempt, retryInMs) =>
+        this.o.logger.warn('hub watch failed; retrying', {
+          resource: name,
+          attempt,
+          retryInMs,
+          error: err instanceof Error ? err.message : String(err),
+        }),
     });
     void informer.start(this.signal);
     return informer;
@@ -224,7 +253,12 @@ export class Controller {
   /** Into the state; the templates it can affect are queued. Returns why the object is not used, if it is not. */
   private upsert(object: JsonObject): string[] {
     const m = this.state.upsert(object);
-    for (const r of m.rejected) this.o.logger.warn('object not used', { object: `${r.object.kind} ${r.object.namespace ? `${r.object.namespace}/` : ''}${r.object.name}`, reason: r.reason, message: r.message });
+    for (const r of m.rejected)
+      this.o.logger.warn('object not used', {
+        object: `${r.object.kind} ${r.object.namespace ? `${r.object.namespace}/` : ''}${r.object.name}`,
+        reason: r.reason,
+        message: r.message,
+      });
     for (const key of m.affected) this.templates.queue.add(key);
     return m.rejected.map((r) => r.message);
   }
@@ -243,7 +277,9 @@ export class Controller {
     this.registry.onClusterDeleted(name);
     // A member of the kubeconfig stays a member, without the labels the Cluster object gave it.
     if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }));
-    else for (const key of this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected) this.templates.queue.add(key);
+    else
+      for (const key of this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected)
+        this.templates.queue.add(key);
   }
 
   private policyObject(p: { kind: string; namespace?: string; name: string }): JsonObject | undefined {
@@ -290,7 +326,10 @@ export class Controller {
       } catch (err: unknown) {
         // Not served (yet): the next policy event or resync tries again.
         this.hubDiscovery.forget(apiVersion);
-        this.o.logger.warn('template kind not served by the hub', { kind: id, error: err instanceof Error ? err.message : String(err) });
+        this.o.logger.warn('template kind not served by the hub', {
+          kind: id,
+          error: err instanceof Error ? err.message : String(err),
+        });
         continue;
       }
       if (this.templateKinds.has(id) || this.signal.aborted) continue;
@@ -301,8 +340,18 @@ export class Controller {
         path: resourcePath(info, undefined),
         apiVersion,
         kind,
-        handlers: { onAdd: (o) => this.onTemplate(o), onUpdate: (o, old) => this.onTemplate(o, old), onDelete: (o) => this.onTemplateDeleted(o) },
-        onError: (err, attempt, retryInMs) => this.o.logger.warn('hub watch failed; retrying', { resource: info.resource, attempt, retryInMs, error: err instanceof Error ? err.message : String(err) }),
+        handlers: {
+          onAdd: (o) => this.onTemplate(o),
+          onUpdate: (o, old) => this.onTemplate(o, old),
+          onDelete: (o) => this.onTemplateDeleted(o),
+        },
+        onError: (err, attempt, retryInMs) =>
+          this.o.logger.warn('hub watch failed; retrying', {
+            resource: info.resource,
+            attempt,
+            retryInMs,
+            error: err instanceof Error ? err.message : String(err),
+          }),
       });
       this.templateKinds.set(id, { info, apiVersion, informer, stop });
       void informer.start(AbortSignal.any([this.signal, stop.signal]));
@@ -346,7 +395,12 @@ export class Controller {
 
 /** A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters. */
 function clusterObject(o: JsonObject): JsonObject {
-  return { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: isObject(o.metadata) ? o.metadata : {}, ...(isObject(o.spec) ? { spec: o.spec } : {}) };
+  return {
+    apiVersion: CLUSTER_API_VERSION,
+    kind: 'Cluster',
+    metadata: isObject(o.metadata) ? o.metadata : {},
+    ...(isObject(o.spec) ? { spec: o.spec } : {}),
+  };
 }
 
 /** What of a template can change what is rendered or done with it: all but status and server bookkeeping. */

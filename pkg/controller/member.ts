@@ -16,7 +16,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { apiError, KubeClient, METADATA_ACCEPT } from '../kube/client.js';
-import { DeliveryCore, failureOf, liveMetaOf, resolveKind, scopeObject, type ConflictResolution, type LiveMeta } from '../kube/delivery.js';
+import {
+  DeliveryCore,
+  failureOf,
+  liveMetaOf,
+  resolveKind,
+  scopeObject,
+  type ConflictResolution,
+  type LiveMeta,
+} from '../kube/delivery.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
 import { deepClone, isObject, ownString, type JsonObject } from '../kube/objects.js';
@@ -35,10 +43,14 @@ import {
 } from './ownership.js';
 
 export type ApplyOutcome =
-  | { state: 'Applied'; changed: boolean; health: MemberHealth; /** `namespace/name` (or `name`) of the object on the member. */ key: string }
+  | {
+      state: 'Applied';
+      changed: boolean;
+      health: MemberHealth;
+      /** `namespace/name` (or `name`) of the object on the member. */ key: string;
+    }
   | { state: 'Conflict' | 'Failed'; message: string }
   | { state: 'Unreachable'; message: string };
-
 
 export interface Readiness {
   /** undefined until the first probe. */
@@ -88,10 +100,16 @@ export class Member {
   constructor(options: MemberOptions) {
     this.o = options;
     this.name = options.name;
-    this.client = new KubeClient(options.transport ?? options.kubeConfig, { concurrency: options.concurrency, userAgent: options.userAgent });
+    this.client = new KubeClient(options.transport ?? options.kubeConfig, {
+      concurrency: options.concurrency,
+      userAgent: options.userAgent,
+    });
     this.watcher = new Watcher(options.kubeConfig, { userAgent: options.userAgent });
     this.discovery = new Discovery(this.client);
-    this.core = new DeliveryCore(this.client, { fieldManager: CONTROLLER_FIELD_MANAGER, previousManagers: PREVIOUS_MEMBER_FIELD_MANAGERS });
+    this.core = new DeliveryCore(this.client, {
+      fieldManager: CONTROLLER_FIELD_MANAGER,
+      previousManagers: PREVIOUS_MEMBER_FIELD_MANAGERS,
+    });
     this.signal = this.stopAll.signal;
   }
 
@@ -123,11 +141,21 @@ export class Member {
     const before = this.readiness.ready;
     let message: string | undefined;
     try {
-      const res = await this.client.request({ method: 'GET', path: '/readyz', accept: 'text/plain', signal: AbortSignal.any([this.signal, AbortSignal.timeout(timeoutMs)]) });
+      const res = await this.client.request({
+        method: 'GET',
+        path: '/readyz',
+        accept: 'text/plain',
+        signal: AbortSignal.any([this.signal, AbortSignal.timeout(timeoutMs)]),
+      });
       if (res.status !== 200) message = `/readyz answered HTTP ${res.status}`;
     } catch (err: unknown) {
       if (this.signal.aborted) return false;
-      message = err instanceof Error && err.name === 'TimeoutError' ? `/readyz did not answer within ${timeoutMs} ms` : err instanceof Error ? err.message : String(err);
+      message =
+        err instanceof Error && err.name === 'TimeoutError'
+          ? `/readyz did not answer within ${timeoutMs} ms`
+          : err instanceof Error
+            ? err.message
+            : String(err);
     }
     if (message === undefined) {
       this.readiness.ready = true;
@@ -198,7 +226,12 @@ export class Member {
   }
 
   /** Server-side applies `object` for template `t` by the delivery core's rules. Never rejects. */
-  async apply(object: JsonObject, t: TemplateIdentity, conflictResolution: ConflictResolution, signal: AbortSignal): Promise<ApplyOutcome> {
+  async apply(
+    object: JsonObject,
+    t: TemplateIdentity,
+    conflictResolution: ConflictResolution,
+    signal: AbortSignal,
+  ): Promise<ApplyOutcome> {
     const body = deepClone(object);
     const apiVersion = ownString(body, 'apiVersion') ?? '';
     const kind = ownString(body, 'kind') ?? '';
@@ -235,13 +268,22 @@ export class Member {
       signal,
     });
     if (out.action === 'conflict') return { state: 'Conflict', message: `${kind} ${key} ${out.message ?? ''}` };
-    if (out.action === 'failed') return out.unreachable ? { state: 'Unreachable', message: out.message ?? '' } : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
-    if (out.action === 'unchanged' && !out.answer) return { state: 'Applied', changed: false, health: memberHealth(cached), key };
+    if (out.action === 'failed')
+      return out.unreachable
+        ? { state: 'Unreachable', message: out.message ?? '' }
+        : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
+    if (out.action === 'unchanged' && !out.answer)
+      return { state: 'Applied', changed: false, health: memberHealth(cached), key };
     this.lastApplied.set(id, hash);
     const answered = out.answer && isObject(out.answer.metadata) ? out.answer.metadata : {};
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
     const seen = watch?.informer.get(key);
-    const now: JsonObject = { kind, spec: body.spec, metadata: { generation: answered.generation }, ...(seen && seen.status !== undefined ? { status: seen.status } : {}) };
+    const now: JsonObject = {
+      kind,
+      spec: body.spec,
+      metadata: { generation: answered.generation },
+      ...(seen && seen.status !== undefined ? { status: seen.status } : {}),
+    };
     return { state: 'Applied', changed: out.action !== 'unchanged', health: memberHealth(now), key };
   }
 
@@ -252,7 +294,12 @@ export class Member {
    * again has a new uid); before that, the object under the template's own name only. An object that is
    * not the template's is left. Throws on transport and API errors; returns the keys deleted.
    */
-  async removeAll(t: TemplateIdentity, at: { apiVersion: string; kind: string; namespace?: string; name: string }, keep: string | undefined, signal: AbortSignal): Promise<string[]> {
+  async removeAll(
+    t: TemplateIdentity,
+    at: { apiVersion: string; kind: string; namespace?: string; name: string },
+    keep: string | undefined,
+    signal: AbortSignal,
+  ): Promise<string[]> {
     const info = await this.resolve(at.apiVersion, at.kind);
     if (!info) return [];
     const id = watchId(info);
@@ -299,12 +346,18 @@ function watchId(info: ResourceInfo): string {
 }
 
 /** Probes `member` until `signal` aborts: every `intervalMs` while ready, with backoff (1 s doubling to `intervalMs`, ±20%) while not. */
-export async function probeLoop(member: Member, o: { intervalMs: number; timeoutMs: number; onChange(member: Member): void; random?: () => number }, signal: AbortSignal): Promise<void> {
+export async function probeLoop(
+  member: Member,
+  o: { intervalMs: number; timeoutMs: number; onChange(member: Member): void; random?: () => number },
+  signal: AbortSignal,
+): Promise<void> {
   const random = o.random ?? Math.random;
   while (!signal.aborted) {
     if (await member.probe(o.timeoutMs)) o.onChange(member);
     const failing = member.readiness.ready === false;
-    const base = failing ? Math.min(o.intervalMs, 1_000 * 2 ** Math.min(member.readiness.failures - 1, 10)) : o.intervalMs;
+    const base = failing
+      ? Math.min(o.intervalMs, 1_000 * 2 ** Math.min(member.readiness.failures - 1, 10))
+      : o.intervalMs;
     await sleep(Math.round(base * (0.8 + 0.4 * random())), signal);
   }
 }

@@ -94,7 +94,10 @@ export class MemberRegistry {
 
   /** Why cluster `name` has no member, when it has none and the reason is known. */
   whyNoAccess(name: string): string | undefined {
-    return this.members.has(name) ? undefined : (this.noAccess.get(name)?.why ?? 'not a context of --members-kubeconfig, and no Cluster secretRef connected yet');
+    return this.members.has(name)
+      ? undefined
+      : (this.noAccess.get(name)?.why ??
+          'not a context of --members-kubeconfig, and no Cluster secretRef connected yet');
   }
 
   /** The Ready condition cluster `name` should carry now; undefined before the first probe. */
@@ -106,7 +109,9 @@ export class MemberRegistry {
     }
     const r = m.readiness;
     if (r.ready === undefined) return undefined;
-    return r.ready ? { status: 'True', reason: 'MemberReady', message: `${m.server}/readyz answered ok` } : { status: 'False', reason: 'MemberNotReady', message: r.message ?? 'not ready' };
+    return r.ready
+      ? { status: 'True', reason: 'MemberReady', message: `${m.server}/readyz answered ok` }
+      : { status: 'False', reason: 'MemberNotReady', message: r.message ?? 'not ready' };
   }
 
   /** Starts the probes of the members known so far; later members start as they connect. */
@@ -124,7 +129,10 @@ export class MemberRegistry {
     const name = ownString(o.metadata, 'name') ?? '';
     if (!name || this.kubeconfigMembers.has(name)) return;
     if (!this.o.clusterSecrets) {
-      this.setNoAccess(name, 'not a context of --members-kubeconfig (Cluster secretRefs are not read: --cluster-secrets=false)');
+      this.setNoAccess(
+        name,
+        'not a context of --members-kubeconfig (Cluster secretRefs are not read: --cluster-secrets=false)',
+      );
       return;
     }
     const spec = isObject(o.spec) ? o.spec : {};
@@ -151,11 +159,19 @@ export class MemberRegistry {
       apiVersion: 'v1',
       kind: 'Secret',
       fieldSelector: `metadata.name=${secretName}`,
-      handlers: { onAdd: () => void this.connect(name), onUpdate: () => void this.connect(name), onDelete: () => void this.connect(name) },
+      handlers: {
+        onAdd: () => void this.connect(name),
+        onUpdate: () => void this.connect(name),
+        onDelete: () => void this.connect(name),
+      },
       onError: (err, attempt) => {
         if (attempt !== 1) return;
         const text = err instanceof Error ? err.message : String(err);
-        this.o.logger.warn('cannot watch the Secret a Cluster names; retrying', { cluster: name, secret: refText, error: text });
+        this.o.logger.warn('cannot watch the Secret a Cluster names; retrying', {
+          cluster: name,
+          secret: refText,
+          error: text,
+        });
         this.setNoAccess(name, `its Secret ${refText} cannot be read: ${text}`);
       },
     });
@@ -181,20 +197,36 @@ export class MemberRegistry {
       if (s.informer.synced) this.setNoAccess(name, `its Secret ${s.ref} does not exist`);
       return;
     }
-    const version = JSON.stringify([ownString(secret.metadata, 'resourceVersion'), spec.apiEndpoint, spec.insecureSkipTLSVerification]);
+    const version = JSON.stringify([
+      ownString(secret.metadata, 'resourceVersion'),
+      spec.apiEndpoint,
+      spec.insecureSkipTLSVerification,
+    ]);
     if (s.version === version) return;
     s.version = version;
     const creds = credentialsFromSecret(spec, secret);
     if ('error' in creds) {
-      this.o.logger.error('cannot use the credentials of a Cluster', { cluster: name, secret: s.ref, error: creds.error });
+      this.o.logger.error('cannot use the credentials of a Cluster', {
+        cluster: name,
+        secret: s.ref,
+        error: creds.error,
+      });
       this.setNoAccess(name, `its Secret ${s.ref}: ${creds.error}`, 'InvalidCredentials');
       return;
     }
     // Two member names for one apiserver would each remove what the other applied for the same template.
     const twin = [...this.members.values()].find((m) => m.name !== name && m.server === creds.server);
     if (twin) {
-      this.o.logger.error('not connected: the Cluster reaches the apiserver of another member', { cluster: name, member: twin.name, server: creds.server });
-      this.setNoAccess(name, `its Secret ${s.ref} reaches ${creds.server}, the apiserver of member ${twin.name}`, 'DuplicateServer');
+      this.o.logger.error('not connected: the Cluster reaches the apiserver of another member', {
+        cluster: name,
+        member: twin.name,
+        server: creds.server,
+      });
+      this.setNoAccess(
+        name,
+        `its Secret ${s.ref} reaches ${creds.server}, the apiserver of member ${twin.name}`,
+        'DuplicateServer',
+      );
       return;
     }
     const old = this.members.get(name);
@@ -203,7 +235,10 @@ export class MemberRegistry {
     this.noAccess.delete(name);
     if (old) await old.close();
     this.startMember(m);
-    this.o.logger.info(old ? 'member reconnected: its credentials changed' : 'member connected from its Cluster secretRef', { cluster: name, secret: s.ref, server: m.server });
+    this.o.logger.info(
+      old ? 'member reconnected: its credentials changed' : 'member connected from its Cluster secretRef',
+      { cluster: name, secret: s.ref, server: m.server },
+    );
     this.o.onChange(name, m.readiness.ready);
   }
 
@@ -239,7 +274,12 @@ export class MemberRegistry {
       concurrency: this.o.memberConcurrency,
       onOwnedEvent: (o) => this.o.onOwnedEvent(o),
       onWatchError: (resource, err, attempt) => {
-        if (attempt === 1) this.o.logger.warn('member watch failed; retrying', { member: name, resource, error: err instanceof Error ? err.message : String(err) });
+        if (attempt === 1)
+          this.o.logger.warn('member watch failed; retrying', {
+            member: name,
+            resource,
+            error: err instanceof Error ? err.message : String(err),
+          });
       },
     });
   }

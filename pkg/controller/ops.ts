@@ -14,7 +14,10 @@ export interface OpsServerOptions {
   ready(): { ok: boolean; reason?: string };
 }
 
-export async function startOpsServer(o: OpsServerOptions, signal: AbortSignal): Promise<{ server: Server; address: AddressInfo }> {
+export async function startOpsServer(
+  o: OpsServerOptions,
+  signal: AbortSignal,
+): Promise<{ server: Server; address: AddressInfo }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -45,9 +48,13 @@ export async function startOpsServer(o: OpsServerOptions, signal: AbortSignal): 
       resolve();
     });
   });
-  signal.addEventListener('abort', () => {
-    server.close();
-    server.closeAllConnections();
-  }, { once: true });
+  signal.addEventListener(
+    'abort',
+    () => {
+      server.close();
+      server.closeAllConnections();
+    },
+    { once: true },
+  );
   return { server, address: server.address() as AddressInfo };
 }

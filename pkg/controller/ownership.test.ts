@@ -9,7 +9,11 @@ const ownedBy = (o: Record<string, unknown>, id: TemplateIdentity) => ownedByMet
 const t = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', uid: 'uid-1' };
 
 function stamped(identity: typeof t): Record<string, unknown> {
-  const o: Record<string, unknown> = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop' } };
+  const o: Record<string, unknown> = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'shop' },
+  };
   stampOwnership(o, identity);
   return o;
 }

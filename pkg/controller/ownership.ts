@@ -34,7 +34,10 @@ export const CONTROLLER_FIELD_MANAGER = 'flotilla-controller';
 /** The manager the controller applied member objects with before it had its own; taken over on the next apply. */
 export const PREVIOUS_MEMBER_FIELD_MANAGERS: readonly string[] = ['flotilla'];
 /** Copied from templates, these would fight the members' own controllers or carry the hub's client state. */
-export const DROPPED_ANNOTATIONS = ['kubectl.kubernetes.io/last-applied-configuration', 'deployment.kubernetes.io/revision'];
+export const DROPPED_ANNOTATIONS = [
+  'kubectl.kubernetes.io/last-applied-configuration',
+  'deployment.kubernetes.io/revision',
+];
 
 export interface TemplateIdentity {
   apiVersion: string;
@@ -106,10 +109,21 @@ export function ownedBy(live: LiveMeta, t: TemplateIdentity): boolean {
   if (uid === t.uid) return true;
   // A template deleted and created again under its name has a new uid: its old copy is still its own.
   const o = ownerTemplate({ metadata: { annotations: live.annotations } });
-  return o !== undefined && groupOf(o.apiVersion) === groupOf(t.apiVersion) && o.kind === t.kind && o.name === t.name && (o.namespace ?? '') === (t.namespace ?? '');
+  return (
+    o !== undefined &&
+    groupOf(o.apiVersion) === groupOf(t.apiVersion) &&
+    o.kind === t.kind &&
+    o.name === t.name &&
+    (o.namespace ?? '') === (t.namespace ?? '')
+  );
 }
 
 /** The controller's OwnerMark for template `t`: its labels (pkg/kube/delivery.ts). */
 export function templateMark(t: TemplateIdentity): OwnerMark {
-  return { namespaceMark: CONTROLLER_FIELD_MANAGER, ours: "the controller's", mark: (o) => stampOwnership(o, t), owns: (live) => ownedBy(live, t) };
+  return {
+    namespaceMark: CONTROLLER_FIELD_MANAGER,
+    ours: "the controller's",
+    mark: (o) => stampOwnership(o, t),
+    owns: (live) => ownedBy(live, t),
+  };
 }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { cluster, deployment, overridePolicy, propagationPolicy, selectDeployment, type Obj } from '../../test/builders.js';
+import {
+  cluster,
+  deployment,
+  overridePolicy,
+  propagationPolicy,
+  selectDeployment,
+  type Obj,
+} from '../../test/builders.js';
 import { EngineState, templateKey } from '../engine/state.js';
 import { TEMPLATE_UID_LABEL } from './ownership.js';
 import { bindingClusters, plan, stepFor } from './plan.js';
@@ -19,18 +26,40 @@ function planFor(objects: Obj[], spec: Obj = {}, version = 1) {
 
 describe('plan()', () => {
   it("gives each targeted member the rendered object, stamped with the template's labels", () => {
-    const p = planFor([deployment(), propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }), cluster('m1'), cluster('m2')]);
+    const p = planFor([
+      deployment(),
+      propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }),
+      cluster('m1'),
+      cluster('m2'),
+    ]);
     const step = stepFor(p, 'm1');
     assert.equal(step.action, 'apply');
-    assert.equal(step.action === 'apply' ? ((step.object.metadata as Obj).labels as Obj)[TEMPLATE_UID_LABEL] : undefined, 'uid-1');
+    assert.equal(
+      step.action === 'apply' ? ((step.object.metadata as Obj).labels as Obj)[TEMPLATE_UID_LABEL] : undefined,
+      'uid-1',
+    );
     assert.deepEqual(stepFor(p, 'm2'), { action: 'remove' }, 'a member the policy does not target loses the object');
-    assert.deepEqual([...p.clusters.values()].map((c) => [c.name, c.state]), [['m1', 'Pending']]);
+    assert.deepEqual(
+      [...p.clusters.values()].map((c) => [c.name, c.state]),
+      [['m1', 'Pending']],
+    );
     assert.deepEqual(p.policy, { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' });
   });
 
   it('keeps what a member has when its render fails there, and says why', () => {
-    const op = overridePolicy('op', 'default', [{ targetCluster: { clusterNames: ['m2'] }, overriders: { plaintext: [{ path: '/spec/paused', operator: 'replace', value: true }] } }]);
-    const p = planFor([deployment(), propagationPolicy('pp', 'default', [selectDeployment()]), op, cluster('m1'), cluster('m2')]);
+    const op = overridePolicy('op', 'default', [
+      {
+        targetCluster: { clusterNames: ['m2'] },
+        overriders: { plaintext: [{ path: '/spec/paused', operator: 'replace', value: true }] },
+      },
+    ]);
+    const p = planFor([
+      deployment(),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      op,
+      cluster('m1'),
+      cluster('m2'),
+    ]);
     assert.equal(stepFor(p, 'm2').action, 'keep');
     assert.equal(p.clusters.get('m2')?.state, 'Failed');
     assert.match(p.overrideFailed[0] ?? '', /^m2: /);
@@ -44,13 +73,26 @@ describe('plan()', () => {
 });
 
 describe('bindingClusters()', () => {
-  const objects = [deployment(), propagationPolicy('pp', 'default', [selectDeployment()]), cluster('m1'), cluster('m2')];
+  const objects = [
+    deployment(),
+    propagationPolicy('pp', 'default', [selectDeployment()]),
+    cluster('m1'),
+    cluster('m2'),
+  ];
 
   it("shows each member's report for the current plan, Pending for a member that has not reported", () => {
     const p = planFor(objects, {}, 7);
-    const reports = new Map([['m1', { version: 7, status: { name: 'm1', state: 'Applied' as const, observedGeneration: 3 } }]]);
+    const reports = new Map([
+      ['m1', { version: 7, status: { name: 'm1', state: 'Applied' as const, observedGeneration: 3 } }],
+    ]);
     const got = bindingClusters(p, reports, () => undefined);
-    assert.deepEqual(got.map((c) => [c.name, c.state, c.observedGeneration]), [['m1', 'Applied', 3], ['m2', 'Pending', undefined]]);
+    assert.deepEqual(
+      got.map((c) => [c.name, c.state, c.observedGeneration]),
+      [
+        ['m1', 'Applied', 3],
+        ['m2', 'Pending', undefined],
+      ],
+    );
   });
 
   it('does not show a report made for an older plan as the current state', () => {
@@ -62,12 +104,32 @@ describe('bindingClusters()', () => {
   it('says Unreachable, with the reason, for a targeted cluster the controller has no access to', () => {
     const p = planFor(objects);
     const got = bindingClusters(p, new Map(), (c) => (c === 'm2' ? 'its Secret ns/m2 does not exist' : undefined));
-    assert.deepEqual([got[1]?.state, got[1]?.message], ['Unreachable', 'no access to cluster m2: its Secret ns/m2 does not exist']);
+    assert.deepEqual(
+      [got[1]?.state, got[1]?.message],
+      ['Unreachable', 'no access to cluster m2: its Secret ns/m2 does not exist'],
+    );
   });
 
   it('lists a cluster the object is still being removed from after the targeted ones', () => {
-    const p = planFor([deployment(), propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }), cluster('m1'), cluster('m2')], {}, 2);
-    const reports = new Map([['m2', { version: 2, status: { name: 'm2', state: 'Removing' as const, message: 'connect ECONNREFUSED' } }]]);
-    assert.deepEqual(bindingClusters(p, reports, () => undefined).map((c) => [c.name, c.state]), [['m1', 'Pending'], ['m2', 'Removing']]);
+    const p = planFor(
+      [
+        deployment(),
+        propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }),
+        cluster('m1'),
+        cluster('m2'),
+      ],
+      {},
+      2,
+    );
+    const reports = new Map([
+      ['m2', { version: 2, status: { name: 'm2', state: 'Removing' as const, message: 'connect ECONNREFUSED' } }],
+    ]);
+    assert.deepEqual(
+      bindingClusters(p, reports, () => undefined).map((c) => [c.name, c.state]),
+      [
+        ['m1', 'Pending'],
+        ['m2', 'Removing'],
+      ],
+    );
   });
 });

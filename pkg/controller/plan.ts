@@ -38,7 +38,13 @@ export interface TemplatePlan {
  * The plan of a claimed template. `render` is the engine's result for it; `spec` the claiming policy's
  * spec (conflictResolution). Members that are not targeted are not listed: stepFor() says `remove`.
  */
-export function plan(identity: TemplateIdentity, template: JsonObject, render: TemplateResult, spec: JsonObject, version: number): TemplatePlan {
+export function plan(
+  identity: TemplateIdentity,
+  template: JsonObject,
+  render: TemplateResult,
+  spec: JsonObject,
+  version: number,
+): TemplatePlan {
   const meta = isObject(template.metadata) ? template.metadata : {};
   const clusters = new Map<string, ClusterStatus>();
   const steps = new Map<string, MemberStep>();
@@ -46,8 +52,14 @@ export function plan(identity: TemplateIdentity, template: JsonObject, render: T
     const object = p.object as JsonObject;
     stampOwnership(object, identity);
     steps.set(p.cluster, { action: 'apply', object });
-    const replicas = isObject(object.spec) && typeof object.spec.replicas === 'number' ? object.spec.replicas : undefined;
-    clusters.set(p.cluster, { name: p.cluster, state: 'Pending', overrides: p.overrides.map((o) => ({ ...o })), ...(replicas === undefined ? {} : { replicas }) });
+    const replicas =
+      isObject(object.spec) && typeof object.spec.replicas === 'number' ? object.spec.replicas : undefined;
+    clusters.set(p.cluster, {
+      name: p.cluster,
+      state: 'Pending',
+      overrides: p.overrides.map((o) => ({ ...o })),
+      ...(replicas === undefined ? {} : { replicas }),
+    });
   }
   const errors: string[] = [];
   const overrideFailed: string[] = [];
@@ -80,7 +92,11 @@ export function stepFor(p: TemplatePlan, member: string): MemberStep {
  * The binding's cluster list: each targeted cluster as its member last reported for this plan (Pending
  * until then), then clusters the template is still being removed from.
  */
-export function bindingClusters(p: TemplatePlan, reports: ReadonlyMap<string, { version: number; status: ClusterStatus }>, noAccess: (cluster: string) => string | undefined): ClusterStatus[] {
+export function bindingClusters(
+  p: TemplatePlan,
+  reports: ReadonlyMap<string, { version: number; status: ClusterStatus }>,
+  noAccess: (cluster: string) => string | undefined,
+): ClusterStatus[] {
   const out: ClusterStatus[] = [];
   for (const [name, base] of p.clusters) {
     const r = reports.get(name);

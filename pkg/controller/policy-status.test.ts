@@ -14,7 +14,11 @@ describe('PolicyStatusBook', () => {
     const book = new PolicyStatusBook();
     book.record('t1', 'Deployment shop/a', { policy: pp, overrides: [op, cop], errors: [] });
     book.record('t2', 'Deployment shop/b', { policy: pp, overrides: [op], errors: [] });
-    assert.deepEqual(book.statusOf(policyKey(pp)), { templates: 2, failedTemplates: 0, condition: { type: 'Ready', status: 'True', reason: 'Claimed', message: 'claims 2 templates; all render' } });
+    assert.deepEqual(book.statusOf(policyKey(pp)), {
+      templates: 2,
+      failedTemplates: 0,
+      condition: { type: 'Ready', status: 'True', reason: 'Claimed', message: 'claims 2 templates; all render' },
+    });
     assert.deepEqual(book.statusOf(policyKey(op)).condition.message, 'overrides 2 templates; all render');
     assert.equal(book.statusOf(policyKey(cop)).templates, 1);
     assert.deepEqual(new Set(book.takeDirty()), new Set([policyKey(pp), policyKey(op), policyKey(cop)]));
@@ -30,7 +34,12 @@ describe('PolicyStatusBook', () => {
     book.record('t1', 'Deployment shop/a', { policy: cpp, overrides: [], errors: [] });
     assert.deepEqual(new Set(book.takeDirty()), new Set([policyKey(pp), policyKey(cpp)]));
     assert.equal(book.statusOf(policyKey(pp)).templates, 0);
-    assert.deepEqual(book.statusOf(policyKey(pp)).condition, { type: 'Ready', status: 'True', reason: 'NoTemplates', message: 'claims no template' });
+    assert.deepEqual(book.statusOf(policyKey(pp)).condition, {
+      type: 'Ready',
+      status: 'True',
+      reason: 'NoTemplates',
+      message: 'claims no template',
+    });
     assert.equal(book.statusOf(policyKey(cpp)).templates, 1);
     book.forget('t1');
     assert.deepEqual(book.takeDirty(), [policyKey(cpp)]);
@@ -47,7 +56,14 @@ describe('PolicyStatusBook', () => {
     book.record('t1', 'Deployment shop/a', {
       policy: pp,
       overrides: [],
-      errors: [{ object: ref, cluster: 'east', policy: op, message: 'OverridePolicy shop/images: spec.overrideRules[0].overriders.plaintext[0].path: not found' }],
+      errors: [
+        {
+          object: ref,
+          cluster: 'east',
+          policy: op,
+          message: 'OverridePolicy shop/images: spec.overrideRules[0].overriders.plaintext[0].path: not found',
+        },
+      ],
     });
     book.record('t2', 'Deployment shop/b', { policy: pp, overrides: [op], errors: [] });
     const p = book.statusOf(policyKey(pp));
@@ -55,7 +71,10 @@ describe('PolicyStatusBook', () => {
     assert.equal(p.failedTemplates, 1);
     assert.equal(p.condition.status, 'False');
     assert.equal(p.condition.reason, 'RenderErrors');
-    assert.equal(p.condition.message, '1 of 2 templates cannot be rendered: Deployment shop/a on east: OverridePolicy shop/images: spec.overrideRules[0].overriders.plaintext[0].path: not found');
+    assert.equal(
+      p.condition.message,
+      '1 of 2 templates cannot be rendered: Deployment shop/a on east: OverridePolicy shop/images: spec.overrideRules[0].overriders.plaintext[0].path: not found',
+    );
     const o = book.statusOf(policyKey(op));
     assert.equal(o.templates, 2, 'a template whose rule failed counts as overridden');
     assert.equal(o.failedTemplates, 1);
@@ -68,9 +87,17 @@ describe('PolicyStatusBook', () => {
 
   it('names the first few failures and counts the rest, within a bounded message', () => {
     const book = new PolicyStatusBook();
-    for (let i = 0; i < 50; i++) book.record(`t${i}`, `ConfigMap shop/c${i}`, { policy: pp, overrides: [], errors: [{ object: ref, policy: pp, message: `no cluster matches ${'x'.repeat(2_000)}` }] });
+    for (let i = 0; i < 50; i++)
+      book.record(`t${i}`, `ConfigMap shop/c${i}`, {
+        policy: pp,
+        overrides: [],
+        errors: [{ object: ref, policy: pp, message: `no cluster matches ${'x'.repeat(2_000)}` }],
+      });
     const c = book.statusOf(policyKey(pp)).condition;
-    assert.match(c.message, /^50 of 50 templates cannot be rendered: ConfigMap shop\/c0: no cluster matches x+…; ConfigMap shop\/c1: /);
+    assert.match(
+      c.message,
+      /^50 of 50 templates cannot be rendered: ConfigMap shop\/c0: no cluster matches x+…; ConfigMap shop\/c1: /,
+    );
     assert.match(c.message, /; and 47 more$/);
     assert.ok(c.message.length <= 1_024);
   });

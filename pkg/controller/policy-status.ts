@@ -125,20 +125,43 @@ export class PolicyStatusBook {
     const templates = tally?.templates.size ?? 0;
     const failedTemplates = tally?.failed.size ?? 0;
     if (refused !== undefined) {
-      return { templates, failedTemplates, condition: { type: 'Ready', status: 'False', reason: 'Invalid', message: cut(`not used: ${refused}`, MAX_MESSAGE) } };
+      return {
+        templates,
+        failedTemplates,
+        condition: {
+          type: 'Ready',
+          status: 'False',
+          reason: 'Invalid',
+          message: cut(`not used: ${refused}`, MAX_MESSAGE),
+        },
+      };
     }
     if (tally && failedTemplates > 0) {
       const named = [...tally.failed.values()].slice(0, NAMED_FAILURES);
       const more = failedTemplates - named.length;
       const message = `${failedTemplates} of ${templates} template${templates === 1 ? '' : 's'} cannot be rendered: ${named.join('; ')}${more > 0 ? `; and ${more} more` : ''}`;
-      return { templates, failedTemplates, condition: { type: 'Ready', status: 'False', reason: 'RenderErrors', message: cut(message, MAX_MESSAGE) } };
+      return {
+        templates,
+        failedTemplates,
+        condition: { type: 'Ready', status: 'False', reason: 'RenderErrors', message: cut(message, MAX_MESSAGE) },
+      };
     }
     const verb = propagation ? 'claims' : 'overrides';
-    if (templates === 0) return { templates, failedTemplates, condition: { type: 'Ready', status: 'True', reason: 'NoTemplates', message: `${verb} no template` } };
+    if (templates === 0)
+      return {
+        templates,
+        failedTemplates,
+        condition: { type: 'Ready', status: 'True', reason: 'NoTemplates', message: `${verb} no template` },
+      };
     return {
       templates,
       failedTemplates,
-      condition: { type: 'Ready', status: 'True', reason: propagation ? 'Claimed' : 'Overriding', message: `${verb} ${templates} template${templates === 1 ? '' : 's'}; all render` },
+      condition: {
+        type: 'Ready',
+        status: 'True',
+        reason: propagation ? 'Claimed' : 'Overriding',
+        message: `${verb} ${templates} template${templates === 1 ? '' : 's'}; all render`,
+      },
     };
   }
 

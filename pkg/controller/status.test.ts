@@ -8,24 +8,40 @@ import { policyKey } from './policy-status.js';
 import { ClusterStatusReconciler, PolicyStatusReconciler, transitionTime, type Condition } from './status.js';
 
 const quiet: Logger = { error() {}, warn() {}, info() {}, debug() {} };
-const cluster = (name: string): Obj => ({ apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name } });
+const cluster = (name: string): Obj => ({
+  apiVersion: 'cluster.flotilla.io/v1alpha1',
+  kind: 'Cluster',
+  metadata: { name },
+});
 
 function clusterSetup(condition: () => Condition | undefined) {
   const server = new FakeApiserver();
   server.put(cluster('m1'));
-  const r = new ClusterStatusReconciler(new KubeClient(server, { concurrency: 2 }), { cluster: (n) => server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, n), condition, logger: quiet });
+  const r = new ClusterStatusReconciler(new KubeClient(server, { concurrency: 2 }), {
+    cluster: (n) => server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, n),
+    condition,
+    logger: quiet,
+  });
   return { server, r };
 }
 
 describe('ClusterStatusReconciler', () => {
   it("writes the Ready condition the registry gives to the Cluster's status subresource, as flotilla-controller", async () => {
-    const { server, r } = clusterSetup(() => ({ status: 'True', reason: 'MemberReady', message: 'https://m1/readyz answered ok' }));
+    const { server, r } = clusterSetup(() => ({
+      status: 'True',
+      reason: 'MemberReady',
+      message: 'https://m1/readyz answered ok',
+    }));
     await r.reconcile('m1');
     const patch = server.sent('PATCH')[0];
     assert.equal(patch?.path, '/apis/cluster.flotilla.io/v1alpha1/clusters/m1/status');
     assert.equal(patch?.query.get('fieldManager'), 'flotilla-controller');
-    const conditions = ((server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.status as Obj).conditions as Obj[]);
-    assert.deepEqual([conditions[0]?.type, conditions[0]?.status, conditions[0]?.reason], ['Ready', 'True', 'MemberReady']);
+    const conditions = (server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.status as Obj)
+      .conditions as Obj[];
+    assert.deepEqual(
+      [conditions[0]?.type, conditions[0]?.status, conditions[0]?.reason],
+      ['Ready', 'True', 'MemberReady'],
+    );
   });
 
   it('sends nothing when the condition has not changed since it was written', async () => {
@@ -37,7 +53,8 @@ describe('ClusterStatusReconciler', () => {
 
   it('throws when the hub refuses the write, so the queue retries it, and writes it on the retry', async () => {
     const { server, r } = clusterSetup(() => ({ status: 'True', reason: 'MemberReady', message: 'ok' }));
-    server.hook = (req) => (req.method === 'PATCH' ? { status: 500, body: { kind: 'Status', message: 'etcd is busy' } } : undefined);
+    server.hook = (req) =>
+      req.method === 'PATCH' ? { status: 500, body: { kind: 'Status', message: 'etcd is busy' } } : undefined;
     await assert.rejects(r.reconcile('m1'), /HTTP 500/);
     server.hook = undefined;
     await r.reconcile('m1');
@@ -55,7 +72,12 @@ describe('ClusterStatusReconciler', () => {
 
 describe('PolicyStatusReconciler', () => {
   const ref = { kind: 'PropagationPolicy', namespace: 'shop', name: 'web' };
-  const policy: Obj = { apiVersion: 'policy.flotilla.io/v1beta1', kind: 'PropagationPolicy', metadata: { name: 'web', namespace: 'shop', generation: 4 }, spec: {} };
+  const policy: Obj = {
+    apiVersion: 'policy.flotilla.io/v1beta1',
+    kind: 'PropagationPolicy',
+    metadata: { name: 'web', namespace: 'shop', generation: 4 },
+    spec: {},
+  };
 
   it("writes the book's counts and Ready condition with the observed generation", async () => {
     const server = new FakeApiserver();
@@ -80,7 +102,9 @@ describe('PolicyStatusReconciler', () => {
 describe('transitionTime()', () => {
   const now = () => new Date('2026-11-25T10:00:00.123Z');
   it('keeps the time of a condition whose status stays, and takes now when it changes', () => {
-    const o = { status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }] } };
+    const o = {
+      status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
+    };
     assert.equal(transitionTime(o, 'Ready', 'True', now), '2026-01-01T00:00:00Z');
     assert.equal(transitionTime(o, 'Ready', 'False', now), '2026-11-25T10:00:00Z');
   });

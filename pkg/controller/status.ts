@@ -31,11 +31,21 @@ async function writeStatus(hub: KubeClient, path: string, body: JsonObject): Pro
 }
 
 /** A condition's lastTransitionTime: kept from `o`'s condition of that type while its status stays, else now. */
-export function transitionTime(o: JsonObject, type: string, status: string, now: () => Date = () => new Date()): string {
+export function transitionTime(
+  o: JsonObject,
+  type: string,
+  status: string,
+  now: () => Date = () => new Date(),
+): string {
   const current = isObject(o.status) ? o.status : {};
-  const previous = (Array.isArray(current.conditions) ? current.conditions.filter(isObject) : []).find((x) => x.type === type);
-  if (previous && previous.status === status && typeof previous.lastTransitionTime === 'string') return previous.lastTransitionTime;
-  return now().toISOString().replace(/\.\d+Z$/, 'Z');
+  const previous = (Array.isArray(current.conditions) ? current.conditions.filter(isObject) : []).find(
+    (x) => x.type === type,
+  );
+  if (previous && previous.status === status && typeof previous.lastTransitionTime === 'string')
+    return previous.lastTransitionTime;
+  return now()
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** The Ready condition of every Cluster on the hub, from what the member registry says of it. */
@@ -53,12 +63,19 @@ export class ClusterStatusReconciler {
       logger: Logger;
     },
   ) {
-    this.queue = new WorkQueue<string>({ reconcile: (name) => this.reconcile(name) }, {
-      concurrency: 2,
-      onResult: (e) => {
-        if (e.outcome === 'error') o.logger.warn('cannot write the Ready condition of a Cluster; retrying', { cluster: e.key, error: String(e.error) });
+    this.queue = new WorkQueue<string>(
+      { reconcile: (name) => this.reconcile(name) },
+      {
+        concurrency: 2,
+        onResult: (e) => {
+          if (e.outcome === 'error')
+            o.logger.warn('cannot write the Ready condition of a Cluster; retrying', {
+              cluster: e.key,
+              error: String(e.error),
+            });
+        },
       },
-    });
+    );
   }
 
   forget(name: string): void {
@@ -72,9 +89,27 @@ export class ClusterStatusReconciler {
     const text = JSON.stringify(c);
     if (this.written.get(name) === text) return;
     const lastTransitionTime = transitionTime(cluster, READY, c.status);
-    const condition = { type: READY, status: c.status, reason: c.reason, message: c.message.slice(0, 1024), lastTransitionTime };
-    const body = { apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', metadata: { name }, status: { conditions: [condition] } };
-    if ((await writeStatus(this.hub, `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`, body)) === 'written') this.written.set(name, text);
+    const condition = {
+      type: READY,
+      status: c.status,
+      reason: c.reason,
+      message: c.message.slice(0, 1024),
+      lastTransitionTime,
+    };
+    const body = {
+      apiVersion: CLUSTER_API_VERSION,
+      kind: 'Cluster',
+      metadata: { name },
+      status: { conditions: [condition] },
+    };
+    if (
+      (await writeStatus(
+        this.hub,
+        `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`,
+        body,
+      )) === 'written'
+    )
+      this.written.set(name, text);
   }
 }
 
@@ -89,14 +124,23 @@ export class PolicyStatusReconciler {
 
   constructor(
     private readonly hub: KubeClient,
-    private readonly o: { policy(ref: PolicyRef): JsonObject | undefined; plural(kind: string): string | undefined; intervalMs: number; logger: Logger },
+    private readonly o: {
+      policy(ref: PolicyRef): JsonObject | undefined;
+      plural(kind: string): string | undefined;
+      intervalMs: number;
+      logger: Logger;
+    },
   ) {
-    this.queue = new WorkQueue<string>({ reconcile: (key) => this.reconcile(key) }, {
-      concurrency: 2,
-      onResult: (e) => {
-        if (e.outcome === 'error') o.logger.warn('cannot write the status of a policy; retrying', { policy: e.key, error: String(e.error) });
+    this.queue = new WorkQueue<string>(
+      { reconcile: (key) => this.reconcile(key) },
+      {
+        concurrency: 2,
+        onResult: (e) => {
+          if (e.outcome === 'error')
+            o.logger.warn('cannot write the status of a policy; retrying', { policy: e.key, error: String(e.error) });
+        },
       },
-    });
+    );
   }
 
   /** Queues every policy the book marked since the last call. */
@@ -121,7 +165,11 @@ export class PolicyStatusReconciler {
     const text = JSON.stringify([generation, s]);
     if (this.written.get(key) === text) return;
     const g = generation === undefined ? {} : { observedGeneration: generation };
-    const condition = { ...s.condition, ...g, lastTransitionTime: transitionTime(policy, s.condition.type, s.condition.status) };
+    const condition = {
+      ...s.condition,
+      ...g,
+      lastTransitionTime: transitionTime(policy, s.condition.type, s.condition.status),
+    };
     const api = POLICY_STORAGE_API_VERSION;
     const path = `/apis/${api}/${ref.namespace ? `namespaces/${encodeURIComponent(ref.namespace)}/` : ''}${plural}/${encodeURIComponent(ref.name)}/status`;
     const body = {

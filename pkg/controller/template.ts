@@ -22,7 +22,15 @@ import { resourcePath, type Discovery } from '../kube/discovery.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { WorkQueue } from '../runtime/queue.js';
-import { BINDING_API_VERSION, BINDING_PLURAL, bindingName, bindingNamespace, bindingObject, type ClusterStatus, type PolicyRef } from './binding.js';
+import {
+  BINDING_API_VERSION,
+  BINDING_PLURAL,
+  bindingName,
+  bindingNamespace,
+  bindingObject,
+  type ClusterStatus,
+  type PolicyRef,
+} from './binding.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
 import type { MemberRegistry } from './members.js';
@@ -67,19 +75,33 @@ export class TemplateReconciler {
 
   constructor(o: TemplateOptions) {
     this.o = o;
-    this.queue = new WorkQueue<string>({ reconcile: (key, signal) => this.reconcile(key, signal) }, {
-      concurrency: o.concurrency,
-      onResult: (e) => {
-        o.onReconcile?.(e.durationMs, e.outcome);
-        if (e.outcome === 'error') o.logger.warn('reconcile failed; retrying with backoff', { template: describeKey(e.key), error: e.error instanceof Error ? e.error.message : String(e.error) });
+    this.queue = new WorkQueue<string>(
+      { reconcile: (key, signal) => this.reconcile(key, signal) },
+      {
+        concurrency: o.concurrency,
+        onResult: (e) => {
+          o.onReconcile?.(e.durationMs, e.outcome);
+          if (e.outcome === 'error')
+            o.logger.warn('reconcile failed; retrying with backoff', {
+              template: describeKey(e.key),
+              error: e.error instanceof Error ? e.error.message : String(e.error),
+            });
+        },
       },
-    });
-    this.bindings = new WorkQueue<string>({ reconcile: (key) => this.writeBinding(key) }, {
-      concurrency: 4,
-      onResult: (e) => {
-        if (e.outcome === 'error') o.logger.warn('cannot write a ResourceBinding; retrying', { template: describeKey(e.key), error: String(e.error) });
+    );
+    this.bindings = new WorkQueue<string>(
+      { reconcile: (key) => this.writeBinding(key) },
+      {
+        concurrency: 4,
+        onResult: (e) => {
+          if (e.outcome === 'error')
+            o.logger.warn('cannot write a ResourceBinding; retrying', {
+              template: describeKey(e.key),
+              error: String(e.error),
+            });
+        },
       },
-    });
+    );
     this.work = new MemberWork({
       plan: (key) => this.plans.get(key),
       ref: (key) => {
@@ -130,7 +152,11 @@ export class TemplateReconciler {
       this.o.policyStatus.flush();
       return undefined;
     }
-    book.record(key, describeTemplate(identity), { policy: result.policy, overrides: result.placements.flatMap((p) => p.overrides), errors: result.errors });
+    book.record(key, describeTemplate(identity), {
+      policy: result.policy,
+      overrides: result.placements.flatMap((p) => p.overrides),
+      errors: result.errors,
+    });
     this.o.policyStatus.flush();
     if (!result.policy) {
       // Never claimed: nothing to say. No longer claimed: what was propagated stays, and the binding says so.
@@ -142,7 +168,8 @@ export class TemplateReconciler {
     const policy = this.o.policy(result.policy);
     const p = plan(identity, template, result, policy && isObject(policy.spec) ? policy.spec : {}, ++this.versions);
     this.plans.set(key, p);
-    if (p.overrideFailed.length > 0) this.o.events.record(identity, 'Warning', 'OverrideFailed', p.overrideFailed.join('; '));
+    if (p.overrideFailed.length > 0)
+      this.o.events.record(identity, 'Warning', 'OverrideFailed', p.overrideFailed.join('; '));
     this.work.add(key, this.o.registry.all());
     // Targeted clusters without a member, or a plan with nothing to apply: the binding says so now.
     if (![...p.steps.values()].some((s) => s.action === 'apply')) this.bindings.add(key);
@@ -156,7 +183,9 @@ export class TemplateReconciler {
     byMember.set(member, r);
     const p = this.plans.get(key);
     if (!p) return;
-    const waiting = [...p.steps].some(([name, s]) => s.action === 'apply' && this.o.registry.get(name) && byMember.get(name)?.version !== p.version);
+    const waiting = [...p.steps].some(
+      ([name, s]) => s.action === 'apply' && this.o.registry.get(name) && byMember.get(name)?.version !== p.version,
+    );
     if (!waiting) this.bindings.add(key);
   }
 
@@ -164,12 +193,24 @@ export class TemplateReconciler {
     const p = this.plans.get(key);
     const template = this.templates.get(key);
     if (!p || !template) return;
-    const clusters = bindingClusters(p, this.reports.get(key) ?? new Map<string, MemberReport>(), (c) => this.o.registry.whyNoAccess(c));
-    await this.putBinding(p.identity, template, { ...(p.policy ? { policy: p.policy } : {}), conflictResolution: p.conflictResolution, clusters, errors: p.errors });
+    const clusters = bindingClusters(p, this.reports.get(key) ?? new Map<string, MemberReport>(), (c) =>
+      this.o.registry.whyNoAccess(c),
+    );
+    await this.putBinding(p.identity, template, {
+      ...(p.policy ? { policy: p.policy } : {}),
+      conflictResolution: p.conflictResolution,
+      clusters,
+      errors: p.errors,
+    });
   }
 
   /** A deleted template: its objects go from every member, then the binding and the finalizer. */
-  private async cleanup(key: string, template: JsonObject, t: TemplateIdentity, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
+  private async cleanup(
+    key: string,
+    template: JsonObject,
+    t: TemplateIdentity,
+    signal: AbortSignal,
+  ): Promise<{ requeueAfter?: number } | undefined> {
     const log = this.o.logger;
     const unreachable: string[] = [];
     const removedFrom: string[] = [];
@@ -188,16 +229,29 @@ export class TemplateReconciler {
         log.warn('template deleted; members not cleaned yet', { template: describeTemplate(t), members: unreachable });
         return { requeueAfter: RETRY_UNREACHABLE_MS };
       }
-      log.error('template deleted; releasing its finalizer although some members could not be cleaned', { template: describeTemplate(t), members: unreachable, waitedMs: Date.now() - since });
+      log.error('template deleted; releasing its finalizer although some members could not be cleaned', {
+        template: describeTemplate(t),
+        members: unreachable,
+        waitedMs: Date.now() - since,
+      });
     }
     this.cleanupSince.delete(key);
-    if (removedFrom.length > 0) this.o.events.record(t, 'Normal', 'Pruned', `removed from ${removedFrom.join(', ')}: the template is being deleted`);
+    if (removedFrom.length > 0)
+      this.o.events.record(
+        t,
+        'Normal',
+        'Pruned',
+        `removed from ${removedFrom.join(', ')}: the template is being deleted`,
+      );
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
     const path = this.bindingPath(t);
     this.written.delete(path);
     await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
     const meta = isObject(template.metadata) ? template.metadata : {};
-    await this.patchFinalizers(ref, (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER));
+    await this.patchFinalizers(
+      ref,
+      (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER),
+    );
     this.reports.delete(key);
     log.info('template deleted; removed from every member', { template: describeTemplate(t) });
     return undefined;
@@ -221,10 +275,18 @@ export class TemplateReconciler {
     return `/apis/${BINDING_API_VERSION}/namespaces/${ns}/${BINDING_PLURAL}/${encodeURIComponent(bindingName(t.name, t.kind))}`;
   }
 
-  private async putBinding(t: TemplateIdentity, template: JsonObject, b: { policy?: PolicyRef; conflictResolution?: string; clusters: ClusterStatus[]; errors: string[] }): Promise<void> {
+  private async putBinding(
+    t: TemplateIdentity,
+    template: JsonObject,
+    b: { policy?: PolicyRef; conflictResolution?: string; clusters: ClusterStatus[]; errors: string[] },
+  ): Promise<void> {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
-    const body = bindingObject({ template: { ...t, ...(generation === undefined ? {} : { generation }) }, controllerNamespace: this.o.namespace, ...b });
+    const body = bindingObject({
+      template: { ...t, ...(generation === undefined ? {} : { generation }) },
+      controllerNamespace: this.o.namespace,
+      ...b,
+    });
     const path = this.bindingPath(t);
     const text = JSON.stringify(body);
     if (this.written.get(path) === text) return;
@@ -242,7 +304,12 @@ export function templateKey(ref: ObjectRef): string {
 export function describeKey(key: string): string {
   try {
     const [apiVersion, kind, namespace, name] = JSON.parse(key) as string[];
-    return describeTemplate({ apiVersion: apiVersion ?? '', kind: kind ?? '', name: name ?? '', ...(namespace ? { namespace } : {}) });
+    return describeTemplate({
+      apiVersion: apiVersion ?? '',
+      kind: kind ?? '',
+      name: name ?? '',
+      ...(namespace ? { namespace } : {}),
+    });
   } catch {
     return key;
   }

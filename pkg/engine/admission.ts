@@ -7,7 +7,12 @@ import { formatFieldError, invalid, validateObject } from '../../api/validation/
 import { refOf } from './inputs.js';
 
 /** The API groups the webhook guards (policies and Clusters, either project's group). */
-const ADMITTED_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io', 'cluster.flotilla.io', 'cluster.karmada.io']);
+const ADMITTED_GROUPS = new Set([
+  'policy.flotilla.io',
+  'policy.karmada.io',
+  'cluster.flotilla.io',
+  'cluster.karmada.io',
+]);
 
 function groupOf(o: unknown): string {
   const v = refOf(o).apiVersion;
@@ -32,7 +37,11 @@ export function admissionErrors(o: unknown): string[] {
     try {
       object = toValidationShape(o as Record<string, unknown>);
     } catch (err: unknown) {
-      return [formatFieldError(invalid('apiVersion', 'policy.flotilla.io/v1beta1', err instanceof Error ? err.message : String(err)))];
+      return [
+        formatFieldError(
+          invalid('apiVersion', 'policy.flotilla.io/v1beta1', err instanceof Error ? err.message : String(err)),
+        ),
+      ];
     }
   }
   try {

@@ -18,7 +18,10 @@ export function describePolicy(p: PolicyRef): string {
 
 export function describeSource(c: Change): string {
   const s = c.source;
-  const where = s.rule === undefined ? s.overrider : `${s.rule < 0 ? 'spec.overriders' : `spec.overrideRules[${s.rule}].overriders`}.${s.overrider}`;
+  const where =
+    s.rule === undefined
+      ? s.overrider
+      : `${s.rule < 0 ? 'spec.overriders' : `spec.overrideRules[${s.rule}].overriders`}.${s.overrider}`;
   return `${describePolicy(s.policy)} ${where}`;
 }
 

@@ -1,8 +1,27 @@
 // The engine: pure functions from input objects to per-cluster objects and their provenance.
-export { render, renderDetailed, pruneServerFields, type RenderInput, type RenderResult, type RenderError, type Placement, type DetailedPlacement, type DetailedResult, type RenderOptions } from './render.js';
+export {
+  render,
+  renderDetailed,
+  pruneServerFields,
+  type RenderInput,
+  type RenderResult,
+  type RenderError,
+  type Placement,
+  type DetailedPlacement,
+  type DetailedResult,
+  type RenderOptions,
+} from './render.js';
 export { explainPlacement, formatExplanation, describePolicy, type PathExplanation } from './explain.js';
 export { sortInputs, clusterInfo, refOf, isClusterScoped } from './inputs.js';
 export { applyOperation, getValue, PatchError, type PatchOperation } from './patch.js';
 export { websterSeats } from './placement.js';
 export type { Change, ChangeSource, ClusterInfo, ObjectRef, PolicyRef, AppliedRule } from './types.js';
-export { EngineState, templateKey, type EngineStateOptions, type Mutation, type Rejection, type TemplateResult, type StateCounts } from './state.js';
+export {
+  EngineState,
+  templateKey,
+  type EngineStateOptions,
+  type Mutation,
+  type Rejection,
+  type TemplateResult,
+  type StateCounts,
+} from './state.js';

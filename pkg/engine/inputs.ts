@@ -2,7 +2,10 @@
 // (policy.flotilla.io, policy.karmada.io) and either version are read in the v1alpha1 shape; Clusters of
 // either group likewise. Anything that cannot be used is reported, never dropped silently.
 
-import { KARMADA_API_VERSION as KARMADA_CLUSTER, API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
+import {
+  KARMADA_API_VERSION as KARMADA_CLUSTER,
+  API_VERSION as CLUSTER_API_VERSION,
+} from '../../api/cluster/v1alpha1/types.js';
 import { convertObject } from '../../api/conversion/index.js';
 import { MAX_DEPTH, tooDeepUnder } from '../../api/internal/objects.js';
 import {
@@ -48,11 +51,28 @@ export interface Inputs {
 
 /** Built-in kinds that have no namespace. A template of another kind without a namespace goes to "default". */
 const CLUSTER_SCOPED_KINDS = new Set([
-  'Namespace', 'Node', 'PersistentVolume', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition',
-  'StorageClass', 'PriorityClass', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration',
-  'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'APIService', 'IngressClass', 'RuntimeClass',
-  'CSIDriver', 'CSINode', 'VolumeAttachment', 'CertificateSigningRequest', 'FlowSchema',
-  'PriorityLevelConfiguration', 'ComponentStatus',
+  'Namespace',
+  'Node',
+  'PersistentVolume',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'StorageClass',
+  'PriorityClass',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+  'APIService',
+  'IngressClass',
+  'RuntimeClass',
+  'CSIDriver',
+  'CSINode',
+  'VolumeAttachment',
+  'CertificateSigningRequest',
+  'FlowSchema',
+  'PriorityLevelConfiguration',
+  'ComponentStatus',
 ]);
 
 const CLUSTER_POLICY_KINDS = new Set(['ClusterPropagationPolicy', 'ClusterOverridePolicy']);
@@ -118,7 +138,13 @@ function readPolicy(o: JsonObject, apiVersion: string, kind: string): JsonObject
 function expandLists(objects: readonly unknown[]): unknown[] {
   const out: unknown[] = [];
   for (const o of objects) {
-    if (isObject(o) && typeof o.kind === 'string' && o.kind.endsWith('List') && Array.isArray(o.items) && o.metadata === undefined) {
+    if (
+      isObject(o) &&
+      typeof o.kind === 'string' &&
+      o.kind.endsWith('List') &&
+      Array.isArray(o.items) &&
+      o.metadata === undefined
+    ) {
       out.push(...(o.items as unknown[]));
     } else if (isObject(o) && o.kind === 'List' && Array.isArray(o.items)) {
       out.push(...(o.items as unknown[]));
@@ -144,23 +170,39 @@ export function sortInputs(objects: readonly unknown[]): Inputs {
     if (!ref.name) return void inputs.errors.push({ object: ref, message: 'metadata.name: Required value' });
     // Everything after this walks documents recursively; a bounded depth keeps those walks off the stack limit.
     const deep = tooDeepUnder(o);
-    if (deep !== undefined) return void inputs.errors.push({ object: ref, message: `${deep}: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep` });
+    if (deep !== undefined)
+      return void inputs.errors.push({
+        object: ref,
+        message: `${deep}: Forbidden: must not be nested more than ${MAX_DEPTH} levels deep`,
+      });
     const group = ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : '';
 
     if (group === POLICY_GROUP || ref.apiVersion === KARMADA_POLICY || group === 'policy.karmada.io') {
       if (!isPolicyKind(ref.kind)) {
-        return void inputs.errors.push({ object: ref, message: `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${POLICY_KINDS.map((k) => JSON.stringify(k)).join(', ')}` });
+        return void inputs.errors.push({
+          object: ref,
+          message: `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${POLICY_KINDS.map((k) => JSON.stringify(k)).join(', ')}`,
+        });
       }
       if (group === 'policy.karmada.io' && ref.apiVersion !== KARMADA_POLICY) {
-        return void inputs.errors.push({ object: ref, message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${KARMADA_POLICY}"` });
+        return void inputs.errors.push({
+          object: ref,
+          message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${KARMADA_POLICY}"`,
+        });
       }
       const read = readPolicy(o, ref.apiVersion, ref.kind);
       if (typeof read === 'string') return void inputs.errors.push({ object: ref, message: read });
       const clusterScoped = CLUSTER_POLICY_KINDS.has(ref.kind);
       const namespace = clusterScoped ? '' : (ref.namespace ?? 'default');
-      const policyRef: PolicyRef = clusterScoped ? { kind: ref.kind, name: ref.name } : { kind: ref.kind, namespace, name: ref.name };
+      const policyRef: PolicyRef = clusterScoped
+        ? { kind: ref.kind, name: ref.name }
+        : { kind: ref.kind, namespace, name: ref.name };
       const key = `${ref.kind}/${namespace}/${ref.name}`;
-      if (seen.has(key)) return void inputs.errors.push({ object: ref, message: `duplicate ${ref.kind} ${namespace ? `${namespace}/` : ''}${ref.name}: the first one is used` });
+      if (seen.has(key))
+        return void inputs.errors.push({
+          object: ref,
+          message: `duplicate ${ref.kind} ${namespace ? `${namespace}/` : ''}${ref.name}: the first one is used`,
+        });
       seen.add(key);
       const spec = obj(read.spec);
       if (!spec) return void inputs.errors.push({ object: ref, message: 'spec: Required value' });
@@ -172,21 +214,32 @@ export function sortInputs(objects: readonly unknown[]): Inputs {
 
     if (ref.apiVersion === CLUSTER_API_VERSION || ref.apiVersion === KARMADA_CLUSTER) {
       if (ref.kind !== 'Cluster') {
-        return void inputs.errors.push({ object: ref, message: `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: "Cluster"` });
+        return void inputs.errors.push({
+          object: ref,
+          message: `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: "Cluster"`,
+        });
       }
-      if (clusterNames.has(ref.name)) return void inputs.errors.push({ object: ref, message: `duplicate Cluster ${ref.name}: the first one is used` });
+      if (clusterNames.has(ref.name))
+        return void inputs.errors.push({
+          object: ref,
+          message: `duplicate Cluster ${ref.name}: the first one is used`,
+        });
       clusterNames.add(ref.name);
       inputs.clusters.push(clusterInfo(o));
       return;
     }
     if (group === 'cluster.flotilla.io' || group === 'cluster.karmada.io') {
-      return void inputs.errors.push({ object: ref, message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${CLUSTER_API_VERSION}", "${KARMADA_CLUSTER}"` });
+      return void inputs.errors.push({
+        object: ref,
+        message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${CLUSTER_API_VERSION}", "${KARMADA_CLUSTER}"`,
+      });
     }
 
     const templateRef: ObjectRef = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
     if (!isClusterScoped(ref.kind)) templateRef.namespace = ref.namespace ?? 'default';
     const key = `${templateRef.apiVersion}/${templateRef.kind}/${templateRef.namespace ?? ''}/${templateRef.name}`;
-    if (seen.has(key)) return void inputs.errors.push({ object: templateRef, message: 'duplicate object: the first one is used' });
+    if (seen.has(key))
+      return void inputs.errors.push({ object: templateRef, message: 'duplicate object: the first one is used' });
     seen.add(key);
     inputs.templates.push({ ref: templateRef, labels: stringMap(obj(o.metadata)?.labels), object: o, index });
   });

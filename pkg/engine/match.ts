@@ -16,7 +16,8 @@ export function isReservedNamespace(ns: string | undefined): boolean {
 }
 
 const ANY = '\u0000*';
-const key = (apiVersion: string, kind: string, namespace: string, name: string) => `${apiVersion}\n${kind}\n${namespace}\n${name}`;
+const key = (apiVersion: string, kind: string, namespace: string, name: string) =>
+  `${apiVersion}\n${kind}\n${namespace}\n${name}`;
 
 export interface Claim {
   policy: PolicyEntry;
@@ -62,7 +63,8 @@ export class PolicyIndex {
 export function propagationPriority(p: PolicyEntry, t: Template): MatchPriority {
   let best = MatchPriority.MisMatch;
   for (const s of arr(p.spec.resourceSelectors) ?? []) {
-    const sel = p.kind === 'PropagationPolicy' && isObject(s) && !str(s.namespace) ? { ...s, namespace: p.namespace } : s;
+    const sel =
+      p.kind === 'PropagationPolicy' && isObject(s) && !str(s.namespace) ? { ...s, namespace: p.namespace } : s;
     const pr = selectorPriority(sel, t.ref, t.labels);
     if (pr > best) best = pr;
   }
@@ -107,7 +109,10 @@ export class PropagationMatcher {
   claim(t: Template): Claim | undefined {
     if (isReservedNamespace(t.ref.namespace)) return undefined;
     if (t.ref.namespace !== undefined) {
-      const pp = highest(this.namespaced.candidates(t).filter((p) => p.namespace === t.ref.namespace), t);
+      const pp = highest(
+        this.namespaced.candidates(t).filter((p) => p.namespace === t.ref.namespace),
+        t,
+      );
       if (pp) return pp;
     }
     return highest(this.clusterWide.candidates(t), t);

@@ -21,7 +21,9 @@ function rulesOf(p: PolicyEntry): OverrideRule[] {
   const rules = arr(p.spec.overrideRules);
   if (rules && rules.length > 0) {
     return rules.flatMap((r, index) =>
-      isObject(r) ? [{ policy: p, index, targetCluster: obj(r.targetCluster), overriders: (obj(r.overriders) ?? {}) }] : [],
+      isObject(r)
+        ? [{ policy: p, index, targetCluster: obj(r.targetCluster), overriders: obj(r.overriders) ?? {} }]
+        : [],
     );
   }
   const overriders = obj(p.spec.overriders);
@@ -33,7 +35,8 @@ function ordered(policies: readonly PolicyEntry[], t: Template): OverrideRule[] 
   const matched: Array<{ p: PolicyEntry; priority: MatchPriority }> = [];
   for (const p of policies) {
     const selectors = arr(p.spec.resourceSelectors);
-    const priority = !selectors || selectors.length === 0 ? MatchPriority.All : selectorsPriority(selectors, t.ref, t.labels);
+    const priority =
+      !selectors || selectors.length === 0 ? MatchPriority.All : selectorsPriority(selectors, t.ref, t.labels);
     if (priority !== MatchPriority.MisMatch) matched.push({ p, priority });
   }
   matched.sort((a, b) => a.priority - b.priority || (a.p.name < b.p.name ? -1 : a.p.name > b.p.name ? 1 : 0));

@@ -72,20 +72,26 @@ function locate(doc: unknown, segments: readonly PathSegment[], describe: () => 
     if ('key' in seg) {
       if (Array.isArray(cur)) {
         const i = arrayIndex(seg.key, cur.length, false);
-        if (i === undefined) throw new PatchError(`${describe()}: index ${seg.key} is out of range or not a number at ${pointer || '/'}`);
+        if (i === undefined)
+          throw new PatchError(`${describe()}: index ${seg.key} is out of range or not a number at ${pointer || '/'}`);
         cur = cur[i];
         pointer += `/${i}`;
       } else if (isObject(cur)) {
-        if (!hasOwn(cur, seg.key)) throw new PatchError(`${describe()}: ${pointer}/${escapeKey(seg.key)} does not exist`);
+        if (!hasOwn(cur, seg.key))
+          throw new PatchError(`${describe()}: ${pointer}/${escapeKey(seg.key)} does not exist`);
         cur = cur[seg.key];
         pointer += `/${escapeKey(seg.key)}`;
       } else {
         throw new PatchError(`${describe()}: ${pointer || '/'} is not an object or a list`);
       }
     } else {
-      if (!Array.isArray(cur)) throw new PatchError(`${describe()}: ${pointer || '/'} is not a list, so [${seg.match.field}=${seg.match.value}] selects nothing`);
+      if (!Array.isArray(cur))
+        throw new PatchError(
+          `${describe()}: ${pointer || '/'} is not a list, so [${seg.match.field}=${seg.match.value}] selects nothing`,
+        );
       const i = findKeyed(cur, seg.match.field, seg.match.value);
-      if (i < 0) throw new PatchError(`${describe()}: no item of ${pointer || '/'} has ${seg.match.field}=${seg.match.value}`);
+      if (i < 0)
+        throw new PatchError(`${describe()}: no item of ${pointer || '/'} has ${seg.match.field}=${seg.match.value}`);
       cur = cur[i];
       pointer += `/${i}`;
     }
@@ -104,7 +110,10 @@ export function applyOperation(doc: unknown, operation: PatchOperation): { doc: 
   const { op, path } = operation;
   if (op !== 'add' && op !== 'replace' && op !== 'remove') throw new PatchError(`Unexpected kind: ${op}`);
   const segments = parsePath(path);
-  const missing = () => (op === 'replace' ? `replace operation does not apply: doc is missing key: ${path}` : `${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`);
+  const missing = () =>
+    op === 'replace'
+      ? `replace operation does not apply: doc is missing key: ${path}`
+      : `${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`;
   const { parent, last, parentPointer } = locate(doc, segments, missing);
   const value = operation.value === undefined ? null : operation.value;
   if (parent === undefined || last === undefined) {
@@ -116,7 +125,10 @@ export function applyOperation(doc: unknown, operation: PatchOperation): { doc: 
     if ('match' in last) {
       index = findKeyed(parent, last.match.field, last.match.value);
       if (index < 0) {
-        if (op !== 'add') throw new PatchError(`${missing()}: no item of ${parentPointer || '/'} has ${last.match.field}=${last.match.value}`);
+        if (op !== 'add')
+          throw new PatchError(
+            `${missing()}: no item of ${parentPointer || '/'} has ${last.match.field}=${last.match.value}`,
+          );
         parent.push(cloneJson(value));
         return { doc, pointer: `${parentPointer}/${parent.length - 1}` };
       }
@@ -176,4 +188,3 @@ export function getValue(doc: unknown, path: string): { found: boolean; value?: 
   }
   return { found: true, value: cur, pointer };
 }
-

@@ -3,19 +3,35 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { cluster } from '../../test/builders.js';
 import { clusterInfo } from './inputs.js';
-import { divideReplicas, MAX_REPLICAS, PlacementError, selectClusters, templateReplicas, websterSeats } from './placement.js';
+import {
+  divideReplicas,
+  MAX_REPLICAS,
+  PlacementError,
+  selectClusters,
+  templateReplicas,
+  websterSeats,
+} from './placement.js';
 
 const clusters = [
   clusterInfo(cluster('a', { labels: { env: 'prod' }, region: 'eu' })),
   clusterInfo(cluster('b', { labels: { env: 'prod' }, region: 'us' })),
-  clusterInfo(cluster('c', { labels: { env: 'dev' }, region: 'eu', taints: [{ key: 'dedicated', value: 'dev', effect: 'NoSchedule' }] })),
+  clusterInfo(
+    cluster('c', {
+      labels: { env: 'dev' },
+      region: 'eu',
+      taints: [{ key: 'dedicated', value: 'dev', effect: 'NoSchedule' }],
+    }),
+  ),
 ];
 const names = (r: { clusters: Array<{ name: string }> }) => r.clusters.map((c) => c.name);
 
 describe('selectClusters', () => {
-  it('takes every untainted cluster when there is no affinity', () => assert.deepEqual(names(selectClusters(undefined, clusters)), ['a', 'b']));
+  it('takes every untainted cluster when there is no affinity', () =>
+    assert.deepEqual(names(selectClusters(undefined, clusters)), ['a', 'b']));
   it('takes a tainted cluster whose taint is tolerated', () => {
-    const placement = { clusterTolerations: [{ key: 'dedicated', operator: 'Equal', value: 'dev', effect: 'NoSchedule' }] };
+    const placement = {
+      clusterTolerations: [{ key: 'dedicated', operator: 'Equal', value: 'dev', effect: 'NoSchedule' }],
+    };
     assert.deepEqual(names(selectClusters(placement, clusters)), ['a', 'b', 'c']);
   });
   it('ignores PreferNoSchedule taints', () => {
@@ -23,10 +39,26 @@ describe('selectClusters', () => {
     assert.deepEqual(names(selectClusters(undefined, soft)), ['s']);
   });
   it('tolerates any taint with an Exists toleration without a key', () => {
-    assert.deepEqual(names(selectClusters({ clusterTolerations: [{ operator: 'Exists' }] }, clusters)), ['a', 'b', 'c']);
+    assert.deepEqual(names(selectClusters({ clusterTolerations: [{ operator: 'Exists' }] }, clusters)), [
+      'a',
+      'b',
+      'c',
+    ]);
   });
   it('filters by clusterAffinity', () => {
-    assert.deepEqual(names(selectClusters({ clusterAffinity: { fieldSelector: { matchExpressions: [{ key: 'region', operator: 'In', values: ['us'] }] } } }, clusters)), ['b']);
+    assert.deepEqual(
+      names(
+        selectClusters(
+          {
+            clusterAffinity: {
+              fieldSelector: { matchExpressions: [{ key: 'region', operator: 'In', values: ['us'] }] },
+            },
+          },
+          clusters,
+        ),
+      ),
+      ['b'],
+    );
   });
   it('uses the first clusterAffinities term that yields a cluster', () => {
     const placement = {
@@ -40,23 +72,81 @@ describe('selectClusters', () => {
     assert.equal(r.affinityName, 'backup');
   });
   it('keeps the first maxGroups clusters by name under a cluster spread constraint', () => {
-    assert.deepEqual(names(selectClusters({ spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 1 }] }, clusters)), ['a']);
+    assert.deepEqual(
+      names(selectClusters({ spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 1 }] }, clusters)),
+      ['a'],
+    );
   });
   it('fails when fewer groups than minGroups are available', () => {
-    assert.throws(() => selectClusters({ spreadConstraints: [{ spreadByField: 'region', minGroups: 3 }] }, clusters), PlacementError);
+    assert.throws(
+      () => selectClusters({ spreadConstraints: [{ spreadByField: 'region', minGroups: 3 }] }, clusters),
+      PlacementError,
+    );
   });
 });
 
 describe('websterSeats', () => {
   const cases: Array<[string, number, Array<[string, number]>, Record<string, number>]> = [
-    ['weights 1:2:3 share 7 replicas as 1, 2, 4', 7, [['c1', 1], ['c2', 2], ['c3', 3]], { c1: 1, c2: 2, c3: 4 }],
-    ['equal weights share 2 replicas one each', 2, [['x', 1], ['y', 1]], { x: 1, y: 1 }],
-    ['an odd replica goes to the smaller name among equals', 3, [['y', 1], ['x', 1]], { x: 2, y: 1 }],
-    ['votes 1200/900/400 for 4 seats give 2, 1, 1', 4, [['alpha', 1200], ['beta', 900], ['gamma', 400]], { alpha: 2, beta: 1, gamma: 1 }],
-    ['a zero weight gets nothing', 5, [['a', 0], ['b', 1]], { a: 0, b: 5 }],
+    [
+      'weights 1:2:3 share 7 replicas as 1, 2, 4',
+      7,
+      [
+        ['c1', 1],
+        ['c2', 2],
+        ['c3', 3],
+      ],
+      { c1: 1, c2: 2, c3: 4 },
+    ],
+    [
+      'equal weights share 2 replicas one each',
+      2,
+      [
+        ['x', 1],
+        ['y', 1],
+      ],
+      { x: 1, y: 1 },
+    ],
+    [
+      'an odd replica goes to the smaller name among equals',
+      3,
+      [
+        ['y', 1],
+        ['x', 1],
+      ],
+      { x: 2, y: 1 },
+    ],
+    [
+      'votes 1200/900/400 for 4 seats give 2, 1, 1',
+      4,
+      [
+        ['alpha', 1200],
+        ['beta', 900],
+        ['gamma', 400],
+      ],
+      { alpha: 2, beta: 1, gamma: 1 },
+    ],
+    [
+      'a zero weight gets nothing',
+      5,
+      [
+        ['a', 0],
+        ['b', 1],
+      ],
+      { a: 0, b: 5 },
+    ],
   ];
   for (const [name, replicas, weights, want] of cases) {
-    it(name, () => assert.deepEqual(Object.fromEntries(websterSeats(replicas, weights.map(([n, w]) => ({ name: n, weight: w })))), want));
+    it(name, () =>
+      assert.deepEqual(
+        Object.fromEntries(
+          websterSeats(
+            replicas,
+            weights.map(([n, w]) => ({ name: n, weight: w })),
+          ),
+        ),
+        want,
+      ),
+    );
   }
 });
 
@@ -64,7 +154,10 @@ describe('websterSeats', () => {
  * The seat-by-seat method websterSeats replaced, kept as the reference: O(replicas × clusters), so only
  * for small inputs.
  */
-function websterSeatsOneByOne(replicas: number, weights: ReadonlyArray<{ name: string; weight: number }>): Map<string, number> {
+function websterSeatsOneByOne(
+  replicas: number,
+  weights: ReadonlyArray<{ name: string; weight: number }>,
+): Map<string, number> {
   const seats = weights.map(() => 0);
   for (let s = 0; s < replicas; s++) {
     let best = -1;
@@ -99,11 +192,16 @@ describe('websterSeats against the seat-by-seat method', () => {
   const weight = fc.oneof(
     { weight: 6, arbitrary: fc.integer({ min: -1, max: 12 }) },
     { weight: 2, arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }) },
-    { weight: 1, arbitrary: fc.constantFrom(Number.POSITIVE_INFINITY, Number.MAX_VALUE, Number.MIN_VALUE, 1e-320, 2 ** 53, 0.1) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(Number.POSITIVE_INFINITY, Number.MAX_VALUE, Number.MIN_VALUE, 1e-320, 2 ** 53, 0.1),
+    },
   );
   const input = fc.record({
     replicas: fc.integer({ min: 0, max: 80 }),
-    weights: fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), weight }), { maxLength: 7 }),
+    weights: fc.array(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), weight }), {
+      maxLength: 7,
+    }),
   });
 
   it('gives the same seats for every input', () => {
@@ -118,7 +216,9 @@ describe('websterSeats against the seat-by-seat method', () => {
   it('gives the same seats for many clusters and a few hundred replicas', () => {
     const many = fc.record({
       replicas: fc.integer({ min: 0, max: 400 }),
-      weights: fc.array(fc.record({ name: fc.string({ maxLength: 2 }), weight: fc.integer({ min: 0, max: 1000 }) }), { maxLength: 40 }),
+      weights: fc.array(fc.record({ name: fc.string({ maxLength: 2 }), weight: fc.integer({ min: 0, max: 1000 }) }), {
+        maxLength: 40,
+      }),
     });
     fc.assert(
       fc.property(many, ({ replicas, weights }) => {
@@ -129,12 +229,16 @@ describe('websterSeats against the seat-by-seat method', () => {
   });
 
   it('hands out every seat of an int32 replica count, in proportion to the weights', () => {
-    const weights = Array.from({ length: 100 }, (_, i) => ({ name: `member-${String(i).padStart(3, '0')}`, weight: i + 1 }));
+    const weights = Array.from({ length: 100 }, (_, i) => ({
+      name: `member-${String(i).padStart(3, '0')}`,
+      weight: i + 1,
+    }));
     const seats = websterSeats(MAX_REPLICAS, weights);
     const total = [...seats.values()].reduce((a, b) => a + b, 0);
     assert.equal(total, MAX_REPLICAS);
     const sum = weights.reduce((a, w) => a + w.weight, 0);
-    for (const w of weights) assert.ok(Math.abs((seats.get(w.name) ?? 0) - (MAX_REPLICAS * w.weight) / sum) < 1, w.name);
+    for (const w of weights)
+      assert.ok(Math.abs((seats.get(w.name) ?? 0) - (MAX_REPLICAS * w.weight) / sum) < 1, w.name);
   });
 
   it('refuses a replica count outside int32', () => {
@@ -145,28 +249,49 @@ describe('websterSeats against the seat-by-seat method', () => {
 
 describe('divideReplicas', () => {
   const two = clusters.slice(0, 2);
-  it('leaves Duplicated placements alone', () => assert.equal(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Duplicated' } }, 4, two), undefined));
-  it('leaves templates without replicas alone', () => assert.equal(divideReplicas({ replicaScheduling: {} }, undefined, two), undefined));
+  it('leaves Duplicated placements alone', () =>
+    assert.equal(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Duplicated' } }, 4, two), undefined));
+  it('leaves templates without replicas alone', () =>
+    assert.equal(divideReplicas({ replicaScheduling: {} }, undefined, two), undefined));
   it('divides by the largest matching static weight', () => {
     const placement = {
       replicaScheduling: {
         replicaSchedulingType: 'Divided',
-        weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ['a'] }, weight: 3 }, { targetCluster: {}, weight: 1 }] },
+        weightPreference: {
+          staticWeightList: [
+            { targetCluster: { clusterNames: ['a'] }, weight: 3 },
+            { targetCluster: {}, weight: 1 },
+          ],
+        },
       },
     };
     assert.deepEqual(Object.fromEntries(divideReplicas(placement, 4, two) ?? []), { a: 3, b: 1 });
   });
   it('divides equally without a weight list', () => {
-    assert.deepEqual(Object.fromEntries(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, 4, two) ?? []), { a: 2, b: 2 });
+    assert.deepEqual(
+      Object.fromEntries(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, 4, two) ?? []),
+      { a: 2, b: 2 },
+    );
   });
   it('divides an int32 replica count among the clusters', () => {
-    assert.deepEqual(Object.fromEntries(divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, MAX_REPLICAS, two) ?? []), { a: 1_073_741_824, b: 1_073_741_823 });
+    assert.deepEqual(
+      Object.fromEntries(
+        divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, MAX_REPLICAS, two) ?? [],
+      ),
+      { a: 1_073_741_824, b: 1_073_741_823 },
+    );
   });
   it('reports a replica count above int32 as a placement error', () => {
-    assert.throws(() => divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, 1e300, two), (e: unknown) => e instanceof PlacementError && /at most 2147483647/.test(e.message));
+    assert.throws(
+      () => divideReplicas({ replicaScheduling: { replicaSchedulingType: 'Divided' } }, 1e300, two),
+      (e: unknown) => e instanceof PlacementError && /at most 2147483647/.test(e.message),
+    );
   });
   it('refuses Aggregated division, which needs member capacity', () => {
-    assert.throws(() => divideReplicas({ replicaScheduling: { replicaDivisionPreference: 'Aggregated' } }, 4, two), /member capacity/);
+    assert.throws(
+      () => divideReplicas({ replicaScheduling: { replicaDivisionPreference: 'Aggregated' } }, 4, two),
+      /member capacity/,
+    );
   });
 });
 

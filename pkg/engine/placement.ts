@@ -36,7 +36,9 @@ function tolerates(toleration: unknown, taint: { key: string; value: string; eff
 }
 
 function toleratesAll(cluster: ClusterInfo, tolerations: unknown[]): boolean {
-  return cluster.taints.every((t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerations.some((tol) => tolerates(tol, t)));
+  return cluster.taints.every(
+    (t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerations.some((tol) => tolerates(tol, t)),
+  );
 }
 
 function groupValue(cluster: ClusterInfo, constraint: Record<string, unknown>): string[] {
@@ -71,7 +73,10 @@ function spread(clusters: ClusterInfo[], constraints: unknown[]): ClusterInfo[] 
     const min = typeof c.minGroups === 'number' && c.minGroups > 0 ? c.minGroups : 1;
     const max = typeof c.maxGroups === 'number' && c.maxGroups > 0 ? c.maxGroups : names.length;
     const what = str(c.spreadByLabel) ? `label ${str(c.spreadByLabel)}` : (str(c.spreadByField) ?? 'cluster');
-    if (names.length < min) throw new PlacementError(`spread constraint by ${what} needs at least ${min} groups, and only ${names.length} are available`);
+    if (names.length < min)
+      throw new PlacementError(
+        `spread constraint by ${what} needs at least ${min} groups, and only ${names.length} are available`,
+      );
     const keep = new Set(names.slice(0, max).flatMap((n) => groups.get(n) ?? []));
     out = out.filter((cl) => keep.has(cl));
   }
@@ -79,7 +84,10 @@ function spread(clusters: ClusterInfo[], constraints: unknown[]): ClusterInfo[] 
 }
 
 /** The clusters a placement selects (sorted by name), or a PlacementError. */
-export function selectClusters(placement: Record<string, unknown> | undefined, clusters: readonly ClusterInfo[]): { clusters: ClusterInfo[]; affinityName?: string } {
+export function selectClusters(
+  placement: Record<string, unknown> | undefined,
+  clusters: readonly ClusterInfo[],
+): { clusters: ClusterInfo[]; affinityName?: string } {
   const p = placement ?? {};
   const tolerations = arr(p.clusterTolerations) ?? [];
   const feasible = clusters.filter((c) => toleratesAll(c, tolerations));
@@ -151,7 +159,12 @@ export function websterSeats(replicas: number, weights: ReadonlyArray<Weighted>)
   return new Map(weights.map((w, i) => [w.name, seats[i] as number]));
 }
 
-function assignSeats(replicas: number, weights: ReadonlyArray<Weighted>, eligible: readonly number[], seats: number[]): void {
+function assignSeats(
+  replicas: number,
+  weights: ReadonlyArray<Weighted>,
+  eligible: readonly number[],
+  seats: number[],
+): void {
   const w = weights.map((x) => x.weight);
   const weightOf = (i: number): number => w[i] as number;
   /** Seats with p >= λ, counted up to `replicas` (a larger answer is cut short: only "enough" matters). */
@@ -209,12 +222,21 @@ const CANDIDATES_PER_CLUSTER = 8;
  * found by bisecting them. Otherwise (infinite weights, or weights so far apart that the estimate is
  * useless) the doubles themselves are bisected, at most 64 rounds.
  */
-function lastSeatPriority(replicas: number, weightOf: (i: number) => number, eligible: readonly number[], seatsFrom: (lambda: number) => number): number {
+function lastSeatPriority(
+  replicas: number,
+  weightOf: (i: number) => number,
+  eligible: readonly number[],
+  seatsFrom: (lambda: number) => number,
+): number {
   const bracket = estimatedBracket(replicas, weightOf, eligible, seatsFrom);
   if (bracket === undefined) return bisectDoubles(0, Number.POSITIVE_INFINITY, seatsFrom, replicas);
   const { lo, hi } = bracket;
   const aboveHi = nextUp(hi);
-  const ranges = eligible.map((i) => ({ i, from: seatsAtLeast(weightOf(i), aboveHi, replicas), to: seatsAtLeast(weightOf(i), lo, replicas) }));
+  const ranges = eligible.map((i) => ({
+    i,
+    from: seatsAtLeast(weightOf(i), aboveHi, replicas),
+    to: seatsAtLeast(weightOf(i), lo, replicas),
+  }));
   const total = ranges.reduce((n, r) => n + (r.to - r.from), 0);
   if (total > CANDIDATES_PER_CLUSTER * eligible.length) return bisectDoubles(lo, hi, seatsFrom, replicas);
   const candidates: number[] = [];
@@ -232,7 +254,12 @@ function lastSeatPriority(replicas: number, weightOf: (i: number) => number, eli
 }
 
 /** A bracket [lo, hi] around λ from the quota estimate, confirmed by counting; undefined when unusable. */
-function estimatedBracket(replicas: number, weightOf: (i: number) => number, eligible: readonly number[], seatsFrom: (lambda: number) => number): { lo: number; hi: number } | undefined {
+function estimatedBracket(
+  replicas: number,
+  weightOf: (i: number) => number,
+  eligible: readonly number[],
+  seatsFrom: (lambda: number) => number,
+): { lo: number; hi: number } | undefined {
   let max = 0;
   for (const i of eligible) max = Math.max(max, weightOf(i));
   if (!Number.isFinite(max)) return undefined;
@@ -358,7 +385,11 @@ function compareNames(a: string, b: string): number {
  * Replicas per cluster, or undefined when every cluster gets the template's own count (Duplicated, or a
  * template without replicas).
  */
-export function divideReplicas(placement: Record<string, unknown> | undefined, replicas: number | undefined, clusters: readonly ClusterInfo[]): Map<string, number> | undefined {
+export function divideReplicas(
+  placement: Record<string, unknown> | undefined,
+  replicas: number | undefined,
+  clusters: readonly ClusterInfo[],
+): Map<string, number> | undefined {
   const rs = obj(placement?.replicaScheduling);
   if (!rs || replicas === undefined) return undefined;
   const type = str(rs.replicaSchedulingType) ?? 'Divided';
@@ -366,10 +397,14 @@ export function divideReplicas(placement: Record<string, unknown> | undefined, r
   const preference = str(rs.replicaDivisionPreference) ?? 'Weighted';
   const wp = obj(rs.weightPreference);
   if (preference === 'Aggregated') {
-    throw new PlacementError('replicaDivisionPreference Aggregated packs replicas by member capacity, which rendering without the members does not know; use Weighted with a staticWeightList');
+    throw new PlacementError(
+      'replicaDivisionPreference Aggregated packs replicas by member capacity, which rendering without the members does not know; use Weighted with a staticWeightList',
+    );
   }
   if (str(wp?.dynamicWeight)) {
-    throw new PlacementError(`dynamicWeight ${str(wp?.dynamicWeight)} divides replicas by member capacity, which rendering without the members does not know; use a staticWeightList`);
+    throw new PlacementError(
+      `dynamicWeight ${str(wp?.dynamicWeight)} divides replicas by member capacity, which rendering without the members does not know; use a staticWeightList`,
+    );
   }
   const rules = arr(wp?.staticWeightList) ?? [];
   let weights = clusters.map((c) => {
@@ -382,6 +417,9 @@ export function divideReplicas(placement: Record<string, unknown> | undefined, r
     return { name: c.name, weight: rules.length === 0 ? 1 : w };
   });
   if (weights.every((w) => w.weight === 0)) weights = weights.map((w) => ({ ...w, weight: 1 }));
-  if (replicas > MAX_REPLICAS) throw new PlacementError(`spec.replicas ${replicas} cannot be divided: Kubernetes allows at most ${MAX_REPLICAS} (int32)`);
+  if (replicas > MAX_REPLICAS)
+    throw new PlacementError(
+      `spec.replicas ${replicas} cannot be divided: Kubernetes allows at most ${MAX_REPLICAS} (int32)`,
+    );
   return websterSeats(replicas, weights);
 }

@@ -73,7 +73,18 @@ export interface RenderOptions {
   clusters?: readonly string[];
 }
 
-const SERVER_FIELDS = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'ownerReferences', 'finalizers', 'selfLink', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
+const SERVER_FIELDS = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'managedFields',
+  'ownerReferences',
+  'finalizers',
+  'selfLink',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+];
 
 /** Drops what the API server owns, so the object can be applied to another cluster. */
 export function pruneServerFields(o: JsonObject): JsonObject {
@@ -102,10 +113,15 @@ function renderOne(
   let doc: unknown = cloneJson(t.object);
   const changes: Change[] = [];
   if (replicas !== undefined && isObject(doc)) {
-    const spec = obj(doc.spec) ?? ((doc.spec = {}));
+    const spec = obj(doc.spec) ?? (doc.spec = {});
     const op = Object.prototype.hasOwnProperty.call(spec, 'replicas') ? 'replace' : 'add';
     spec.replicas = replicas;
-    if (explain) changes.push({ path: '/spec/replicas', op, source: { policy: claim.ref, overrider: 'placement.replicaScheduling' } });
+    if (explain)
+      changes.push({
+        path: '/spec/replicas',
+        op,
+        source: { policy: claim.ref, overrider: 'placement.replicaScheduling' },
+      });
   }
   if (isObject(doc) && t.ref.namespace !== undefined) {
     const meta = obj(doc.metadata);
@@ -114,12 +130,18 @@ function renderOne(
   const applied: AppliedRule[] = [];
   for (const rule of rules) {
     if (rule.targetCluster !== undefined && !clusterMatches(cluster, rule.targetCluster)) continue;
-    const ctx = { cluster, source: { policy: rule.policy.ref, rule: rule.index }, changes: explain ? changes : undefined };
+    const ctx = {
+      cluster,
+      source: { policy: rule.policy.ref, rule: rule.index },
+      changes: explain ? changes : undefined,
+    };
     try {
       doc = applyOverriders(doc, rule.overriders, ctx, t.ref.kind);
     } catch (err: unknown) {
       if (err instanceof OverrideError || err instanceof PatchError) {
-        throw new RuleError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, rule.policy.ref, { cause: err });
+        throw new RuleError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, rule.policy.ref, {
+          cause: err,
+        });
       }
       throw err;
     }
@@ -129,9 +151,18 @@ function renderOne(
   const overrides: PolicyRef[] = [];
   for (const a of applied) {
     const last = overrides[overrides.length - 1];
-    if (!last || last.kind !== a.policy.kind || last.name !== a.policy.name || last.namespace !== a.policy.namespace) overrides.push(a.policy);
+    if (!last || last.kind !== a.policy.kind || last.name !== a.policy.name || last.namespace !== a.policy.namespace)
+      overrides.push(a.policy);
   }
-  return { cluster: cluster.name, object: pruneServerFields(doc), policy: claim.ref, overrides, template: t.ref, rules: applied, changes };
+  return {
+    cluster: cluster.name,
+    object: pruneServerFields(doc),
+    policy: claim.ref,
+    overrides,
+    template: t.ref,
+    rules: applied,
+    changes,
+  };
 }
 
 /** What rendering a claimed template needs besides the template and its policy. */
@@ -150,7 +181,12 @@ export interface RenderContext {
  * to `out`; a failure is reported there, for the template or for one (template, cluster) pair. This is
  * the one code path from a claim to placements, shared by renderDetailed and the incremental EngineState.
  */
-export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderContext, out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] }): void {
+export function renderClaimed(
+  t: Template,
+  policy: PolicyEntry,
+  ctx: RenderContext,
+  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+): void {
   const placement = obj(policy.spec.placement);
   const clusters = ctx.clusters;
   let targets: ClusterInfo[];
@@ -162,7 +198,11 @@ export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderConte
     division = divideReplicas(placement, replicas, targets);
   } catch (err: unknown) {
     if (!(err instanceof PlacementError)) throw err;
-    out.errors.push({ object: t.ref, policy: policy.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
+    out.errors.push({
+      object: t.ref,
+      policy: policy.ref,
+      message: `${describe(policy)}: spec.placement: ${err.message}`,
+    });
     return;
   }
   if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
@@ -178,12 +218,19 @@ export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderConte
   for (const cluster of targets) {
     if (ctx.only && !ctx.only.has(cluster.name)) continue;
     try {
-      out.placements.push(renderOne(t, policy, cluster, division ? division.get(cluster.name) : undefined, rules, ctx.explain));
+      out.placements.push(
+        renderOne(t, policy, cluster, division ? division.get(cluster.name) : undefined, rules, ctx.explain),
+      );
     } catch (err: unknown) {
       // Known failures carry their own message; anything else is still reported for this pair only.
       const known = err instanceof OverrideError || err instanceof PatchError;
       const message = err instanceof Error ? err.message : String(err);
-      out.errors.push({ object: t.ref, cluster: cluster.name, policy: err instanceof RuleError ? err.policy : policy.ref, message: known ? message : `unexpected error: ${message}` });
+      out.errors.push({
+        object: t.ref,
+        cluster: cluster.name,
+        policy: err instanceof RuleError ? err.policy : policy.ref,
+        message: known ? message : `unexpected error: ${message}`,
+      });
     }
   }
 }
@@ -191,7 +238,11 @@ export function renderClaimed(t: Template, policy: PolicyEntry, ctx: RenderConte
 export function renderDetailed(input: RenderInput, options: RenderOptions = {}): DetailedResult {
   const objects = isObject(input) && Array.isArray(input.objects) ? input.objects : [];
   const inputs = sortInputs(objects);
-  const result: DetailedResult = { placements: [], unmatched: [], errors: inputs.errors.map((e) => ({ object: e.object, message: e.message })) };
+  const result: DetailedResult = {
+    placements: [],
+    unmatched: [],
+    errors: inputs.errors.map((e) => ({ object: e.object, message: e.message })),
+  };
   const matcher = new PropagationMatcher(inputs.propagation);
   const catalog = new OverrideCatalog(inputs.overrides);
   const ctx: RenderContext = {
@@ -213,9 +264,13 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
 export function render(input: RenderInput): RenderResult {
   const r = renderDetailed(input);
   return {
-    placements: r.placements.map((p) => ({ cluster: p.cluster, object: p.object, policy: p.policy, overrides: p.overrides })),
+    placements: r.placements.map((p) => ({
+      cluster: p.cluster,
+      object: p.object,
+      policy: p.policy,
+      overrides: p.overrides,
+    })),
     unmatched: r.unmatched,
     errors: r.errors.map(({ policy: _policy, ...e }) => e),
   };
 }
-

@@ -12,7 +12,8 @@ export const enum MatchPriority {
   Name = 3,
 }
 
-const QUALIFIED_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const QUALIFIED_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
 /**
  * Matches a metav1.LabelSelector (given as unknown input) against labels. An invalid selector (empty key, unknown operator, In
@@ -65,7 +66,11 @@ export function matchLabelSelector(selector: unknown, labels: Readonly<Record<st
 }
 
 /** ResourceSelectorPriority: how well one selector matches an object. */
-export function selectorPriority(selector: unknown, ref: ObjectRef, labels: Readonly<Record<string, string>>): MatchPriority {
+export function selectorPriority(
+  selector: unknown,
+  ref: ObjectRef,
+  labels: Readonly<Record<string, string>>,
+): MatchPriority {
   if (!isObject(selector)) return MatchPriority.MisMatch;
   if (selector.apiVersion !== ref.apiVersion || selector.kind !== ref.kind) return MatchPriority.MisMatch;
   const ns = str(selector.namespace) ?? '';
@@ -77,7 +82,11 @@ export function selectorPriority(selector: unknown, ref: ObjectRef, labels: Read
 }
 
 /** ResourceMatchSelectorsPriority: the best match over a list (nil/empty list: MisMatch). */
-export function selectorsPriority(selectors: unknown, ref: ObjectRef, labels: Readonly<Record<string, string>>): MatchPriority {
+export function selectorsPriority(
+  selectors: unknown,
+  ref: ObjectRef,
+  labels: Readonly<Record<string, string>>,
+): MatchPriority {
   let best = MatchPriority.MisMatch;
   for (const s of arr(selectors) ?? []) {
     const p = selectorPriority(s, ref, labels);
@@ -103,7 +112,12 @@ function matchZones(operator: unknown, values: string[], zones: readonly string[
 }
 
 /** A node-selector requirement against the {provider, region} field set (k8s NodeSelectorRequirementsAsSelector). */
-function matchFieldRequirement(key: string, operator: unknown, values: string[], fields: Readonly<Record<string, string>>): boolean {
+function matchFieldRequirement(
+  key: string,
+  operator: unknown,
+  values: string[],
+  fields: Readonly<Record<string, string>>,
+): boolean {
   if (key === '' || !QUALIFIED_KEY.test(key)) return false;
   const v = own(fields, key);
   const has = v !== undefined;
@@ -153,4 +167,3 @@ export function clusterMatches(cluster: ClusterInfo, affinity: unknown): boolean
   const names = stringList(affinity.clusterNames);
   return names.length === 0 || names.includes(cluster.name);
 }
-

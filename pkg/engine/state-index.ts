@@ -33,7 +33,8 @@ function isOverrideKind(p: PolicyEntry): boolean {
 function bucketsOf(p: PolicyEntry): string[] {
   const selectors = arr(p.spec.resourceSelectors);
   const ns = (s: Record<string, unknown>) => (isNamespacedKind(p) ? p.namespace : str(s.namespace) || ANY);
-  if (isOverrideKind(p) && (!selectors || selectors.length === 0)) return [bucket('all', isNamespacedKind(p) ? p.namespace : ANY)];
+  if (isOverrideKind(p) && (!selectors || selectors.length === 0))
+    return [bucket('all', isNamespacedKind(p) ? p.namespace : ANY)];
   const out = new Set<string>();
   for (const s of selectors ?? []) {
     if (!isObject(s)) continue;
@@ -144,7 +145,8 @@ export class TemplateIndex {
    * any namespace and cluster-scoped templates, `name` '' any name.
    */
   select(apiVersion: string, kind: string, namespace: string | undefined, name: string): Iterable<[string, Template]> {
-    if (namespace === undefined) return name ? this.group('gvk-name', apiVersion, kind, name) : this.group('gvk', apiVersion, kind);
+    if (namespace === undefined)
+      return name ? this.group('gvk-name', apiVersion, kind, name) : this.group('gvk', apiVersion, kind);
     if (!name) return this.group('gvk-ns', apiVersion, kind, namespace);
     const key = templateKey({ apiVersion, kind, namespace, name });
     const t = this.byKey.get(key);

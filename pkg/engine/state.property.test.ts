@@ -27,7 +27,10 @@ const KINDS = [
   { apiVersion: 'v1', kind: 'Namespace' },
 ] as const;
 
-const labelsArb = fc.record({ app: fc.constantFrom('x', 'y'), tier: fc.constantFrom('web', 'api') }, { requiredKeys: [] });
+const labelsArb = fc.record(
+  { app: fc.constantFrom('x', 'y'), tier: fc.constantFrom('web', 'api') },
+  { requiredKeys: [] },
+);
 
 /** An object and the identity the hub would store it under (what a later remove names). */
 interface Doc {
@@ -36,20 +39,34 @@ interface Doc {
 }
 
 const templateArb: fc.Arbitrary<Doc> = fc
-  .record({ gvk: fc.constantFrom(...KINDS), ns: fc.constantFrom(...NAMESPACES), name: fc.constantFrom(...NAMES), labels: labelsArb, replicas: fc.option(fc.nat(6), { nil: undefined }), omitDefault: fc.boolean() })
+  .record({
+    gvk: fc.constantFrom(...KINDS),
+    ns: fc.constantFrom(...NAMESPACES),
+    name: fc.constantFrom(...NAMES),
+    labels: labelsArb,
+    replicas: fc.option(fc.nat(6), { nil: undefined }),
+    omitDefault: fc.boolean(),
+  })
   .map(({ gvk, ns, name, labels, replicas, omitDefault }) => {
     const clusterScoped = gvk.kind === 'Namespace';
     const metadata: Obj = { name, labels };
     if (!clusterScoped && !(ns === 'default' && omitDefault)) metadata.namespace = ns;
     const object: Obj = { ...gvk, metadata };
-    if (gvk.kind === 'Deployment') object.spec = { ...(replicas === undefined ? {} : { replicas }), template: { spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] } } };
+    if (gvk.kind === 'Deployment')
+      object.spec = {
+        ...(replicas === undefined ? {} : { replicas }),
+        template: { spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] } },
+      };
     if (gvk.kind === 'ConfigMap') object.data = { k: 'v' };
     return { id: `template ${gvk.apiVersion} ${gvk.kind} ${clusterScoped ? '' : ns} ${name}`, object };
   });
 
 /** `value` with the given chance, else undefined. */
 const sometimes = <T>(arb: fc.Arbitrary<T>, chance: number): fc.Arbitrary<T | undefined> =>
-  fc.oneof({ arbitrary: fc.constant(undefined), weight: Math.round((1 - chance) * 100) }, { arbitrary: arb, weight: Math.round(chance * 100) });
+  fc.oneof(
+    { arbitrary: fc.constant(undefined), weight: Math.round((1 - chance) * 100) },
+    { arbitrary: arb, weight: Math.round(chance * 100) },
+  );
 
 const selectorArb = (withNamespace: boolean): fc.Arbitrary<Obj> =>
   fc
@@ -58,7 +75,10 @@ const selectorArb = (withNamespace: boolean): fc.Arbitrary<Obj> =>
       namespace: withNamespace ? sometimes(fc.constantFrom(...NAMESPACES), 0.3) : fc.constant(undefined),
       name: sometimes(fc.constantFrom(...NAMES), 0.25),
       labelSelector: sometimes(
-        fc.oneof(fc.record({ matchLabels: fc.record({ app: fc.constantFrom('x', 'y') }) }), fc.constant({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['web'] }] })),
+        fc.oneof(
+          fc.record({ matchLabels: fc.record({ app: fc.constantFrom('x', 'y') }) }),
+          fc.constant({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['web'] }] }),
+        ),
         0.3,
       ),
     })
@@ -78,12 +98,26 @@ const affinityArb: fc.Arbitrary<Obj> = fc.oneof(
 const placementArb: fc.Arbitrary<Obj> = fc
   .record({
     clusterAffinity: sometimes(affinityArb, 0.4),
-    clusterAffinities: sometimes(fc.array(affinityArb, { minLength: 1, maxLength: 2 }).map((terms) => terms.map((t, i) => ({ affinityName: `t${i}`, ...t }))), 0.2),
+    clusterAffinities: sometimes(
+      fc
+        .array(affinityArb, { minLength: 1, maxLength: 2 })
+        .map((terms) => terms.map((t, i) => ({ affinityName: `t${i}`, ...t }))),
+      0.2,
+    ),
     clusterTolerations: sometimes(fc.constant([{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]), 0.3),
     replicaScheduling: sometimes(
       fc.constantFrom<Obj>(
         { replicaSchedulingType: 'Duplicated' },
-        { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted', weightPreference: { staticWeightList: [{ targetCluster: { clusterNames: ['m1'] }, weight: 2 }, { targetCluster: { labelSelector: { matchLabels: { env: 'dev' } } }, weight: 1 }] } },
+        {
+          replicaSchedulingType: 'Divided',
+          replicaDivisionPreference: 'Weighted',
+          weightPreference: {
+            staticWeightList: [
+              { targetCluster: { clusterNames: ['m1'] }, weight: 2 },
+              { targetCluster: { labelSelector: { matchLabels: { env: 'dev' } } }, weight: 1 },
+            ],
+          },
+        },
         { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' },
       ),
       0.5,
@@ -112,12 +146,22 @@ const ruleArb: fc.Arbitrary<Obj> = fc
 
 /** How a policy document is written: group, version, and whether it is broken on purpose. */
 const flavourArb = fc.record({
-  apiVersion: fc.constantFrom('policy.flotilla.io/v1alpha1', 'policy.karmada.io/v1alpha1', 'policy.flotilla.io/v1beta1'),
+  apiVersion: fc.constantFrom(
+    'policy.flotilla.io/v1alpha1',
+    'policy.karmada.io/v1alpha1',
+    'policy.flotilla.io/v1beta1',
+  ),
   // denied: the webhook rejects it (a selector without kind) yet the engine can read it; unusable: no spec.
   broken: fc.constantFrom('no', 'no', 'no', 'no', 'no', 'no', 'denied', 'unusable'),
 });
 
-function policy(kind: string, name: string, namespace: string | undefined, spec: Obj, flavour: { apiVersion: string; broken: string }): Doc {
+function policy(
+  kind: string,
+  name: string,
+  namespace: string | undefined,
+  spec: Obj,
+  flavour: { apiVersion: string; broken: string },
+): Doc {
   const metadata: Obj = { name };
   if (namespace !== undefined) metadata.namespace = namespace;
   let object: Obj = { apiVersion: 'policy.flotilla.io/v1alpha1', kind, metadata, spec };
@@ -142,7 +186,13 @@ const propagationArb = (clusterWide: boolean): fc.Arbitrary<Doc> =>
       flavour: flavourArb,
     })
     .map(({ name, ns, selectors, placement, priority, flavour }) =>
-      policy(clusterWide ? 'ClusterPropagationPolicy' : 'PropagationPolicy', name, clusterWide ? undefined : ns, { resourceSelectors: selectors, placement, ...(priority === undefined ? {} : { priority }) }, flavour),
+      policy(
+        clusterWide ? 'ClusterPropagationPolicy' : 'PropagationPolicy',
+        name,
+        clusterWide ? undefined : ns,
+        { resourceSelectors: selectors, placement, ...(priority === undefined ? {} : { priority }) },
+        flavour,
+      ),
     );
 
 const overrideArb = (clusterWide: boolean): fc.Arbitrary<Doc> =>
@@ -155,7 +205,13 @@ const overrideArb = (clusterWide: boolean): fc.Arbitrary<Doc> =>
       flavour: flavourArb,
     })
     .map(({ name, ns, selectors, rules, flavour }) =>
-      policy(clusterWide ? 'ClusterOverridePolicy' : 'OverridePolicy', name, clusterWide ? undefined : ns, { ...(selectors.length ? { resourceSelectors: selectors } : {}), overrideRules: rules }, flavour),
+      policy(
+        clusterWide ? 'ClusterOverridePolicy' : 'OverridePolicy',
+        name,
+        clusterWide ? undefined : ns,
+        { ...(selectors.length ? { resourceSelectors: selectors } : {}), overrideRules: rules },
+        flavour,
+      ),
     );
 
 const clusterArb: fc.Arbitrary<Doc> = fc
@@ -172,7 +228,15 @@ const clusterArb: fc.Arbitrary<Doc> = fc
     if (region) spec.region = region;
     if (tainted) spec.taints = [{ key: 'dedicated', value: 'x', effect: 'NoSchedule' }];
     const metadata: Obj = { name, ...(env ? { labels: { env } } : {}), ...(note ? { annotations: { note } } : {}) };
-    return { id: `cluster ${name}`, object: { apiVersion: karmada ? 'cluster.karmada.io/v1alpha1' : 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata, spec } };
+    return {
+      id: `cluster ${name}`,
+      object: {
+        apiVersion: karmada ? 'cluster.karmada.io/v1alpha1' : 'cluster.flotilla.io/v1alpha1',
+        kind: 'Cluster',
+        metadata,
+        spec,
+      },
+    };
   });
 
 type Op = { type: 'upsert'; doc: Doc } | { type: 'remove'; pick: number };
@@ -255,14 +319,20 @@ function runSequence(ops: Op[], admission: boolean, tally: Tally): void {
       current.set(key, got);
       assert.deepStrictEqual(strip(got), expected.get(key), `step ${step}: ${key} renders as render() does`);
     }
-    assert.deepStrictEqual(new Set(current.keys()), new Set(expected.keys()), `step ${step}: the state holds the templates render() sees`);
+    assert.deepStrictEqual(
+      new Set(current.keys()),
+      new Set(expected.keys()),
+      `step ${step}: the state holds the templates render() sees`,
+    );
     for (const [key, before] of previous) {
       const after = current.get(key);
       if (affected.has(key)) continue;
       assert.ok(after, `step ${step}: removed template ${key} is reported as affected`);
       assert.deepStrictEqual(after, before, `step ${step}: ${key} is outside 'affected' and renders as before`);
     }
-    for (const key of current.keys()) if (!previous.has(key)) assert.ok(affected.has(key), `step ${step}: added template ${key} is reported as affected`);
+    for (const key of current.keys())
+      if (!previous.has(key))
+        assert.ok(affected.has(key), `step ${step}: added template ${key} is reported as affected`);
     tally.steps++;
     for (const [key, r] of current) {
       if (r.policy) tally.claimed++;
@@ -282,7 +352,10 @@ describe('EngineState against render() on random objects and mutations', () => {
         { numRuns: 300 },
       );
       // Not vacuous: the runs claimed templates, rendered placements and left templates unaffected.
-      assert.ok(tally.claimed > tally.steps / 10 && tally.placements > tally.steps / 10 && tally.unaffected > tally.steps / 10, JSON.stringify(tally));
+      assert.ok(
+        tally.claimed > tally.steps / 10 && tally.placements > tally.steps / 10 && tally.unaffected > tally.steps / 10,
+        JSON.stringify(tally),
+      );
     });
   }
 });

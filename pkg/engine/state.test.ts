@@ -15,7 +15,8 @@ import {
 import { renderDetailed } from './render.js';
 import { EngineState, templateKey } from './state.js';
 
-const key = (name: string, namespace = 'default', kind = 'Deployment', apiVersion = 'apps/v1') => templateKey({ apiVersion, kind, namespace, name });
+const key = (name: string, namespace = 'default', kind = 'Deployment', apiVersion = 'apps/v1') =>
+  templateKey({ apiVersion, kind, namespace, name });
 
 function stateWith(...objects: Obj[]): EngineState {
   const s = new EngineState();
@@ -31,21 +32,32 @@ const label = (v: string) => ({ overriders: { labelsOverrider: [{ operator: 'add
 
 describe('EngineState: rendering one template', () => {
   it('gives what render() gives for that template, with the claiming policy', () => {
-    const objects = [deployment('web', 'default', { replicas: 3 }), propagationPolicy('pp', 'default', [selectDeployment()]), overridePolicy('op', 'default', [label('${cluster.name}')]), cluster('m1'), cluster('m2')];
+    const objects = [
+      deployment('web', 'default', { replicas: 3 }),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      overridePolicy('op', 'default', [label('${cluster.name}')]),
+      cluster('m1'),
+      cluster('m2'),
+    ];
     const s = stateWith(...objects);
     const got = s.renderTemplate(key('web'));
     const want = renderDetailed({ objects });
     assert.deepEqual(got?.placements, want.placements);
     assert.deepEqual(got?.policy, { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' });
-    assert.deepEqual(got?.placements.map((p) => p.object.metadata), [
-      { name: 'web', namespace: 'default', labels: { who: 'm1' } },
-      { name: 'web', namespace: 'default', labels: { who: 'm2' } },
-    ]);
+    assert.deepEqual(
+      got?.placements.map((p) => p.object.metadata),
+      [
+        { name: 'web', namespace: 'default', labels: { who: 'm1' } },
+        { name: 'web', namespace: 'default', labels: { who: 'm2' } },
+      ],
+    );
   });
 
   it('says unmatched when no policy claims the template, and undefined for a template it does not hold', () => {
     const s = stateWith(configMap('cfg'), propagationPolicy('pp', 'default', [selectDeployment()]), cluster('m1'));
-    assert.deepEqual(s.renderTemplate(key('cfg', 'default', 'ConfigMap', 'v1'))?.unmatched, [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cfg' }]);
+    assert.deepEqual(s.renderTemplate(key('cfg', 'default', 'ConfigMap', 'v1'))?.unmatched, [
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cfg' },
+    ]);
     assert.equal(s.renderTemplate(key('nope')), undefined);
   });
 
@@ -58,11 +70,28 @@ describe('EngineState: rendering one template', () => {
   });
 
   it('reports errors per template and per cluster, as render() does', () => {
-    const op = overridePolicy('op', 'default', [{ targetCluster: { clusterNames: ['m2'] }, overriders: { plaintext: [{ path: '/spec/paused', operator: 'replace', value: true }] } }]);
-    const s = stateWith(deployment(), propagationPolicy('pp', 'default', [selectDeployment()]), op, cluster('m1'), cluster('m2'));
+    const op = overridePolicy('op', 'default', [
+      {
+        targetCluster: { clusterNames: ['m2'] },
+        overriders: { plaintext: [{ path: '/spec/paused', operator: 'replace', value: true }] },
+      },
+    ]);
+    const s = stateWith(
+      deployment(),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      op,
+      cluster('m1'),
+      cluster('m2'),
+    );
     const r = s.renderTemplate(key('web'));
-    assert.deepEqual(r?.placements.map((p) => p.cluster), ['m1']);
-    assert.deepEqual(r?.errors.map((e) => e.cluster), ['m2']);
+    assert.deepEqual(
+      r?.placements.map((p) => p.cluster),
+      ['m1'],
+    );
+    assert.deepEqual(
+      r?.errors.map((e) => e.cluster),
+      ['m2'],
+    );
   });
 });
 
@@ -87,14 +116,21 @@ describe('EngineState: what a propagation policy change affects', () => {
 
   it('includes the templates a policy claimed before and no longer matches', () => {
     const s = base();
-    const m = s.upsert(propagationPolicy('high', 'default', [selectDeployment('nothing')], undefined, { priority: 10 }));
+    const m = s.upsert(
+      propagationPolicy('high', 'default', [selectDeployment('nothing')], undefined, { priority: 10 }),
+    );
     assert.deepEqual(sorted(m.affected), [key('b')]);
     assert.equal(s.renderTemplate(key('b'))?.policy?.name, 'low');
   });
 
   it('includes what a removed policy claimed', () => {
     const s = base();
-    const m = s.remove({ apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', namespace: 'default', name: 'low' });
+    const m = s.remove({
+      apiVersion: 'policy.flotilla.io/v1alpha1',
+      kind: 'PropagationPolicy',
+      namespace: 'default',
+      name: 'low',
+    });
     assert.deepEqual(sorted(m.affected), [key('a')]);
     assert.deepEqual(s.renderTemplate(key('a'))?.unmatched.length, 1);
   });
@@ -114,22 +150,43 @@ describe('EngineState: what a propagation policy change affects', () => {
 
   it('includes a claimed template when the placement changes', () => {
     const s = base();
-    const m = s.upsert(propagationPolicy('low', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }));
+    const m = s.upsert(
+      propagationPolicy('low', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }),
+    );
     assert.deepEqual(sorted(m.affected), [key('a')]);
   });
 });
 
 describe('EngineState: what an override policy change affects', () => {
   it('includes the claimed templates its old or new selectors match, and no unmatched one', () => {
-    const s = stateWith(deployment('a'), deployment('b'), configMap('cfg'), propagationPolicy('pp', 'default', [selectDeployment()]), overridePolicy('op', 'default', [label('x')], [selectDeployment('a')]), cluster('m1'));
-    const m = s.upsert(overridePolicy('op', 'default', [label('y')], [selectDeployment('b'), { apiVersion: 'v1', kind: 'ConfigMap' }]));
+    const s = stateWith(
+      deployment('a'),
+      deployment('b'),
+      configMap('cfg'),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      overridePolicy('op', 'default', [label('x')], [selectDeployment('a')]),
+      cluster('m1'),
+    );
+    const m = s.upsert(
+      overridePolicy('op', 'default', [label('y')], [selectDeployment('b'), { apiVersion: 'v1', kind: 'ConfigMap' }]),
+    );
     assert.deepEqual(sorted(m.affected), sorted([key('a'), key('b')]));
     assert.equal(at(s.renderTemplate(key('b'))?.placements[0]?.object, 'metadata.labels.who'), 'y');
   });
 
   it('a ClusterOverridePolicy without selectors affects every claimed template', () => {
-    const s = stateWith(deployment('a'), deployment('b', 'other'), deployment('c', 'third'), propagationPolicy('pp', 'default', [selectDeployment()]), propagationPolicy('pp', 'other', [selectDeployment()]), cluster('m1'));
-    assert.deepEqual(sorted(s.upsert(clusterOverridePolicy('cop', [label('x')])).affected), sorted([key('a'), key('b', 'other')]));
+    const s = stateWith(
+      deployment('a'),
+      deployment('b', 'other'),
+      deployment('c', 'third'),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      propagationPolicy('pp', 'other', [selectDeployment()]),
+      cluster('m1'),
+    );
+    assert.deepEqual(
+      sorted(s.upsert(clusterOverridePolicy('cop', [label('x')])).affected),
+      sorted([key('a'), key('b', 'other')]),
+    );
   });
 });
 
@@ -139,9 +196,15 @@ describe('EngineState: what a Cluster change affects', () => {
       deployment('eu'),
       deployment('us'),
       deployment('none'),
-      propagationPolicy('eu', 'default', [selectDeployment('eu')], { clusterAffinity: { labelSelector: { matchLabels: { region: 'eu' } } } }),
-      propagationPolicy('us', 'default', [selectDeployment('us')], { clusterAffinity: { labelSelector: { matchLabels: { region: 'us' } } } }),
-      propagationPolicy('none', 'default', [selectDeployment('none')], { clusterAffinity: { clusterNames: ['nowhere'] } }),
+      propagationPolicy('eu', 'default', [selectDeployment('eu')], {
+        clusterAffinity: { labelSelector: { matchLabels: { region: 'eu' } } },
+      }),
+      propagationPolicy('us', 'default', [selectDeployment('us')], {
+        clusterAffinity: { labelSelector: { matchLabels: { region: 'us' } } },
+      }),
+      propagationPolicy('none', 'default', [selectDeployment('none')], {
+        clusterAffinity: { clusterNames: ['nowhere'] },
+      }),
       cluster('m1', { labels: { region: 'eu' } }),
       cluster('m2', { labels: { region: 'us' } }),
     );
@@ -171,11 +234,22 @@ describe('EngineState: what a Cluster change affects', () => {
 
 describe('EngineState: templates, admission and bad input', () => {
   it('a template upsert or remove affects that template only', () => {
-    const s = stateWith(deployment('a'), deployment('b'), propagationPolicy('pp', 'default', [selectDeployment()]), cluster('m1'));
+    const s = stateWith(
+      deployment('a'),
+      deployment('b'),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      cluster('m1'),
+    );
     assert.deepEqual(sorted(s.upsert(deployment('a', 'default', { replicas: 5 })).affected), [key('a')]);
-    assert.deepEqual(sorted(s.remove({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'b' }).affected), [key('b')]);
+    assert.deepEqual(
+      sorted(s.remove({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'b' }).affected),
+      [key('b')],
+    );
     assert.equal(s.has(key('b')), false);
-    assert.deepEqual(sorted(s.remove({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'b' }).affected), []);
+    assert.deepEqual(
+      sorted(s.remove({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'b' }).affected),
+      [],
+    );
   });
 
   it('leaves out a policy the webhook denies, and drops the version it held before', () => {
@@ -200,19 +274,32 @@ describe('EngineState: templates, admission and bad input', () => {
     const list = s.upsert({ apiVersion: 'v1', kind: 'List', items: [deployment('b')] });
     assert.equal(list.rejected[0]?.reason, 'Unusable');
     assert.equal(s.has(key('b')), false);
-    const noSpec = { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'pp', namespace: 'default' } };
+    const noSpec = {
+      apiVersion: 'policy.flotilla.io/v1alpha1',
+      kind: 'PropagationPolicy',
+      metadata: { name: 'pp', namespace: 'default' },
+    };
     const lax = new EngineState({ admission: false });
     lax.upsert(deployment('a'));
     lax.upsert(propagationPolicy('pp', 'default', [selectDeployment()]));
     const r = lax.upsert(noSpec);
-    assert.deepEqual(r.rejected.map((x) => [x.reason, x.message]), [['Unusable', 'spec: Required value']]);
+    assert.deepEqual(
+      r.rejected.map((x) => [x.reason, x.message]),
+      [['Unusable', 'spec: Required value']],
+    );
     assert.deepEqual(sorted(r.affected), [key('a')]);
-    assert.deepEqual(s.upsert(42).rejected.map((x) => x.reason), ['Unusable']);
+    assert.deepEqual(
+      s.upsert(42).rejected.map((x) => x.reason),
+      ['Unusable'],
+    );
   });
 
   it('holds policies by kind, namespace and name whatever their group or version', () => {
     const s = stateWith(deployment('a'), propagationPolicy('pp', 'default', [selectDeployment()]), cluster('m1'));
-    const karmada = { ...propagationPolicy('pp', 'default', [selectDeployment('b')]), apiVersion: 'policy.karmada.io/v1alpha1' };
+    const karmada = {
+      ...propagationPolicy('pp', 'default', [selectDeployment('b')]),
+      apiVersion: 'policy.karmada.io/v1alpha1',
+    };
     s.upsert(karmada);
     assert.equal(s.counts().propagationPolicies, 1);
     assert.equal(s.renderTemplate(key('a'))?.unmatched.length, 1);

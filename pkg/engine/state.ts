@@ -30,8 +30,15 @@
 //     replicas. An update that changes nothing placement, division or overrides read (status,
 //     annotations, the kubeconfig secret) affects nothing.
 
-import { KARMADA_API_VERSION as KARMADA_CLUSTER, API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
-import { GROUP as POLICY_GROUP, KARMADA_API_VERSION as KARMADA_POLICY, POLICY_KINDS } from '../../api/policy/v1alpha1/types.js';
+import {
+  KARMADA_API_VERSION as KARMADA_CLUSTER,
+  API_VERSION as CLUSTER_API_VERSION,
+} from '../../api/cluster/v1alpha1/types.js';
+import {
+  GROUP as POLICY_GROUP,
+  KARMADA_API_VERSION as KARMADA_POLICY,
+  POLICY_KINDS,
+} from '../../api/policy/v1alpha1/types.js';
 import { admissionErrors } from './admission.js';
 import { isClusterScoped, refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
 import { arr, isObject, obj, str } from './json.js';
@@ -104,10 +111,14 @@ function identify(ref: ObjectRef): Identity | undefined {
     const namespace = CLUSTER_POLICY_KINDS.has(kind) ? '' : ref.namespace || 'default';
     return { type: PROPAGATION_KINDS.has(kind) ? 'propagation' : 'override', key: policyKey(kind, namespace, name) };
   }
-  if (apiVersion === CLUSTER_API_VERSION || apiVersion === KARMADA_CLUSTER) return kind === 'Cluster' ? { type: 'cluster', key: name } : undefined;
+  if (apiVersion === CLUSTER_API_VERSION || apiVersion === KARMADA_CLUSTER)
+    return kind === 'Cluster' ? { type: 'cluster', key: name } : undefined;
   if (group === 'cluster.flotilla.io' || group === 'cluster.karmada.io') return undefined;
   const namespace = isClusterScoped(kind) ? undefined : ref.namespace || 'default';
-  return { type: 'template', key: templateKey(namespace === undefined ? { apiVersion, kind, name } : { apiVersion, kind, namespace, name }) };
+  return {
+    type: 'template',
+    key: templateKey(namespace === undefined ? { apiVersion, kind, name } : { apiVersion, kind, namespace, name }),
+  };
 }
 
 /** The shapes render()'s input reading expands into their items; the state holds single objects. */
@@ -150,7 +161,10 @@ function sameClusterFacts(a: ClusterInfo, b: ClusterInfo): boolean {
 function couldSelect(placement: Record<string, unknown> | undefined, cluster: ClusterInfo | undefined): boolean {
   if (!cluster) return false;
   try {
-    return selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [cluster]).clusters.length > 0;
+    return (
+      selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [cluster]).clusters
+        .length > 0
+    );
   } catch {
     return true;
   }
@@ -200,7 +214,12 @@ export class EngineState {
   }
 
   counts(): StateCounts {
-    return { templates: this.templates.size, propagationPolicies: this.propagation.size, overridePolicies: this.overrides.size, clusters: this.clusters.size };
+    return {
+      templates: this.templates.size,
+      propagationPolicies: this.propagation.size,
+      overridePolicies: this.overrides.size,
+      clusters: this.clusters.size,
+    };
   }
 
   /**
@@ -212,7 +231,11 @@ export class EngineState {
     const m: Mutation = { affected: new Set(), rejected: [] };
     const ref = refOf(object);
     if (isList(object)) {
-      m.rejected.push({ object: ref, reason: 'Unusable', message: `${ref.kind || 'List'}: the state holds single objects; upsert the items one by one` });
+      m.rejected.push({
+        object: ref,
+        reason: 'Unusable',
+        message: `${ref.kind || 'List'}: the state holds single objects; upsert the items one by one`,
+      });
       return m;
     }
     const denied = this.admission ? admissionErrors(object) : [];
@@ -268,7 +291,9 @@ export class EngineState {
   }
 
   private clusterList(): ClusterInfo[] {
-    this.sortedClusters ??= [...this.clusters.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.sortedClusters ??= [...this.clusters.values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
     return this.sortedClusters;
   }
 
@@ -379,7 +404,12 @@ export class EngineState {
     const claims = new Map<string, PolicyEntry | undefined>();
     for (const p of this.propagation.values()) {
       const placement = obj(p.spec.placement);
-      if (!couldSelect(placement, prev) && !couldSelect(placement, next) && !(namesChanged && selectsNone(placement, clusters))) continue;
+      if (
+        !couldSelect(placement, prev) &&
+        !couldSelect(placement, next) &&
+        !(namesChanged && selectsNone(placement, clusters))
+      )
+        continue;
       const scope = new Map<string, Template>();
       this.matches(p, scope);
       for (const [k, t] of scope) {

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { ImageParseError, formatImage, isDigest, isTag, parseImage, splitHostname, type ImageReference } from './parse.js';
+import {
+  ImageParseError,
+  formatImage,
+  isDigest,
+  isTag,
+  parseImage,
+  splitHostname,
+  type ImageReference,
+} from './parse.js';
 
 const SHA256_A = `sha256:${'3f'.repeat(32)}`;
 const SHA256_B = `sha256:${'0c'.repeat(32)}`;
@@ -18,28 +26,100 @@ interface ParseCase {
 }
 
 const parsed: ParseCase[] = [
-  { name: 'a bare name has neither registry nor tag, and gets no docker.io default', input: 'busybox', want: ref('', 'busybox') },
+  {
+    name: 'a bare name has neither registry nor tag, and gets no docker.io default',
+    input: 'busybox',
+    want: ref('', 'busybox'),
+  },
   { name: 'a bare name with a tag keeps the tag', input: 'busybox:1.36-musl', want: ref('', 'busybox', '1.36-musl') },
-  { name: 'a first segment without a dot or colon belongs to the repository', input: 'payments/ledger:3', want: ref('', 'payments/ledger', '3') },
-  { name: 'a dotted first segment is the registry', input: 'quay.example.org/ops/backup:nightly', want: ref('quay.example.org', 'ops/backup', 'nightly') },
-  { name: 'a registry with a port keeps the port in the hostname', input: 'registry.internal:8443/platform/api:v2', want: ref('registry.internal:8443', 'platform/api', 'v2') },
-  { name: 'a host and port with nothing below them as a name and a tag', input: 'registry.example:5000', want: ref('', 'registry.example', '5000') },
-  { name: 'a port without a tag is not mistaken for a tag', input: 'registry.internal:8443/platform/api', want: ref('registry.internal:8443', 'platform/api') },
-  { name: 'localhost alone is a registry', input: 'localhost/tools/debug:dev', want: ref('localhost', 'tools/debug', 'dev') },
-  { name: 'localhost with a port is a registry', input: 'localhost:32000/tools/debug', want: ref('localhost:32000', 'tools/debug') },
-  { name: 'an IPv4 registry with a port', input: '192.168.7.20:5000/cache/alpine:3.20', want: ref('192.168.7.20:5000', 'cache/alpine', '3.20') },
-  { name: 'an IPv6 registry with a port', input: '[2001:db8::7]:5000/mirror/redis:7.2', want: ref('[2001:db8::7]:5000', 'mirror/redis', '7.2') },
+  {
+    name: 'a first segment without a dot or colon belongs to the repository',
+    input: 'payments/ledger:3',
+    want: ref('', 'payments/ledger', '3'),
+  },
+  {
+    name: 'a dotted first segment is the registry',
+    input: 'quay.example.org/ops/backup:nightly',
+    want: ref('quay.example.org', 'ops/backup', 'nightly'),
+  },
+  {
+    name: 'a registry with a port keeps the port in the hostname',
+    input: 'registry.internal:8443/platform/api:v2',
+    want: ref('registry.internal:8443', 'platform/api', 'v2'),
+  },
+  {
+    name: 'a host and port with nothing below them as a name and a tag',
+    input: 'registry.example:5000',
+    want: ref('', 'registry.example', '5000'),
+  },
+  {
+    name: 'a port without a tag is not mistaken for a tag',
+    input: 'registry.internal:8443/platform/api',
+    want: ref('registry.internal:8443', 'platform/api'),
+  },
+  {
+    name: 'localhost alone is a registry',
+    input: 'localhost/tools/debug:dev',
+    want: ref('localhost', 'tools/debug', 'dev'),
+  },
+  {
+    name: 'localhost with a port is a registry',
+    input: 'localhost:32000/tools/debug',
+    want: ref('localhost:32000', 'tools/debug'),
+  },
+  {
+    name: 'an IPv4 registry with a port',
+    input: '192.168.7.20:5000/cache/alpine:3.20',
+    want: ref('192.168.7.20:5000', 'cache/alpine', '3.20'),
+  },
+  {
+    name: 'an IPv6 registry with a port',
+    input: '[2001:db8::7]:5000/mirror/redis:7.2',
+    want: ref('[2001:db8::7]:5000', 'mirror/redis', '7.2'),
+  },
   { name: 'an IPv6 registry without a port', input: '[fd00::1]/edge/agent', want: ref('[fd00::1]', 'edge/agent') },
-  { name: 'a path deeper than three parts stays whole', input: 'ghcr.io/acme/team/svc/worker/v2:2024.05.1', want: ref('ghcr.io', 'acme/team/svc/worker/v2', '2024.05.1') },
-  { name: 'a registry may be written in capitals, the repository may not', input: 'Registry.Example.COM/app', want: ref('Registry.Example.COM', 'app') },
-  { name: 'separators inside a component: dot, one or two underscores, runs of dashes', input: 'a.b_c__d---e', want: ref('', 'a.b_c__d---e') },
-  { name: 'a digest without a tag is kept', input: `ghcr.io/acme/api@${SHA256_A}`, want: ref('ghcr.io', 'acme/api', '', SHA256_A) },
+  {
+    name: 'a path deeper than three parts stays whole',
+    input: 'ghcr.io/acme/team/svc/worker/v2:2024.05.1',
+    want: ref('ghcr.io', 'acme/team/svc/worker/v2', '2024.05.1'),
+  },
+  {
+    name: 'a registry may be written in capitals, the repository may not',
+    input: 'Registry.Example.COM/app',
+    want: ref('Registry.Example.COM', 'app'),
+  },
+  {
+    name: 'separators inside a component: dot, one or two underscores, runs of dashes',
+    input: 'a.b_c__d---e',
+    want: ref('', 'a.b_c__d---e'),
+  },
+  {
+    name: 'a digest without a tag is kept',
+    input: `ghcr.io/acme/api@${SHA256_A}`,
+    want: ref('ghcr.io', 'acme/api', '', SHA256_A),
+  },
   { name: 'a sha512 digest is accepted', input: `api@${SHA512}`, want: ref('', 'api', '', SHA512) },
-  { name: 'a tag next to a digest wins and the digest is dropped', input: `ghcr.io/acme/api:1.9@${SHA256_B}`, want: ref('ghcr.io', 'acme/api', '1.9') },
-  { name: 'a tag may start with an underscore and hold capitals', input: 'app:_Build.7-rc', want: ref('', 'app', '_Build.7-rc') },
-  { name: 'a tag of 128 characters is the longest allowed', input: `app:${'t'.repeat(128)}`, want: ref('', 'app', 't'.repeat(128)) },
+  {
+    name: 'a tag next to a digest wins and the digest is dropped',
+    input: `ghcr.io/acme/api:1.9@${SHA256_B}`,
+    want: ref('ghcr.io', 'acme/api', '1.9'),
+  },
+  {
+    name: 'a tag may start with an underscore and hold capitals',
+    input: 'app:_Build.7-rc',
+    want: ref('', 'app', '_Build.7-rc'),
+  },
+  {
+    name: 'a tag of 128 characters is the longest allowed',
+    input: `app:${'t'.repeat(128)}`,
+    want: ref('', 'app', 't'.repeat(128)),
+  },
   { name: 'a path of 255 characters is the longest allowed', input: 'p'.repeat(255), want: ref('', 'p'.repeat(255)) },
-  { name: 'the registry does not count towards the 255 characters', input: `mirror.example/${'p'.repeat(255)}`, want: ref('mirror.example', 'p'.repeat(255)) },
+  {
+    name: 'the registry does not count towards the 255 characters',
+    input: `mirror.example/${'p'.repeat(255)}`,
+    want: ref('mirror.example', 'p'.repeat(255)),
+  },
 ];
 
 void describe('parseImage', () => {
@@ -89,11 +169,31 @@ const rejected: ErrorCase[] = [
   { name: 'an IPv6 literal with a non-hex letter', input: '[fd00::g]/app', reason: INVALID },
   { name: 'a registry with a port and nothing below it', input: 'registry.example:5000/', reason: INVALID },
   { name: 'white space', input: ' app', reason: INVALID },
-  { name: 'a path of 256 characters', input: 'p'.repeat(256), reason: 'repository name must not be more than 255 characters' },
-  { name: 'a sha256 digest of the wrong length', input: `app@sha256:${'a'.repeat(40)}`, reason: 'invalid checksum digest length' },
-  { name: 'a sha256 digest in capital hex', input: `app@sha256:${'A'.repeat(64)}`, reason: 'invalid checksum digest format' },
-  { name: 'an algorithm go-digest does not know', input: `app@md5:${'a'.repeat(32)}`, reason: 'unsupported digest algorithm' },
-  { name: 'an algorithm written in capitals', input: `app@SHA256:${'a'.repeat(64)}`, reason: 'invalid checksum digest format' },
+  {
+    name: 'a path of 256 characters',
+    input: 'p'.repeat(256),
+    reason: 'repository name must not be more than 255 characters',
+  },
+  {
+    name: 'a sha256 digest of the wrong length',
+    input: `app@sha256:${'a'.repeat(40)}`,
+    reason: 'invalid checksum digest length',
+  },
+  {
+    name: 'a sha256 digest in capital hex',
+    input: `app@sha256:${'A'.repeat(64)}`,
+    reason: 'invalid checksum digest format',
+  },
+  {
+    name: 'an algorithm go-digest does not know',
+    input: `app@md5:${'a'.repeat(32)}`,
+    reason: 'unsupported digest algorithm',
+  },
+  {
+    name: 'an algorithm written in capitals',
+    input: `app@SHA256:${'a'.repeat(64)}`,
+    reason: 'invalid checksum digest format',
+  },
 ];
 
 void describe('parseImage errors', () => {
@@ -124,8 +224,16 @@ void describe('formatImage', () => {
   }
 
   const cases: Array<{ name: string; ref: ImageReference; want: string }> = [
-    { name: 'prefers the tag when both tag and digest are set', ref: ref('r.example', 'app', 'v1', SHA256_A), want: 'r.example/app:v1' },
-    { name: 'writes the digest after an @ when there is no tag', ref: ref('', 'app', '', SHA256_A), want: `app@${SHA256_A}` },
+    {
+      name: 'prefers the tag when both tag and digest are set',
+      ref: ref('r.example', 'app', 'v1', SHA256_A),
+      want: 'r.example/app:v1',
+    },
+    {
+      name: 'writes the digest after an @ when there is no tag',
+      ref: ref('', 'app', '', SHA256_A),
+      want: `app@${SHA256_A}`,
+    },
     { name: 'keeps the slash when the repository is empty', ref: ref('r.example', '', 'v1'), want: 'r.example/:v1' },
     { name: 'writes a bare repository when nothing else is set', ref: ref('', 'app'), want: 'app' },
   ];
@@ -140,12 +248,37 @@ void describe('splitHostname', () => {
   const cases: Array<{ name: string; input: string; hostname: string; repository: string }> = [
     { name: 'an empty name gives two empty parts', input: '', hostname: '', repository: '' },
     { name: 'a single component is all repository', input: 'app', hostname: '', repository: 'app' },
-    { name: 'a plain first component is part of the repository', input: 'team/app', hostname: '', repository: 'team/app' },
-    { name: 'a first component with a dot is the hostname', input: 'r.example/team/app', hostname: 'r.example', repository: 'team/app' },
-    { name: 'a first component with a port is the hostname', input: 'registry:5000/app', hostname: 'registry:5000', repository: 'app' },
-    { name: 'an IP address with a port is the hostname', input: '10.1.2.3:5000/a/b', hostname: '10.1.2.3:5000', repository: 'a/b' },
+    {
+      name: 'a plain first component is part of the repository',
+      input: 'team/app',
+      hostname: '',
+      repository: 'team/app',
+    },
+    {
+      name: 'a first component with a dot is the hostname',
+      input: 'r.example/team/app',
+      hostname: 'r.example',
+      repository: 'team/app',
+    },
+    {
+      name: 'a first component with a port is the hostname',
+      input: 'registry:5000/app',
+      hostname: 'registry:5000',
+      repository: 'app',
+    },
+    {
+      name: 'an IP address with a port is the hostname',
+      input: '10.1.2.3:5000/a/b',
+      hostname: '10.1.2.3:5000',
+      repository: 'a/b',
+    },
     { name: 'localhost is the hostname', input: 'localhost/app', hostname: 'localhost', repository: 'app' },
-    { name: 'a word that only starts with localhost is not', input: 'localhostx/app', hostname: '', repository: 'localhostx/app' },
+    {
+      name: 'a word that only starts with localhost is not',
+      input: 'localhostx/app',
+      hostname: '',
+      repository: 'localhostx/app',
+    },
     { name: 'only the first slash splits', input: 'r.example/a.b/c', hostname: 'r.example', repository: 'a.b/c' },
   ];
   for (const c of cases) {

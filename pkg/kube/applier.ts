@@ -51,7 +51,16 @@ import {
   type OwnerMark,
 } from './delivery.js';
 import { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
-import { deepClone, deepEqual, isObject, metadataOf, ownString, withoutServerFields, type JsonObject, type ObjectId } from './objects.js';
+import {
+  deepClone,
+  deepEqual,
+  isObject,
+  metadataOf,
+  ownString,
+  withoutServerFields,
+  type JsonObject,
+  type ObjectId,
+} from './objects.js';
 import { sleep } from '../runtime/clock.js';
 
 export type { ConflictResolution } from './delivery.js';
@@ -140,7 +149,8 @@ export function applySetMark(id: string, o: { namespaceAdoption?: boolean } = {}
       const labels = isObject(meta.labels) ? meta.labels : (meta.labels = {});
       labels[PART_OF_LABEL] = id;
     },
-    owns: (live) => ownString(live.labels, PART_OF_LABEL) === id || (o.namespaceAdoption === true && createdFor(live, mark)),
+    owns: (live) =>
+      ownString(live.labels, PART_OF_LABEL) === id || (o.namespaceAdoption === true && createdFor(live, mark)),
   };
   return mark;
 }
@@ -183,11 +193,18 @@ export class MemberApplier {
       await this.runSteps(desired);
     } catch (err: unknown) {
       if (err instanceof TransportError) this.markUnreachable(err);
-      else if (!(err instanceof Unreachable) && !this.o.signal?.aborted) this.errors.push(err instanceof Error ? err.message : String(err));
+      else if (!(err instanceof Unreachable) && !this.o.signal?.aborted)
+        this.errors.push(err instanceof Error ? err.message : String(err));
     }
     if (this.unreachable) this.errors.unshift(`unreachable: ${this.unreachable.message}`);
     if (this.o.signal?.aborted) this.errors.push('interrupted: the remaining work was not done');
-    return { member: this.member, server: this.client.server, results: this.results, errors: this.errors, unreachable: this.unreachable !== undefined };
+    return {
+      member: this.member,
+      server: this.client.server,
+      results: this.results,
+      errors: this.errors,
+      unreachable: this.unreachable !== undefined,
+    };
   }
 
   private async runSteps(desired: readonly DesiredObject[]): Promise<void> {
@@ -196,7 +213,9 @@ export class MemberApplier {
     this.o.onPlan?.(this.member, items.length);
     const live = items.filter((i) => !i.result);
     const applied = new Set<string>(live.map((i) => groupKindString(i.group, i.id.kind)));
-    const appliedNamespaces = new Set<string>(live.map((i) => i.id.namespace).filter((n): n is string => n !== undefined));
+    const appliedNamespaces = new Set<string>(
+      live.map((i) => i.id.namespace).filter((n): n is string => n !== undefined),
+    );
 
     const writes = this.o.mode === 'apply';
     const touch = items.length > 0 || parent.exists;
@@ -215,7 +234,8 @@ export class MemberApplier {
 
     if (this.o.prune && touch) {
       const complete = await this.prune(items, parent, applied, appliedNamespaces);
-      if (writes && complete && !this.unreachable) await this.writeParent(parent, applied, [this.o.parent.namespace, ...appliedNamespaces]);
+      if (writes && complete && !this.unreachable)
+        await this.writeParent(parent, applied, [this.o.parent.namespace, ...appliedNamespaces]);
     }
   }
 
@@ -224,10 +244,19 @@ export class MemberApplier {
   private prepare(d: DesiredObject): Item {
     const body = deepClone(d.object);
     const meta = metadataOf(body);
-    const id: ObjectId = { apiVersion: ownString(body, 'apiVersion') ?? '', kind: ownString(body, 'kind') ?? '', name: ownString(meta, 'name') ?? '' };
+    const id: ObjectId = {
+      apiVersion: ownString(body, 'apiVersion') ?? '',
+      kind: ownString(body, 'kind') ?? '',
+      name: ownString(meta, 'name') ?? '',
+    };
     const ns = ownString(meta, 'namespace');
     if (ns) id.namespace = ns;
-    const item: Item = { id, group: splitApiVersion(id.apiVersion).group, body, conflictResolution: d.conflictResolution };
+    const item: Item = {
+      id,
+      group: splitApiVersion(id.apiVersion).group,
+      body,
+      conflictResolution: d.conflictResolution,
+    };
     if (!id.apiVersion || !id.kind || !id.name) {
       this.finish(item, 'failed', 'apiVersion, kind and metadata.name are required');
       return item;
@@ -235,7 +264,11 @@ export class MemberApplier {
     const labels = isObject(meta.labels) ? meta.labels : (meta.labels = {});
     const existing = ownString(labels, PART_OF_LABEL);
     if (existing !== undefined && existing !== this.id) {
-      this.finish(item, 'failed', `metadata.labels: ${PART_OF_LABEL} is set in the input (${existing}); it is the apply set's own label`);
+      this.finish(
+        item,
+        'failed',
+        `metadata.labels: ${PART_OF_LABEL} is set in the input (${existing}); it is the apply set's own label`,
+      );
       return item;
     }
     return item;
@@ -243,9 +276,13 @@ export class MemberApplier {
 
   private async readParent(): Promise<ParentState> {
     const ref = this.o.parent;
-    const res = await this.client.request({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}` });
+    const res = await this.client.request({
+      method: 'GET',
+      path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`,
+    });
     if (res.status === 404) return readParent(undefined, ref, this.id);
-    if (res.status >= 400) throw new Error(`cannot read the ApplySet parent Secret ${ref.namespace}/${ref.name}: ${apiError(res).message}`);
+    if (res.status >= 400)
+      throw new Error(`cannot read the ApplySet parent Secret ${ref.namespace}/${ref.name}: ${apiError(res).message}`);
     try {
       return readParent(res.body, ref, this.id);
     } catch (err: unknown) {
@@ -255,17 +292,33 @@ export class MemberApplier {
   }
 
   /** Writes the parent unless it already records exactly this (same tooling, kinds and namespaces). */
-  private async writeParent(current: ParentState, groupKinds: Iterable<string>, namespaces: Iterable<string>): Promise<void> {
+  private async writeParent(
+    current: ParentState,
+    groupKinds: Iterable<string>,
+    namespaces: Iterable<string>,
+  ): Promise<void> {
     const ref = this.o.parent;
     const kinds = new Set(groupKinds);
     const spaces = new Set([...namespaces, ref.namespace]);
     const same = (a: Set<string>, b: Set<string>) => a.size === b.size && [...a].every((x) => b.has(x));
-    if (current.exists && current.tooling === this.o.tooling && same(kinds, current.groupKinds) && same(spaces, current.namespaces)) return;
-    if (!(await this.ensureNamespace(ref.namespace))) throw new Error(`cannot write the ApplySet parent: namespace ${ref.namespace} does not exist`);
+    if (
+      current.exists &&
+      current.tooling === this.o.tooling &&
+      same(kinds, current.groupKinds) &&
+      same(spaces, current.namespaces)
+    )
+      return;
+    if (!(await this.ensureNamespace(ref.namespace)))
+      throw new Error(`cannot write the ApplySet parent: namespace ${ref.namespace} does not exist`);
     const body = parentObject(ref, this.id, this.o.tooling, kinds, spaces);
     const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/secrets/${encodeURIComponent(ref.name)}`;
-    const res = await serverSideApply(this.client, path, body, { fieldManager: this.o.fieldManager, force: true, signal: this.o.signal });
-    if (res.status >= 400) throw new Error(`cannot write the ApplySet parent Secret ${ref.namespace}/${ref.name}: ${apiError(res).message}`);
+    const res = await serverSideApply(this.client, path, body, {
+      fieldManager: this.o.fieldManager,
+      force: true,
+      signal: this.o.signal,
+    });
+    if (res.status >= 400)
+      throw new Error(`cannot write the ApplySet parent Secret ${ref.namespace}/${ref.name}: ${apiError(res).message}`);
     Object.assign(current, { exists: true, tooling: this.o.tooling, groupKinds: kinds, namespaces: spaces });
   }
 
@@ -278,7 +331,11 @@ export class MemberApplier {
       const names = isObject(spec.names) ? spec.names : {};
       const group = ownString(spec, 'group');
       const kind = ownString(names, 'kind');
-      if (group && kind) crdKinds.set(groupKindString(group, kind), { crd: i.id.name, namespaced: ownString(spec, 'scope') !== 'Cluster' });
+      if (group && kind)
+        crdKinds.set(groupKindString(group, kind), {
+          crd: i.id.name,
+          namespaced: ownString(spec, 'scope') !== 'Cluster',
+        });
     }
     await Promise.all(
       items.map(async (i) => {
@@ -312,7 +369,12 @@ export class MemberApplier {
     if (i.result) return;
     if (!i.info) {
       // A custom resource whose CRD is new in this set: in dry-run and diff it cannot be checked.
-      this.finish(i, 'created', `not checked by the server: its CustomResourceDefinition ${i.deferred?.crd ?? ''} is not on the member yet`, { live: null, after: withoutServerFields(i.body) });
+      this.finish(
+        i,
+        'created',
+        `not checked by the server: its CustomResourceDefinition ${i.deferred?.crd ?? ''} is not on the member yet`,
+        { live: null, after: withoutServerFields(i.body) },
+      );
       return;
     }
     const info = i.info;
@@ -320,25 +382,51 @@ export class MemberApplier {
       this.checkGoing();
       if (i.id.namespace && !(await this.ensureNamespace(i.id.namespace))) {
         const after = withoutServerFields(i.body);
-        this.finish(i, 'created', `not checked by the server: namespace ${i.id.namespace} does not exist yet (apply creates it)`, { live: null, after });
+        this.finish(
+          i,
+          'created',
+          `not checked by the server: namespace ${i.id.namespace} does not exist yet (apply creates it)`,
+          { live: null, after },
+        );
         return;
       }
       const existing = (await this.listing(info, i.id.namespace, false)).items.get(i.id.name) ?? null;
       const mark = i.group === '' && i.id.kind === 'Namespace' ? this.namespaceMark : this.mark;
-      const request = { info, object: i.body, mark, conflictResolution: i.conflictResolution, live: existing, signal: this.o.signal };
+      const request = {
+        info,
+        object: i.body,
+        mark,
+        conflictResolution: i.conflictResolution,
+        live: existing,
+        signal: this.o.signal,
+      };
       if (this.o.mode === 'apply') return this.finishApply(i, await this.core.apply(request));
       const path = resourcePath(info, i.id.namespace, i.id.name);
       const [liveRes, out] = await Promise.all([
-        existing ? this.client.request<JsonObject>({ method: 'GET', path, signal: this.o.signal }) : Promise.resolve(undefined),
+        existing
+          ? this.client.request<JsonObject>({ method: 'GET', path, signal: this.o.signal })
+          : Promise.resolve(undefined),
         this.core.apply({ ...request, dryRun: true, answer: 'object' }),
       ]);
-      if (liveRes && liveRes.status >= 400 && liveRes.status !== 404) return this.finish(i, 'failed', apiError(liveRes).message);
+      if (liveRes && liveRes.status >= 400 && liveRes.status !== 404)
+        return this.finish(i, 'failed', apiError(liveRes).message);
       const live = liveRes?.status === 200 && liveRes.body ? withoutServerFields(liveRes.body) : null;
       if (out.action === 'conflict' && this.o.mode === 'diff' && existing) {
         // Someone else's object: show what taking it over would change.
-        const forced = await this.core.apply({ ...request, object: deepClone(i.body), conflictResolution: 'Overwrite', dryRun: true, answer: 'object' });
+        const forced = await this.core.apply({
+          ...request,
+          object: deepClone(i.body),
+          conflictResolution: 'Overwrite',
+          dryRun: true,
+          answer: 'object',
+        });
         const after = forced.answer ? withoutServerFields(forced.answer) : null;
-        return this.finish(i, 'conflict', `${out.message ?? ''}; with conflictResolution: Overwrite it would make the change shown`, { live, after });
+        return this.finish(
+          i,
+          'conflict',
+          `${out.message ?? ''}; with conflictResolution: Overwrite it would make the change shown`,
+          { live, after },
+        );
       }
       if (out.action === 'conflict' || out.action === 'failed') return this.finishApply(i, out);
       const after = out.answer ? withoutServerFields(out.answer) : null;
@@ -364,13 +452,21 @@ export class MemberApplier {
     const crds = new Map<string, Item | undefined>();
     for (const i of waiting) {
       const name = i.deferred?.crd ?? '';
-      crds.set(name, items.find((c) => c.group === CRD_GROUP && c.id.kind === 'CustomResourceDefinition' && c.id.name === name));
+      crds.set(
+        name,
+        items.find((c) => c.group === CRD_GROUP && c.id.kind === 'CustomResourceDefinition' && c.id.name === name),
+      );
     }
     const deadline = Date.now() + (this.o.establishTimeoutMs ?? 60_000);
     await Promise.all(
       [...crds].map(async ([name, crd]) => {
         const mine = waiting.filter((i) => i.deferred?.crd === name);
-        if (!crd || (crd.result?.action !== 'created' && crd.result?.action !== 'configured' && crd.result?.action !== 'unchanged')) {
+        if (
+          !crd ||
+          (crd.result?.action !== 'created' &&
+            crd.result?.action !== 'configured' &&
+            crd.result?.action !== 'unchanged')
+        ) {
           for (const i of mine) this.finish(i, 'failed', `its CustomResourceDefinition ${name} was not applied`);
           return;
         }
@@ -395,7 +491,9 @@ export class MemberApplier {
   private async untilEstablished(name: string, deadline: number): Promise<string> {
     for (;;) {
       this.checkGoing();
-      const res = await this.client.request<{ status?: { conditions?: Array<{ type?: string; status?: string; message?: string }> } }>({
+      const res = await this.client.request<{
+        status?: { conditions?: Array<{ type?: string; status?: string; message?: string }> };
+      }>({
         method: 'GET',
         path: `/apis/${CRD_GROUP}/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
       });
@@ -429,7 +527,9 @@ export class MemberApplier {
 
   /** Creates (in apply mode) the namespaces of these items that the member lacks. */
   private async ensureNamespaces(items: Item[]): Promise<void> {
-    const names = new Set(items.filter((i) => !i.result && i.info?.namespaced && i.id.namespace).map((i) => i.id.namespace as string));
+    const names = new Set(
+      items.filter((i) => !i.result && i.info?.namespaced && i.id.namespace).map((i) => i.id.namespace as string),
+    );
     await Promise.all([...names].map((n) => this.ensureNamespace(n).catch(() => false)));
   }
 
@@ -444,9 +544,18 @@ export class MemberApplier {
   }
 
   private async ensureNamespaceOnce(name: string): Promise<boolean> {
-    const state = await this.core.ensureNamespace(name, this.mark, { create: this.o.mode === 'apply', signal: this.o.signal });
+    const state = await this.core.ensureNamespace(name, this.mark, {
+      create: this.o.mode === 'apply',
+      signal: this.o.signal,
+    });
     if (state === 'created') {
-      this.emit({ apiVersion: 'v1', kind: 'Namespace', name, action: 'created', message: 'created for the objects in it; not part of the apply set, never pruned' });
+      this.emit({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        name,
+        action: 'created',
+        message: 'created for the objects in it; not part of the apply set, never pruned',
+      });
     }
     return state !== 'missing';
   }
@@ -472,15 +581,28 @@ export class MemberApplier {
     let cont: string | undefined;
     let pages = 0;
     do {
-      if (++pages > MAX_LIST_PAGES) throw new Error(`listing ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: more than ${MAX_LIST_PAGES} pages`);
-      const res = await this.client.request<{ metadata?: { continue?: string }; items?: Array<{ metadata?: JsonObject }> }>({
+      if (++pages > MAX_LIST_PAGES)
+        throw new Error(
+          `listing ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: more than ${MAX_LIST_PAGES} pages`,
+        );
+      const res = await this.client.request<{
+        metadata?: { continue?: string };
+        items?: Array<{ metadata?: JsonObject }>;
+      }>({
         method: 'GET',
         path: resourcePath(info, namespace || undefined),
-        query: { limit: String(LIST_PAGE), continue: cont, labelSelector: onlySet ? `${PART_OF_LABEL}=${this.id}` : undefined },
+        query: {
+          limit: String(LIST_PAGE),
+          continue: cont,
+          labelSelector: onlySet ? `${PART_OF_LABEL}=${this.id}` : undefined,
+        },
         accept: META_LIST_ACCEPT,
         signal: this.o.signal,
       });
-      if (res.status >= 400) throw new Error(`cannot list ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: ${apiError(res).message}`);
+      if (res.status >= 400)
+        throw new Error(
+          `cannot list ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: ${apiError(res).message}`,
+        );
       for (const it of res.body?.items ?? []) {
         const m = it.metadata ?? {};
         const name = ownString(m, 'name');
@@ -493,11 +615,20 @@ export class MemberApplier {
   }
 
   /** Deletes (or, in dry-run/diff, reports) this set's objects that are no longer desired. True when complete. */
-  private async prune(items: Item[], parent: ParentState, applied: Set<string>, appliedNamespaces: Set<string>): Promise<boolean> {
+  private async prune(
+    items: Item[],
+    parent: ParentState,
+    applied: Set<string>,
+    appliedNamespaces: Set<string>,
+  ): Promise<boolean> {
     if (this.unreachable) return false;
-    const keep = new Set(items.filter((i) => i.info || i.deferred).map((i) => keyOf(i.group, i.id.kind, i.id.namespace, i.id.name)));
+    const keep = new Set(
+      items.filter((i) => i.info || i.deferred).map((i) => keyOf(i.group, i.id.kind, i.id.namespace, i.id.name)),
+    );
     // Items that failed before their kind was known still count as desired: never delete what the input names.
-    const keepNames = new Set(items.filter((i) => !i.info && !i.deferred).map((i) => `${i.id.kind}|${i.id.namespace ?? ''}|${i.id.name}`));
+    const keepNames = new Set(
+      items.filter((i) => !i.info && !i.deferred).map((i) => `${i.id.kind}|${i.id.namespace ?? ''}|${i.id.name}`),
+    );
     const kinds = new Set([...parent.groupKinds, ...applied]);
     const namespaces = new Set([...parent.namespaces, ...appliedNamespaces, this.o.parent.namespace]);
     let complete = true;
@@ -519,7 +650,11 @@ export class MemberApplier {
               const listing = await this.listing(info, ns, true);
               for (const meta of listing.items.values()) {
                 if (ownString(meta.labels, PART_OF_LABEL) !== this.id || meta.deleting) continue;
-                if (keep.has(keyOf(info.group, info.kind, ns, meta.name)) || keepNames.has(`${info.kind}|${ns ?? ''}|${meta.name}`)) continue;
+                if (
+                  keep.has(keyOf(info.group, info.kind, ns, meta.name)) ||
+                  keepNames.has(`${info.kind}|${ns ?? ''}|${meta.name}`)
+                )
+                  continue;
                 candidates.push({ info, namespace: ns, meta });
               }
             } catch (err: unknown) {
@@ -531,7 +666,12 @@ export class MemberApplier {
         );
       }),
     );
-    const order = (c: { info: ResourceInfo }) => (c.info.group === CRD_GROUP && c.info.kind === 'CustomResourceDefinition' ? 1 : c.info.group === '' && c.info.kind === 'Namespace' ? 2 : 0);
+    const order = (c: { info: ResourceInfo }) =>
+      c.info.group === CRD_GROUP && c.info.kind === 'CustomResourceDefinition'
+        ? 1
+        : c.info.group === '' && c.info.kind === 'Namespace'
+          ? 2
+          : 0;
     for (const stage of [0, 1, 2]) {
       const now = candidates.filter((c) => order(c) === stage);
       const outcomes = await Promise.all(now.map((c) => this.pruneOne(c.info, c.namespace, c.meta)));
@@ -541,7 +681,11 @@ export class MemberApplier {
   }
 
   private async pruneOne(info: ResourceInfo, namespace: string | undefined, meta: LiveMeta): Promise<boolean> {
-    const id: ObjectId = { apiVersion: info.group ? `${info.group}/${info.version}` : info.version, kind: info.kind, name: meta.name };
+    const id: ObjectId = {
+      apiVersion: info.group ? `${info.group}/${info.version}` : info.version,
+      kind: info.kind,
+      name: meta.name,
+    };
     if (namespace) id.namespace = namespace;
     const path = resourcePath(info, namespace, meta.name);
     try {
@@ -554,7 +698,10 @@ export class MemberApplier {
         return true;
       }
       // Gone, or replaced meanwhile by an object that is not this one: nothing of the set's to delete.
-      const { result } = await this.core.remove(info, namespace, meta.name, meta.uid, { dryRun: this.o.mode === 'dry-run', signal: this.o.signal });
+      const { result } = await this.core.remove(info, namespace, meta.name, meta.uid, {
+        dryRun: this.o.mode === 'dry-run',
+        signal: this.o.signal,
+      });
       if (result === 'deleted') this.emit({ ...id, action: 'pruned' });
       return true;
     } catch (err: unknown) {
@@ -580,7 +727,8 @@ export class MemberApplier {
 
   private failure(err: unknown): { message: string; unreachable?: boolean } {
     if (this.o.signal?.aborted) return { message: 'interrupted' };
-    if (err instanceof Unreachable || err instanceof TransportError) return { message: 'not done: the member is unreachable', unreachable: true };
+    if (err instanceof Unreachable || err instanceof TransportError)
+      return { message: 'not done: the member is unreachable', unreachable: true };
     return { message: err instanceof Error ? err.message : String(err) };
   }
 
@@ -590,8 +738,20 @@ export class MemberApplier {
     this.finish(i, 'failed', f.message, f.unreachable ? { unreachable: true } : {});
   }
 
-  private finish(i: Item, action: Action, message?: string, extra: Partial<ObjectResult> = {}, warnings: string[] = []): void {
-    const r: ObjectResult = { ...i.id, action, ...(message !== undefined ? { message } : {}), ...(warnings.length > 0 ? { warnings } : {}), ...extra };
+  private finish(
+    i: Item,
+    action: Action,
+    message?: string,
+    extra: Partial<ObjectResult> = {},
+    warnings: string[] = [],
+  ): void {
+    const r: ObjectResult = {
+      ...i.id,
+      action,
+      ...(message !== undefined ? { message } : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
+      ...extra,
+    };
     i.result = r;
     this.emit(r);
   }
@@ -603,7 +763,9 @@ export class MemberApplier {
 }
 
 function isFirst(i: Item): boolean {
-  return (i.group === CRD_GROUP && i.id.kind === 'CustomResourceDefinition') || (i.group === '' && i.id.kind === 'Namespace');
+  return (
+    (i.group === CRD_GROUP && i.id.kind === 'CustomResourceDefinition') || (i.group === '' && i.id.kind === 'Namespace')
+  );
 }
 
 function keyOf(group: string, kind: string, namespace: string | undefined, name: string): string {

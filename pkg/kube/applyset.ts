@@ -78,7 +78,12 @@ function stringRecord(v: unknown): Record<string, string> {
 }
 
 function splitList(v: string | undefined): string[] {
-  return v ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+  return v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+    : [];
 }
 
 /**
@@ -93,22 +98,33 @@ export function readParent(
   resolveGroupResource?: (groupResource: string) => string | undefined,
 ): ParentState {
   if (live === undefined) return { exists: false, groupKinds: new Set(), namespaces: new Set([ref.namespace]) };
-  const meta = (typeof live === 'object' && live !== null ? (live as { metadata?: unknown }).metadata : undefined) as { labels?: unknown; annotations?: unknown } | undefined;
+  const meta = (typeof live === 'object' && live !== null ? (live as { metadata?: unknown }).metadata : undefined) as
+    { labels?: unknown; annotations?: unknown } | undefined;
   const labels = stringRecord(meta?.labels);
   const annotations = stringRecord(meta?.annotations);
   const what = `ApplySet parent Secret ${ref.namespace}/${ref.name}`;
   const tooling = annotations[TOOLING_ANNOTATION];
-  if (tooling === undefined) throw new ParentError(`${what} already exists and has no ${TOOLING_ANNOTATION} annotation; it was not made by an ApplySet tool, so Flotilla leaves it alone (choose another --applyset name)`);
+  if (tooling === undefined)
+    throw new ParentError(
+      `${what} already exists and has no ${TOOLING_ANNOTATION} annotation; it was not made by an ApplySet tool, so Flotilla leaves it alone (choose another --applyset name)`,
+    );
   const base = toolingBaseName(tooling);
-  if (base !== TOOL_NAME) throw new ParentError(`${what} is managed by ${JSON.stringify(base)}, not ${TOOL_NAME} (${TOOLING_ANNOTATION}: ${tooling}); choose another --applyset name`);
-  if (labels[ID_LABEL] !== id) throw new ParentError(`${what} has ${ID_LABEL}=${JSON.stringify(labels[ID_LABEL] ?? '')}, expected ${id}`);
+  if (base !== TOOL_NAME)
+    throw new ParentError(
+      `${what} is managed by ${JSON.stringify(base)}, not ${TOOL_NAME} (${TOOLING_ANNOTATION}: ${tooling}); choose another --applyset name`,
+    );
+  if (labels[ID_LABEL] !== id)
+    throw new ParentError(`${what} has ${ID_LABEL}=${JSON.stringify(labels[ID_LABEL] ?? '')}, expected ${id}`);
   const groupKinds = new Set<string>();
   if (annotations[GROUP_KINDS_ANNOTATION] !== undefined) {
     for (const gk of splitList(annotations[GROUP_KINDS_ANNOTATION])) groupKinds.add(gk);
   } else if (annotations[DEPRECATED_GROUP_RESOURCES_ANNOTATION] !== undefined) {
     for (const gr of splitList(annotations[DEPRECATED_GROUP_RESOURCES_ANNOTATION])) {
       const gk = resolveGroupResource?.(gr);
-      if (gk === undefined) throw new ParentError(`${what}: cannot map ${JSON.stringify(gr)} of ${DEPRECATED_GROUP_RESOURCES_ANNOTATION} to a kind`);
+      if (gk === undefined)
+        throw new ParentError(
+          `${what}: cannot map ${JSON.stringify(gr)} of ${DEPRECATED_GROUP_RESOURCES_ANNOTATION} to a kind`,
+        );
       groupKinds.add(gk);
     }
   } else {
@@ -126,7 +142,13 @@ export function toolingBaseName(tooling: string): string {
 }
 
 /** The parent Secret to server-side apply, recording `groupKinds` and `namespaces`. */
-export function parentObject(ref: ParentRef, id: string, tooling: string, groupKinds: Iterable<string>, namespaces: Iterable<string>): Record<string, unknown> {
+export function parentObject(
+  ref: ParentRef,
+  id: string,
+  tooling: string,
+  groupKinds: Iterable<string>,
+  namespaces: Iterable<string>,
+): Record<string, unknown> {
   const sorted = (xs: Iterable<string>) => [...new Set(xs)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return {
     apiVersion: 'v1',

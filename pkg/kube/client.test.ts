@@ -77,7 +77,14 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 function kubeConfigFor(port: number): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca.certPem).toString('base64'), skipTLSVerify: false }],
+    clusters: [
+      {
+        name: 'c',
+        server: `https://127.0.0.1:${port}`,
+        caData: Buffer.from(ca.certPem).toString('base64'),
+        skipTLSVerify: false,
+      },
+    ],
     users: [{ name: 'u', token: TOKEN }],
     contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
     currentContext: 'ctx',
@@ -108,7 +115,9 @@ void describe('KubeClient', () => {
     api.connections = 0;
     api.maxInFlight = 0;
     const client = new KubeClient(kubeConfigFor(port), { concurrency: 3 });
-    const all = Promise.all(Array.from({ length: 30 }, (_, i) => client.request({ method: 'GET', path: `/api/v1/namespaces/n${i}` })));
+    const all = Promise.all(
+      Array.from({ length: 30 }, (_, i) => client.request({ method: 'GET', path: `/api/v1/namespaces/n${i}` })),
+    );
     // Answer requests as they arrive, in waves of whatever is waiting.
     let answered = 0;
     while (answered < 30) {
@@ -130,20 +139,45 @@ void describe('KubeClient', () => {
     let seen: { method?: string; url?: string; type?: string; body?: string } = {};
     api.handler = (req, res, body) => {
       seen = { method: req.method, url: req.url, type: req.headers['content-type'], body };
-      json(res, 409, { kind: 'Status', status: 'Failure', reason: 'Conflict', message: 'Apply failed with 1 conflict', code: 409 });
+      json(res, 409, {
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'Conflict',
+        message: 'Apply failed with 1 conflict',
+        code: 409,
+      });
     };
     const client = new KubeClient(kubeConfigFor(port), { concurrency: 1 });
-    const res = await client.request({ method: 'PATCH', path: '/apis/apps/v1/namespaces/shop/deployments/web', query: { fieldManager: 'flotilla', force: 'false' }, contentType: 'application/apply-patch+yaml', body: { kind: 'Deployment', x: 'é' } });
+    const res = await client.request({
+      method: 'PATCH',
+      path: '/apis/apps/v1/namespaces/shop/deployments/web',
+      query: { fieldManager: 'flotilla', force: 'false' },
+      contentType: 'application/apply-patch+yaml',
+      body: { kind: 'Deployment', x: 'é' },
+    });
     assert.equal(res.status, 409);
-    assert.deepEqual(seen, { method: 'PATCH', url: '/apis/apps/v1/namespaces/shop/deployments/web?fieldManager=flotilla&force=false', type: 'application/apply-patch+yaml', body: '{"kind":"Deployment","x":"é"}' });
-    await assert.rejects(client.requestOk({ method: 'GET', path: '/x' }), { name: 'ApiError', status: 409, reason: 'Conflict', message: 'Apply failed with 1 conflict' });
+    assert.deepEqual(seen, {
+      method: 'PATCH',
+      url: '/apis/apps/v1/namespaces/shop/deployments/web?fieldManager=flotilla&force=false',
+      type: 'application/apply-patch+yaml',
+      body: '{"kind":"Deployment","x":"é"}',
+    });
+    await assert.rejects(client.requestOk({ method: 'GET', path: '/x' }), {
+      name: 'ApiError',
+      status: 409,
+      reason: 'Conflict',
+      message: 'Apply failed with 1 conflict',
+    });
     await client.close();
     api.handler = (_req, res) => json(res, 200, {});
   });
 
   it('retries 429 with the delay the apiserver asks for, then gives the answer', async () => {
     let calls = 0;
-    api.handler = (_req, res) => (++calls < 3 ? json(res, 429, { kind: 'Status', reason: 'TooManyRequests', details: { retryAfterSeconds: 0 } }) : json(res, 200, { ok: 1 }));
+    api.handler = (_req, res) =>
+      ++calls < 3
+        ? json(res, 429, { kind: 'Status', reason: 'TooManyRequests', details: { retryAfterSeconds: 0 } })
+        : json(res, 200, { ok: 1 });
     const client = new KubeClient(kubeConfigFor(port), { concurrency: 1 });
     const res = await client.request({ method: 'GET', path: '/x' });
     assert.equal(res.status, 200);
@@ -155,7 +189,10 @@ void describe('KubeClient', () => {
   it('refuses an answer larger than the limit', async () => {
     api.handler = (_req, res) => json(res, 200, { big: 'x'.repeat(10_000) });
     const client = new KubeClient(kubeConfigFor(port), { concurrency: 1, maxResponseBytes: 1000 });
-    await assert.rejects(client.request({ method: 'GET', path: '/x' }), (e: unknown) => e instanceof TransportError && /larger than 1000 bytes/.test(e.message));
+    await assert.rejects(
+      client.request({ method: 'GET', path: '/x' }),
+      (e: unknown) => e instanceof TransportError && /larger than 1000 bytes/.test(e.message),
+    );
     await client.close();
     api.handler = (_req, res) => json(res, 200, {});
   });
@@ -178,7 +215,10 @@ void describe('KubeClient', () => {
     const other = createCA('someone-else');
     kc.clusters = [{ ...kc.clusters[0]!, caData: Buffer.from(other.certPem).toString('base64') }];
     const client = new KubeClient(kc, { concurrency: 1 });
-    await assert.rejects(client.request({ method: 'GET', path: '/version' }), (e: unknown) => e instanceof TransportError && !e.message.includes(TOKEN));
+    await assert.rejects(
+      client.request({ method: 'GET', path: '/version' }),
+      (e: unknown) => e instanceof TransportError && !e.message.includes(TOKEN),
+    );
     await client.close();
   });
 });
@@ -191,9 +231,25 @@ void describe('Discovery', () => {
     port = await api.listen();
     api.handler = (req, res) => {
       requests.push(req.url ?? '');
-      if (req.url === '/api/v1') return json(res, 200, { resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true }, { name: 'namespaces', kind: 'Namespace', namespaced: false }, { name: 'namespaces/status', kind: 'Namespace', namespaced: false }] });
-      if (req.url === '/apis/apps/v1') return json(res, 200, { resources: [{ name: 'deployments', kind: 'Deployment', namespaced: true }, { name: 'deployments/scale', kind: 'Scale', namespaced: true }] });
-      if (req.url === '/apis') return json(res, 200, { groups: [{ name: 'apps', preferredVersion: { version: 'v1' }, versions: [{ version: 'v1' }] }] });
+      if (req.url === '/api/v1')
+        return json(res, 200, {
+          resources: [
+            { name: 'configmaps', kind: 'ConfigMap', namespaced: true },
+            { name: 'namespaces', kind: 'Namespace', namespaced: false },
+            { name: 'namespaces/status', kind: 'Namespace', namespaced: false },
+          ],
+        });
+      if (req.url === '/apis/apps/v1')
+        return json(res, 200, {
+          resources: [
+            { name: 'deployments', kind: 'Deployment', namespaced: true },
+            { name: 'deployments/scale', kind: 'Scale', namespaced: true },
+          ],
+        });
+      if (req.url === '/apis')
+        return json(res, 200, {
+          groups: [{ name: 'apps', preferredVersion: { version: 'v1' }, versions: [{ version: 'v1' }] }],
+        });
       json(res, 404, { kind: 'Status', reason: 'NotFound' });
     };
   });
@@ -202,7 +258,12 @@ void describe('Discovery', () => {
   it('resolves kinds to resources and scopes, asking once per group-version', async () => {
     const client = new KubeClient(kubeConfigFor(port), { concurrency: 4 });
     const d = new Discovery(client);
-    const [cm, ns, dep, dep2] = await Promise.all([d.resolve('v1', 'ConfigMap'), d.resolve('v1', 'Namespace'), d.resolve('apps/v1', 'Deployment'), d.resolveGroupKind('apps', 'Deployment')]);
+    const [cm, ns, dep, dep2] = await Promise.all([
+      d.resolve('v1', 'ConfigMap'),
+      d.resolve('v1', 'Namespace'),
+      d.resolve('apps/v1', 'Deployment'),
+      d.resolveGroupKind('apps', 'Deployment'),
+    ]);
     assert.equal(resourcePath(cm, 'shop', 'a b'), '/api/v1/namespaces/shop/configmaps/a%20b');
     assert.equal(resourcePath(ns, undefined, 'shop'), '/api/v1/namespaces/shop');
     assert.equal(resourcePath(dep, 'shop'), '/apis/apps/v1/namespaces/shop/deployments');
@@ -214,8 +275,14 @@ void describe('Discovery', () => {
   it('says which kind or group-version the member lacks', async () => {
     const client = new KubeClient(kubeConfigFor(port), { concurrency: 1 });
     const d = new Discovery(client);
-    await assert.rejects(d.resolve('example.com/v1', 'Widget'), (e: unknown) => e instanceof UnknownKindError && e.message === 'the member does not serve example.com/v1');
-    await assert.rejects(d.resolve('apps/v1', 'Widget'), (e: unknown) => e instanceof UnknownKindError && e.message === 'the member has no kind Widget in apps/v1');
+    await assert.rejects(
+      d.resolve('example.com/v1', 'Widget'),
+      (e: unknown) => e instanceof UnknownKindError && e.message === 'the member does not serve example.com/v1',
+    );
+    await assert.rejects(
+      d.resolve('apps/v1', 'Widget'),
+      (e: unknown) => e instanceof UnknownKindError && e.message === 'the member has no kind Widget in apps/v1',
+    );
     await client.close();
   });
 });

@@ -14,7 +14,6 @@ import { ApiError, TransportError } from './errors.js';
 import { sleep } from '../runtime/clock.js';
 import { httpsTransport, type Transport } from './transport.js';
 
-
 export interface ClientOptions {
   /** Requests in flight at once on this member; more wait their turn in order. */
   concurrency: number;
@@ -120,7 +119,10 @@ export class KubeClient {
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) search.set(k, v);
     const query = search.toString();
     const body = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: Record<string, string | number> = { Accept: req.accept ?? 'application/json', 'User-Agent': this.userAgent };
+    const headers: Record<string, string | number> = {
+      Accept: req.accept ?? 'application/json',
+      'User-Agent': this.userAgent,
+    };
     if (body) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = body.length;

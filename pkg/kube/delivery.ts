@@ -130,7 +130,12 @@ export interface SsaOptions {
 }
 
 /** The one place a server-side apply request is built. `path` is the object's (or its status subresource's). */
-export function serverSideApply<T = JsonObject>(client: KubeClient, path: string, body: JsonObject, o: SsaOptions): Promise<KubeResponse<T>> {
+export function serverSideApply<T = JsonObject>(
+  client: KubeClient,
+  path: string,
+  body: JsonObject,
+  o: SsaOptions,
+): Promise<KubeResponse<T>> {
   return client.request<T>({
     method: 'PATCH',
     path,
@@ -151,7 +156,11 @@ export function serverSideApply<T = JsonObject>(client: KubeClient, path: string
  * The resource serving a kind on this cluster, or undefined when it serves none. A kind it does not serve
  * is asked about again next time (a CRD may be installed meanwhile); transport errors are thrown.
  */
-export async function resolveKind(discovery: Discovery, apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+export async function resolveKind(
+  discovery: Discovery,
+  apiVersion: string,
+  kind: string,
+): Promise<ResourceInfo | undefined> {
   try {
     return await discovery.resolve(apiVersion, kind);
   } catch (err: unknown) {
@@ -193,7 +202,12 @@ export class DeliveryCore {
   }
 
   /** The metadata of the object at `info`/`namespace`/`name`, from the apiserver's watch cache; null when absent. */
-  async readMeta(info: ResourceInfo, namespace: string | undefined, name: string, signal?: AbortSignal): Promise<LiveMeta | null> {
+  async readMeta(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<LiveMeta | null> {
     const res = await this.client.request<JsonObject>({
       method: 'GET',
       path: resourcePath(info, namespace, name),
@@ -216,13 +230,26 @@ export class DeliveryCore {
     let live: LiveMeta | null = null;
     try {
       live = req.live === undefined ? await this.readMeta(req.info, namespace, name, req.signal) : req.live;
-      if (live?.deleting) return { action: 'failed', message: 'is being deleted on the member; it is applied again once it is gone', warnings: [], live, hash };
+      if (live?.deleting)
+        return {
+          action: 'failed',
+          message: 'is being deleted on the member; it is applied again once it is gone',
+          warnings: [],
+          live,
+          hash,
+        };
       const ours = live !== null && req.mark.owns(live);
       if (live && !ours && req.conflictResolution === 'Abort') {
         const message = `already exists on the member and is not ${req.mark.ours} (${describeOwner(live)}); left alone — set conflictResolution: Overwrite on the claiming policy to take it over`;
         return { action: 'conflict', message, warnings: [], live, hash };
       }
-      if (live && ours && !req.dryRun && req.mayBeUnchanged !== false && unchangedSinceApply(live, body, this.fieldManager)) {
+      if (
+        live &&
+        ours &&
+        !req.dryRun &&
+        req.mayBeUnchanged !== false &&
+        unchangedSinceApply(live, body, this.fieldManager)
+      ) {
         return { action: 'unchanged', warnings: [], live, hash };
       }
       if (live && ours && !req.dryRun) await this.takeOver(req.info, namespace, name, live, req.signal);
@@ -236,18 +263,32 @@ export class DeliveryCore {
       });
       if (res.status === 409 && !force) {
         // Absent when looked at, there now: someone created it meanwhile with other values.
-        return { action: 'conflict', message: `was created on the member by someone else meanwhile: ${apiError(res).message}`, warnings: res.warnings, live, hash };
+        return {
+          action: 'conflict',
+          message: `was created on the member by someone else meanwhile: ${apiError(res).message}`,
+          warnings: res.warnings,
+          live,
+          hash,
+        };
       }
       if (res.status >= 400) {
         if (res.status === 404 && namespace) this.namespaces.delete(namespace); // deleted on the member since it was seen
         return { action: 'failed', message: apiError(res).message, warnings: res.warnings, live, hash };
       }
       const after = ownString(isObject(res.body) ? res.body.metadata : undefined, 'resourceVersion');
-      const action: ApplyAction = res.status === 201 || live === null ? 'created' : after === live.resourceVersion ? 'unchanged' : 'configured';
+      const action: ApplyAction =
+        res.status === 201 || live === null ? 'created' : after === live.resourceVersion ? 'unchanged' : 'configured';
       return { action, warnings: res.warnings, live, ...(res.body ? { answer: res.body } : {}), hash };
     } catch (err: unknown) {
       const f = failureOf(err);
-      return { action: 'failed', message: f.message, ...(f.unreachable ? { unreachable: true } : {}), warnings: [], live, hash };
+      return {
+        action: 'failed',
+        message: f.message,
+        ...(f.unreachable ? { unreachable: true } : {}),
+        warnings: [],
+        live,
+        hash,
+      };
     }
   }
 
@@ -255,13 +296,24 @@ export class DeliveryCore {
    * Deletes the object at `info`/`namespace`/`name` if it is still the one with `uid` (a precondition, so
    * an object created again under that name meanwhile is never deleted). Throws on transport and API errors.
    */
-  async remove(info: ResourceInfo, namespace: string | undefined, name: string, uid: string, o: { dryRun?: boolean; signal?: AbortSignal } = {}): Promise<RemoveOutcome> {
+  async remove(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    uid: string,
+    o: { dryRun?: boolean; signal?: AbortSignal } = {},
+  ): Promise<RemoveOutcome> {
     const res = await this.client.request({
       method: 'DELETE',
       path: resourcePath(info, namespace, name),
       query: o.dryRun ? { dryRun: 'All' } : {},
       accept: METADATA_ACCEPT,
-      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) },
+      body: {
+        apiVersion: 'v1',
+        kind: 'DeleteOptions',
+        propagationPolicy: 'Background',
+        ...(uid ? { preconditions: { uid } } : {}),
+      },
       signal: o.signal,
     });
     if (res.status === 404) return { result: 'absent' };
@@ -274,10 +326,20 @@ export class DeliveryCore {
    * Makes sure namespace `name` exists: 'exists', 'created' (labelled CREATED_BY_LABEL=<mark>), or
    * 'missing' when `create` is false and it does not exist. Throws when it cannot be read or created.
    */
-  async ensureNamespace(name: string, mark: OwnerMark, o: { create: boolean; signal?: AbortSignal | undefined }): Promise<'exists' | 'created' | 'missing'> {
+  async ensureNamespace(
+    name: string,
+    mark: OwnerMark,
+    o: { create: boolean; signal?: AbortSignal | undefined },
+  ): Promise<'exists' | 'created' | 'missing'> {
     if (this.namespaces.has(name)) return 'exists';
     const path = `/api/v1/namespaces/${encodeURIComponent(name)}`;
-    const got = await this.client.request({ method: 'GET', path, query: { resourceVersion: '0' }, accept: METADATA_ACCEPT, signal: o.signal });
+    const got = await this.client.request({
+      method: 'GET',
+      path,
+      query: { resourceVersion: '0' },
+      accept: METADATA_ACCEPT,
+      signal: o.signal,
+    });
     let outcome: 'exists' | 'created' = 'exists';
     if (got.status === 404) {
       if (!o.create) return 'missing';
@@ -285,10 +347,15 @@ export class DeliveryCore {
         method: 'POST',
         path: '/api/v1/namespaces',
         accept: METADATA_ACCEPT,
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [CREATED_BY_LABEL]: mark.namespaceMark } } },
+        body: {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name, labels: { [CREATED_BY_LABEL]: mark.namespaceMark } },
+        },
         signal: o.signal,
       });
-      if (created.status >= 400 && created.status !== 409) throw new Error(`cannot create namespace ${name}: ${apiError(created).message}`);
+      if (created.status >= 400 && created.status !== 409)
+        throw new Error(`cannot create namespace ${name}: ${apiError(created).message}`);
       if (created.status < 400) outcome = 'created';
     } else if (got.status >= 400) {
       throw new Error(`cannot read namespace ${name}: ${apiError(got).message}`);
@@ -308,9 +375,17 @@ export class DeliveryCore {
    * dropped, so the forced apply that follows owns every field it sets alone and a field dropped later
    * is removed. Skipped when the object is also in an ApplySet (`flotilla apply` applies as `flotilla` too).
    */
-  private async takeOver(info: ResourceInfo, namespace: string | undefined, name: string, live: LiveMeta, signal: AbortSignal | undefined): Promise<void> {
+  private async takeOver(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    live: LiveMeta,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (this.previousManagers.length === 0 || ownString(live.labels, PART_OF_LABEL)) return;
-    const kept = live.managedFields.filter((e) => !(e.operation === 'Apply' && e.manager && this.previousManagers.includes(e.manager)));
+    const kept = live.managedFields.filter(
+      (e) => !(e.operation === 'Apply' && e.manager && this.previousManagers.includes(e.manager)),
+    );
     if (kept.length === live.managedFields.length) return;
     const res = await this.client.request({
       method: 'PATCH',
@@ -330,5 +405,8 @@ export class DeliveryCore {
 
 /** Whether a namespace on the member was created for objects marked by `mark` (the new label, or the one before it). */
 export function createdFor(live: LiveMeta, mark: OwnerMark): boolean {
-  return ownString(live.labels, CREATED_BY_LABEL) === mark.namespaceMark || ownString(live.labels, LEGACY_CREATED_FOR_LABEL) === mark.namespaceMark;
+  return (
+    ownString(live.labels, CREATED_BY_LABEL) === mark.namespaceMark ||
+    ownString(live.labels, LEGACY_CREATED_FOR_LABEL) === mark.namespaceMark
+  );
 }

@@ -44,12 +44,34 @@ void describe('unifiedDiff', () => {
   it('prints a hunk with three lines of context, as diff -u does', () => {
     const from = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].join('\n') + '\n';
     const to = ['a', 'b', 'c', 'd', 'E', 'f', 'g', 'h'].join('\n') + '\n';
-    assert.equal(unifiedDiff(from, to, labels), ['--- a (live)', '+++ a (after apply)', '@@ -2,7 +2,7 @@', ' b', ' c', ' d', '-e', '+E', ' f', ' g', ' h', ''].join('\n'));
+    assert.equal(
+      unifiedDiff(from, to, labels),
+      [
+        '--- a (live)',
+        '+++ a (after apply)',
+        '@@ -2,7 +2,7 @@',
+        ' b',
+        ' c',
+        ' d',
+        '-e',
+        '+E',
+        ' f',
+        ' g',
+        ' h',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('shows a new object as all added and a deleted one as all removed', () => {
-    assert.equal(unifiedDiff('', 'x: 1\ny: 2\n', labels), ['--- a (live)', '+++ a (after apply)', '@@ -0,0 +1,2 @@', '+x: 1', '+y: 2', ''].join('\n'));
-    assert.equal(unifiedDiff('x: 1\n', '', labels), ['--- a (live)', '+++ a (after apply)', '@@ -1 +0,0 @@', '-x: 1', ''].join('\n'));
+    assert.equal(
+      unifiedDiff('', 'x: 1\ny: 2\n', labels),
+      ['--- a (live)', '+++ a (after apply)', '@@ -0,0 +1,2 @@', '+x: 1', '+y: 2', ''].join('\n'),
+    );
+    assert.equal(
+      unifiedDiff('x: 1\n', '', labels),
+      ['--- a (live)', '+++ a (after apply)', '@@ -1 +0,0 @@', '-x: 1', ''].join('\n'),
+    );
   });
 
   it('keeps far-apart changes in separate hunks and near ones in one', () => {
@@ -61,7 +83,9 @@ void describe('unifiedDiff', () => {
   });
 
   it('turns the old text into the new one, for any pair of texts', () => {
-    const text = fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'spec:', '  x: 1'), { maxLength: 40 }).map((l) => (l.length ? `${l.join('\n')}\n` : ''));
+    const text = fc
+      .array(fc.constantFrom('a', 'b', 'c', 'd', 'spec:', '  x: 1'), { maxLength: 40 })
+      .map((l) => (l.length ? `${l.join('\n')}\n` : ''));
     fc.assert(
       fc.property(text, text, (a, b) => {
         const d = unifiedDiff(a, b, labels);

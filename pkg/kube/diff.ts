@@ -27,7 +27,8 @@ function editScript(a: readonly string[], b: readonly string[]): Op[] {
   const m = b.length;
   if (n === 0) return b.map((line) => ({ kind: '+', line }));
   if (m === 0) return a.map((line) => ({ kind: '-', line }));
-  if (n + m > MAX_LINES) return [...a.map((line): Op => ({ kind: '-', line })), ...b.map((line): Op => ({ kind: '+', line }))];
+  if (n + m > MAX_LINES)
+    return [...a.map((line): Op => ({ kind: '-', line })), ...b.map((line): Op => ({ kind: '+', line }))];
   const max = n + m;
   const offset = max;
   let v = new Int32Array(2 * max + 2);
@@ -129,7 +130,8 @@ export function unifiedDiff(from: string, to: string, options: UnifiedDiffOption
     const first = positions[start] ?? { a: 0, b: 0 };
     const aCount = slice.filter((o) => o.kind !== '+').length;
     const bCount = slice.filter((o) => o.kind !== '-').length;
-    const range = (startLine: number, count: number) => (count === 0 ? `${startLine},0` : count === 1 ? `${startLine + 1}` : `${startLine + 1},${count}`);
+    const range = (startLine: number, count: number) =>
+      count === 0 ? `${startLine},0` : count === 1 ? `${startLine + 1}` : `${startLine + 1},${count}`;
     out.push(`@@ -${range(first.a, aCount)} +${range(first.b, bCount)} @@`);
     for (const o of slice) out.push(`${o.kind}${o.line}`);
     i = stop;

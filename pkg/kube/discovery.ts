@@ -26,7 +26,9 @@ interface APIGroupList {
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const i = apiVersion.indexOf('/');
-  return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+  return i < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
 export class Discovery {
@@ -44,7 +46,9 @@ export class Discovery {
     const kinds = await this.list(apiVersion);
     const info = kinds?.get(kind);
     if (!info) {
-      throw new UnknownKindError(kinds ? `the member has no kind ${kind} in ${apiVersion}` : `the member does not serve ${apiVersion}`);
+      throw new UnknownKindError(
+        kinds ? `the member has no kind ${kind} in ${apiVersion}` : `the member does not serve ${apiVersion}`,
+      );
     }
     return info;
   }
@@ -57,7 +61,11 @@ export class Discovery {
       const info = (await this.list(`${group}/${v}`))?.get(kind);
       if (info) return info;
     }
-    throw new UnknownKindError(versions.length === 0 ? `the member does not serve the API group ${group}` : `the member has no kind ${kind} in the API group ${group}`);
+    throw new UnknownKindError(
+      versions.length === 0
+        ? `the member does not serve the API group ${group}`
+        : `the member has no kind ${kind} in the API group ${group}`,
+    );
   }
 
   /** Drops what is known about `apiVersion` (and the group list), so the next lookup asks again. */
@@ -80,13 +88,17 @@ export class Discovery {
   private async fetchList(apiVersion: string): Promise<Map<string, ResourceInfo> | undefined> {
     const { group, version } = splitApiVersion(apiVersion);
     if (!/^[a-z0-9.-]*$/.test(group) || !/^[a-z0-9]+$/.test(version)) return undefined;
-    const res = await this.client.request<APIResourceList>({ method: 'GET', path: group === '' ? `/api/${version}` : `/apis/${group}/${version}` });
+    const res = await this.client.request<APIResourceList>({
+      method: 'GET',
+      path: group === '' ? `/api/${version}` : `/apis/${group}/${version}`,
+    });
     if (res.status === 404) return undefined;
     if (res.status >= 400) throw apiError(res);
     const out = new Map<string, ResourceInfo>();
     for (const r of res.body?.resources ?? []) {
       if (typeof r.name !== 'string' || typeof r.kind !== 'string' || r.name.includes('/')) continue; // subresources
-      if (!out.has(r.kind)) out.set(r.kind, { group, version, kind: r.kind, resource: r.name, namespaced: r.namespaced === true });
+      if (!out.has(r.kind))
+        out.set(r.kind, { group, version, kind: r.kind, resource: r.name, namespaced: r.namespaced === true });
     }
     return out;
   }

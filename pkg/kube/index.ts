@@ -1,8 +1,24 @@
 // Member access for the command line and the controller: kubeconfig loading, a keep-alive HTTP client
 // per member, discovery, the ApplySet convention and the server-side-apply applier. Importing this
 // module loads @kubernetes/client-node; commands that do not talk to clusters must not import it.
-export { KubeconfigError, type KubeconfigErrorCode, TransportError, ApiError, UnknownKindError, displayServer } from './errors.js';
-export { loadKubeconfig, loadKubeConfig, readKubeconfigFile, configForContext, contextNames, serverOf, type KubeconfigSource, type LoadedKubeconfig } from './kubeconfig.js';
+export {
+  KubeconfigError,
+  type KubeconfigErrorCode,
+  TransportError,
+  ApiError,
+  UnknownKindError,
+  displayServer,
+} from './errors.js';
+export {
+  loadKubeconfig,
+  loadKubeConfig,
+  readKubeconfigFile,
+  configForContext,
+  contextNames,
+  serverOf,
+  type KubeconfigSource,
+  type LoadedKubeconfig,
+} from './kubeconfig.js';
 export { KubeClient, apiError, type ClientOptions, type KubeRequest, type KubeResponse } from './client.js';
 export { httpsTransport, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
 export { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
@@ -23,7 +39,24 @@ export {
   type ParentRef,
   type ParentState,
 } from './applyset.js';
-export { MemberApplier, type Action, type ApplyMode, type ApplierOptions, type ConflictResolution, type DesiredObject, type MemberReport, type ObjectResult } from './applier.js';
+export {
+  MemberApplier,
+  type Action,
+  type ApplyMode,
+  type ApplierOptions,
+  type ConflictResolution,
+  type DesiredObject,
+  type MemberReport,
+  type ObjectResult,
+} from './applier.js';
 export { unifiedDiff, type UnifiedDiffOptions } from './diff.js';
 export { describeObject, withoutServerFields, deepEqual, type ObjectId, type JsonObject } from './objects.js';
-export { APPLIED_HASH_ANNOTATION, appliedHash, stampAppliedHash, unchangedSinceApply, covers, overlaps, type ManagedFieldsEntry } from './ownership.js';
+export {
+  APPLIED_HASH_ANNOTATION,
+  appliedHash,
+  stampAppliedHash,
+  unchangedSinceApply,
+  covers,
+  overlaps,
+  type ManagedFieldsEntry,
+} from './ownership.js';

@@ -20,7 +20,11 @@ import type { WatchEvent, WatchRequest, Watcher } from './watch.js';
 
 /** What an informer needs from a cluster: a paged LIST and a streaming watch (KubeClient and Watcher provide them). */
 export interface ListWatchSource {
-  list(path: string, query: Readonly<Record<string, string | undefined>>, signal: AbortSignal): Promise<{ items: JsonObject[]; resourceVersion: string; continue?: string }>;
+  list(
+    path: string,
+    query: Readonly<Record<string, string | undefined>>,
+    signal: AbortSignal,
+  ): Promise<{ items: JsonObject[]; resourceVersion: string; continue?: string }>;
   watch(req: WatchRequest, onEvent: (e: WatchEvent) => void): Promise<void>;
 }
 
@@ -199,7 +203,16 @@ export class Informer {
     let rv = '';
     for (let page = 1; ; page++) {
       if (page > MAX_PAGES) throw new TransportError(`${this.name}: list: more than ${MAX_PAGES} pages`, 'ETOOBIG');
-      const res = await this.o.source.list(this.o.path, { limit: String(this.o.pageSize ?? 500), continue: cont, labelSelector: this.o.labelSelector, fieldSelector: this.o.fieldSelector }, signal);
+      const res = await this.o.source.list(
+        this.o.path,
+        {
+          limit: String(this.o.pageSize ?? 500),
+          continue: cont,
+          labelSelector: this.o.labelSelector,
+          fieldSelector: this.o.fieldSelector,
+        },
+        signal,
+      );
       for (const item of res.items) {
         const obj: JsonObject = { apiVersion: this.o.apiVersion, kind: this.o.kind, ...item };
         items.set(objectKey(obj), obj);
@@ -231,7 +244,11 @@ export class Informer {
       const code = e.object.code;
       if (code === 410) throw new Gone();
       const message = typeof e.object.message === 'string' ? e.object.message : JSON.stringify(e.object);
-      throw new ApiError(typeof code === 'number' ? code : 500, typeof e.object.reason === 'string' ? e.object.reason : '', message);
+      throw new ApiError(
+        typeof code === 'number' ? code : 500,
+        typeof e.object.reason === 'string' ? e.object.reason : '',
+        message,
+      );
     }
     const rv = resourceVersionOf(e.object);
     if (e.type === 'BOOKMARK') return rv;
@@ -262,11 +279,18 @@ export class Informer {
 export function listWatchSource(client: KubeClient, watcher: Watcher): ListWatchSource {
   return {
     async list(path, query, signal) {
-      const res = await client.requestOk<{ items?: unknown[]; metadata?: { resourceVersion?: unknown; continue?: unknown } }>({ method: 'GET', path, query, signal });
+      const res = await client.requestOk<{
+        items?: unknown[];
+        metadata?: { resourceVersion?: unknown; continue?: unknown };
+      }>({ method: 'GET', path, query, signal });
       const items = (res.body?.items ?? []).filter(isObject);
       const rv = res.body?.metadata?.resourceVersion;
       const cont = res.body?.metadata?.continue;
-      return { items, resourceVersion: typeof rv === 'string' ? rv : '', ...(typeof cont === 'string' && cont !== '' ? { continue: cont } : {}) };
+      return {
+        items,
+        resourceVersion: typeof rv === 'string' ? rv : '',
+        ...(typeof cont === 'string' && cont !== '' ? { continue: cont } : {}),
+      };
     },
     watch: (req, onEvent) => watcher.watch(req, onEvent),
   };

@@ -13,14 +13,23 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const TOKEN = 'super-secret-token-value';
 
-function kubeconfig(contexts: Array<{ name: string; server?: string; user?: string; cluster?: string }>, current?: string): string {
+function kubeconfig(
+  contexts: Array<{ name: string; server?: string; user?: string; cluster?: string }>,
+  current?: string,
+): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
     'current-context': current ?? contexts[0]?.name ?? '',
-    clusters: contexts.map((c) => ({ name: c.cluster ?? c.name, cluster: { server: c.server ?? `https://${c.name}.example.com:6443` } })),
+    clusters: contexts.map((c) => ({
+      name: c.cluster ?? c.name,
+      cluster: { server: c.server ?? `https://${c.name}.example.com:6443` },
+    })),
     users: contexts.map((c) => ({ name: c.user ?? `${c.name}-user`, user: { token: `${TOKEN}-${c.name}` } })),
-    contexts: contexts.map((c) => ({ name: c.name, context: { cluster: c.cluster ?? c.name, user: c.user ?? `${c.name}-user` } })),
+    contexts: contexts.map((c) => ({
+      name: c.name,
+      context: { cluster: c.cluster ?? c.name, user: c.user ?? `${c.name}-user` },
+    })),
   });
 }
 
@@ -61,8 +70,17 @@ void describe('readKubeconfigFile', () => {
 });
 
 void describe('loadKubeconfig', () => {
-  const a = file('a.yaml', kubeconfig([{ name: 'one', server: 'https://a.example.com' }, { name: 'shared', server: 'https://from-a.example.com' }]));
-  const b = file('b.yaml', kubeconfig([{ name: 'shared', server: 'https://from-b.example.com' }, { name: 'two' }], 'two'));
+  const a = file(
+    'a.yaml',
+    kubeconfig([
+      { name: 'one', server: 'https://a.example.com' },
+      { name: 'shared', server: 'https://from-a.example.com' },
+    ]),
+  );
+  const b = file(
+    'b.yaml',
+    kubeconfig([{ name: 'shared', server: 'https://from-b.example.com' }, { name: 'two' }], 'two'),
+  );
 
   it('uses --kubeconfig alone', () => {
     const l = loadKubeconfig({ file: b, kubeconfigEnv: a, homeFile: a });
@@ -84,7 +102,10 @@ void describe('loadKubeconfig', () => {
 });
 
 void describe('configForContext', () => {
-  const p = file('three.yaml', kubeconfig([{ name: 'eu-west' }, { name: 'us-east' }, { name: 'broken', cluster: 'nowhere' }]));
+  const p = file(
+    'three.yaml',
+    kubeconfig([{ name: 'eu-west' }, { name: 'us-east' }, { name: 'broken', cluster: 'nowhere' }]),
+  );
   const kc = readKubeconfigFile(p);
   // The 'broken' context names a cluster that is not in the file.
   kc.clusters = kc.clusters.filter((c) => c.name !== 'nowhere');
@@ -94,14 +115,23 @@ void describe('configForContext', () => {
     assert.deepEqual(contextNames(one), ['us-east']);
     assert.equal(one.getCurrentContext(), 'us-east');
     assert.equal(one.getCurrentCluster()?.server, 'https://us-east.example.com:6443');
-    assert.deepEqual(one.getUsers().map((u) => u.name), ['us-east-user']);
+    assert.deepEqual(
+      one.getUsers().map((u) => u.name),
+      ['us-east-user'],
+    );
   });
 
   it('names an unknown context and the ones there are', () => {
-    rejects(() => configForContext(kc, 'ap-south', 'kubeconfig x'), /^kubeconfig x: no context "ap-south" \(contexts: eu-west, us-east, broken\)$/);
+    rejects(
+      () => configForContext(kc, 'ap-south', 'kubeconfig x'),
+      /^kubeconfig x: no context "ap-south" \(contexts: eu-west, us-east, broken\)$/,
+    );
   });
 
   it('names a context whose cluster is missing', () => {
-    rejects(() => configForContext(kc, 'broken', 'kubeconfig x'), /context "broken" names cluster "nowhere", which is not in the kubeconfig/);
+    rejects(
+      () => configForContext(kc, 'broken', 'kubeconfig x'),
+      /context "broken" names cluster "nowhere", which is not in the kubeconfig/,
+    );
   });
 });

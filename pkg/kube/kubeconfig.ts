@@ -47,7 +47,14 @@ export function readKubeconfigFile(file: string): KubeConfig {
     text = readFileSync(file, 'utf8');
   } catch (err: unknown) {
     const code = (err as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (code ?? 'cannot read it');
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : (code ?? 'cannot read it');
     throw new KubeconfigError('UNREADABLE', `kubeconfig ${file}: ${why}`, { cause: err });
   }
   const kc = new KubeConfig();
@@ -76,7 +83,8 @@ function loadErrorMessage(err: unknown): string {
     return `invalid YAML${where}${e.reason ? `: ${e.reason.split('\n')[0]?.slice(0, 120) ?? ''}` : ''}`;
   }
   if (err instanceof TypeError) return 'not a kubeconfig (expected a mapping with clusters, users and contexts)';
-  if (err instanceof Error && /^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.test(err.message)) return err.message;
+  if (err instanceof Error && /^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.test(err.message))
+    return err.message;
   return 'not a valid kubeconfig';
 }
 
@@ -93,7 +101,12 @@ function merge(configs: readonly KubeConfig[]): KubeConfig {
     if (!currentContext && kc.getCurrentContext()) currentContext = kc.getCurrentContext();
   }
   const merged = new KubeConfig();
-  merged.loadFromOptions({ clusters: [...clusters.values()], users: [...users.values()], contexts: [...contexts.values()], currentContext });
+  merged.loadFromOptions({
+    clusters: [...clusters.values()],
+    users: [...users.values()],
+    contexts: [...contexts.values()],
+    currentContext,
+  });
   return merged;
 }
 
@@ -126,7 +139,10 @@ export function loadKubeconfig(source: KubeconfigSource): LoadedKubeconfig {
   }
   const listed = (source.kubeconfigEnv ?? '').split(delimiter).filter((f) => f !== '');
   if (listed.length > 0) {
-    const configs = listed.filter((f) => existsSync(f)).map(readKubeconfigFile).filter((kc) => !isEmpty(kc));
+    const configs = listed
+      .filter((f) => existsSync(f))
+      .map(readKubeconfigFile)
+      .filter((kc) => !isEmpty(kc));
     if (configs.length > 0) return { config: merge(configs), description: `$KUBECONFIG (${listed.join(delimiter)})` };
     tried.push(`$KUBECONFIG (${listed.join(delimiter)}: no such file or empty)`);
   } else if (source.homeFile !== undefined) {
@@ -136,7 +152,11 @@ export function loadKubeconfig(source: KubeconfigSource): LoadedKubeconfig {
   }
   if (source.inCluster) {
     const dir = source.inCluster.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
-    if (existsSync(join(dir, 'token'))) return { config: inClusterConfig(source.inCluster.host, source.inCluster.port, dir), description: 'the service account' };
+    if (existsSync(join(dir, 'token')))
+      return {
+        config: inClusterConfig(source.inCluster.host, source.inCluster.port, dir),
+        description: 'the service account',
+      };
     tried.push(`the service account (${join(dir, 'token')}: no such file)`);
   }
   throw new KubeconfigError('NONE', `no kubeconfig found${tried.length > 0 ? ` (tried ${tried.join('; ')})` : ''}`);
@@ -152,11 +172,21 @@ export function loadKubeConfig(source: KubeconfigSource): KubeConfig {
   const names = contextNames(kc);
   const known = names.length > 0 ? `contexts: ${names.join(', ')}` : 'it defines no contexts';
   const name = source.context ?? kc.getCurrentContext();
-  if (!name) throw new KubeconfigError('NO_CONTEXT', `no context given and the kubeconfig sets no current-context (${known})`);
+  if (!name)
+    throw new KubeconfigError('NO_CONTEXT', `no context given and the kubeconfig sets no current-context (${known})`);
   const context = kc.getContextObject(name);
-  if (!context) throw new KubeconfigError('NO_CONTEXT', `context ${JSON.stringify(name)} is not in the kubeconfig (${known})`);
-  if (!kc.getCluster(context.cluster)) throw new KubeconfigError('NO_CONTEXT', `context ${JSON.stringify(name)} names cluster ${JSON.stringify(context.cluster)}, which the kubeconfig does not define`);
-  if (context.user && !kc.getUser(context.user)) throw new KubeconfigError('NO_CONTEXT', `context ${JSON.stringify(name)} names user ${JSON.stringify(context.user)}, which the kubeconfig does not define`);
+  if (!context)
+    throw new KubeconfigError('NO_CONTEXT', `context ${JSON.stringify(name)} is not in the kubeconfig (${known})`);
+  if (!kc.getCluster(context.cluster))
+    throw new KubeconfigError(
+      'NO_CONTEXT',
+      `context ${JSON.stringify(name)} names cluster ${JSON.stringify(context.cluster)}, which the kubeconfig does not define`,
+    );
+  if (context.user && !kc.getUser(context.user))
+    throw new KubeconfigError(
+      'NO_CONTEXT',
+      `context ${JSON.stringify(name)} names user ${JSON.stringify(context.user)}, which the kubeconfig does not define`,
+    );
   kc.setCurrentContext(name);
   return kc;
 }
@@ -172,18 +202,33 @@ export function contextNames(kc: KubeConfig): string[] {
  */
 export function configForContext(kc: KubeConfig, context: string, description: string): KubeConfig {
   const ctx: Context | undefined = kc.getContexts().find((c) => c.name === context);
-  if (!ctx) throw new KubeconfigError('NO_CONTEXT', `${description}: no context ${JSON.stringify(context)} (contexts: ${contextNames(kc).join(', ') || 'none'})`);
+  if (!ctx)
+    throw new KubeconfigError(
+      'NO_CONTEXT',
+      `${description}: no context ${JSON.stringify(context)} (contexts: ${contextNames(kc).join(', ') || 'none'})`,
+    );
   const cluster: Cluster | undefined = kc.getClusters().find((c) => c.name === ctx.cluster);
-  if (!cluster) throw new KubeconfigError('NO_CONTEXT', `${description}: context ${JSON.stringify(context)} names cluster ${JSON.stringify(ctx.cluster)}, which is not in the kubeconfig`);
+  if (!cluster)
+    throw new KubeconfigError(
+      'NO_CONTEXT',
+      `${description}: context ${JSON.stringify(context)} names cluster ${JSON.stringify(ctx.cluster)}, which is not in the kubeconfig`,
+    );
   let user: User | undefined;
   if (ctx.user) {
     user = kc.getUsers().find((u) => u.name === ctx.user);
-    if (!user) throw new KubeconfigError('NO_CONTEXT', `${description}: context ${JSON.stringify(context)} names user ${JSON.stringify(ctx.user)}, which is not in the kubeconfig`);
+    if (!user)
+      throw new KubeconfigError(
+        'NO_CONTEXT',
+        `${description}: context ${JSON.stringify(context)} names user ${JSON.stringify(ctx.user)}, which is not in the kubeconfig`,
+      );
   }
   try {
     new URL(cluster.server);
   } catch {
-    throw new KubeconfigError('NO_CONTEXT', `${description}: cluster ${JSON.stringify(cluster.name)} (context ${JSON.stringify(context)}): server is not a URL`);
+    throw new KubeconfigError(
+      'NO_CONTEXT',
+      `${description}: cluster ${JSON.stringify(cluster.name)} (context ${JSON.stringify(context)}): server is not a URL`,
+    );
   }
   const one = new KubeConfig();
   one.loadFromOptions({ clusters: [cluster], users: user ? [user] : [], contexts: [ctx], currentContext: context });

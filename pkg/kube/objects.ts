@@ -62,7 +62,8 @@ export function withoutServerFields(o: JsonObject): JsonObject {
   delete out.status;
   const meta = isObject(out.metadata) ? out.metadata : undefined;
   if (meta) {
-    for (const k of ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink']) delete meta[k];
+    for (const k of ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp', 'selfLink'])
+      delete meta[k];
   }
   return out;
 }

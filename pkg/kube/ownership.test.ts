@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { APPLIED_HASH_ANNOTATION, appliedHash, covers, overlaps, stampAppliedHash, unchangedSinceApply, type ManagedFieldsEntry } from './ownership.js';
+import {
+  APPLIED_HASH_ANNOTATION,
+  appliedHash,
+  covers,
+  overlaps,
+  stampAppliedHash,
+  unchangedSinceApply,
+  type ManagedFieldsEntry,
+} from './ownership.js';
 
 type Obj = Record<string, unknown>;
 
@@ -10,7 +18,12 @@ function desired(): Obj {
   const body: Obj = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'shop', labels: { app: 'web', 'applyset.kubernetes.io/part-of': 'applyset-x-v1' }, annotations: { 'example.com/region': 'eu-west-1' } },
+    metadata: {
+      name: 'web',
+      namespace: 'shop',
+      labels: { app: 'web', 'applyset.kubernetes.io/part-of': 'applyset-x-v1' },
+      annotations: { 'example.com/region': 'eu-west-1' },
+    },
     spec: {
       replicas: 5,
       selector: { matchLabels: { app: 'web' } },
@@ -18,7 +31,13 @@ function desired(): Obj {
         metadata: { labels: { app: 'web' } },
         spec: {
           containers: [
-            { name: 'web', image: 'mirror/web:1', args: ['--port=8080'], env: [{ name: 'CLUSTER_NAME', value: 'eu-west' }], ports: [{ containerPort: 8080 }] },
+            {
+              name: 'web',
+              image: 'mirror/web:1',
+              args: ['--port=8080'],
+              env: [{ name: 'CLUSTER_NAME', value: 'eu-west' }],
+              ports: [{ containerPort: 8080 }],
+            },
             { name: 'log-shipper', image: 'mirror/log:1' },
           ],
         },
@@ -92,27 +111,75 @@ void describe('unchangedSinceApply', () => {
 
   it('holds with status writers and managers of unrelated fields around', () => {
     const body = desired();
-    const status: ManagedFieldsEntry = { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:replicas': {} } } };
-    const labeller: ManagedFieldsEntry = { manager: 'kubectl-label', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:extra': {} } } } };
+    const status: ManagedFieldsEntry = {
+      manager: 'kube-controller-manager',
+      operation: 'Update',
+      subresource: 'status',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:status': { 'f:replicas': {} } },
+    };
+    const labeller: ManagedFieldsEntry = {
+      manager: 'kubectl-label',
+      operation: 'Update',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:labels': { 'f:extra': {} } } },
+    };
     assert.equal(unchangedSinceApply(live(body, [ourEntry(), status, labeller]), body, 'flotilla'), true);
   });
 
   const cases: Array<[string, (body: Obj, entries: ManagedFieldsEntry[]) => void]> = [
     ['the desired object changed since (hash differs)', (body) => ((body.spec as Obj).replicas = 6)],
     ['the live object carries no hash', (_body, _entries) => undefined],
-    ['someone else took a field (kubectl edit of replicas)', (_b, entries) => {
-      const ours = entries[0]?.fieldsV1 as Obj;
-      delete (ours['f:spec'] as Obj)['f:replicas'];
-      entries.push({ manager: 'kubectl-edit', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
-    }],
-    ['a field was removed by someone else (ours no longer covers the env var)', (_b, entries) => {
-      const web = ((((entries[0]?.fieldsV1 as Obj)['f:spec'] as Obj)['f:template'] as Obj)['f:spec'] as Obj)['f:containers'] as Obj;
-      delete (web['k:{"name":"web"}'] as Obj)['f:env'];
-    }],
-    ['another applier shares a field', (_b, entries) => entries.push({ manager: 'helm', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } } } })],
-    ['an HPA writes replicas through the scale subresource', (_b, entries) => entries.push({ manager: 'hpa', operation: 'Update', subresource: 'scale', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } })],
+    [
+      'someone else took a field (kubectl edit of replicas)',
+      (_b, entries) => {
+        const ours = entries[0]?.fieldsV1 as Obj;
+        delete (ours['f:spec'] as Obj)['f:replicas'];
+        entries.push({
+          manager: 'kubectl-edit',
+          operation: 'Update',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+        });
+      },
+    ],
+    [
+      'a field was removed by someone else (ours no longer covers the env var)',
+      (_b, entries) => {
+        const web = ((((entries[0]?.fieldsV1 as Obj)['f:spec'] as Obj)['f:template'] as Obj)['f:spec'] as Obj)[
+          'f:containers'
+        ] as Obj;
+        delete (web['k:{"name":"web"}'] as Obj)['f:env'];
+      },
+    ],
+    [
+      'another applier shares a field',
+      (_b, entries) =>
+        entries.push({
+          manager: 'helm',
+          operation: 'Apply',
+          fieldsType: 'FieldsV1',
+          fieldsV1: {
+            'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } },
+          },
+        }),
+    ],
+    [
+      'an HPA writes replicas through the scale subresource',
+      (_b, entries) =>
+        entries.push({
+          manager: 'hpa',
+          operation: 'Update',
+          subresource: 'scale',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': { 'f:replicas': {} } },
+        }),
+    ],
     ['this manager has no Apply entry', (_b, entries) => entries.splice(0, 1)],
-    ['the fields are in an unknown format', (_b, entries) => entries.push({ manager: 'x', operation: 'Update', fieldsType: 'FieldsV2', fieldsV1: {} })],
+    [
+      'the fields are in an unknown format',
+      (_b, entries) => entries.push({ manager: 'x', operation: 'Update', fieldsType: 'FieldsV2', fieldsV1: {} }),
+    ],
   ];
   for (const [name, change] of cases) {
     it(`says apply when ${name}`, () => {
@@ -140,16 +207,37 @@ void describe('covers and overlaps', () => {
   });
 
   it('matches a list key with a defaulted field only when one element fits', () => {
-    const fs = { 'k:{"containerPort":80,"protocol":"TCP"}': { 'f:containerPort': {} }, 'k:{"containerPort":80,"protocol":"UDP"}': { 'f:containerPort': {} } };
+    const fs = {
+      'k:{"containerPort":80,"protocol":"TCP"}': { 'f:containerPort': {} },
+      'k:{"containerPort":80,"protocol":"UDP"}': { 'f:containerPort': {} },
+    };
     assert.equal(covers(fs, [{ containerPort: 80 }]), false);
-    assert.equal(covers({ 'k:{"containerPort":80,"protocol":"TCP"}': { 'f:containerPort': {} } }, [{ containerPort: 80 }]), true);
+    assert.equal(
+      covers({ 'k:{"containerPort":80,"protocol":"TCP"}': { 'f:containerPort': {} } }, [{ containerPort: 80 }]),
+      true,
+    );
   });
 
   it('finds another owner of a nested field, and ignores fields outside the object', () => {
     const value = { spec: { template: { spec: { containers: [{ name: 'web', image: 'x' }] } } } };
-    assert.equal(overlaps({ 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } } }, value), true);
-    assert.equal(overlaps({ 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"other"}': { 'f:image': {} } } } } } }, value), false);
-    assert.equal(overlaps({ 'f:metadata': { 'f:labels': { 'f:extra': {} } } }, { metadata: { labels: { app: 'x' } } }), false);
+    assert.equal(
+      overlaps(
+        { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"web"}': { 'f:image': {} } } } } } },
+        value,
+      ),
+      true,
+    );
+    assert.equal(
+      overlaps(
+        { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"other"}': { 'f:image': {} } } } } } },
+        value,
+      ),
+      false,
+    );
+    assert.equal(
+      overlaps({ 'f:metadata': { 'f:labels': { 'f:extra': {} } } }, { metadata: { labels: { app: 'x' } } }),
+      false,
+    );
     assert.equal(overlaps({ 'i:0': {} }, [1]), true);
   });
 });

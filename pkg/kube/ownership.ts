@@ -30,7 +30,9 @@ export interface ManagedFieldsEntry {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (isObject(v)) {
-    const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort();
+    const keys = Object.keys(v)
+      .filter((k) => v[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
@@ -167,7 +169,11 @@ export function overlaps(fs: unknown, value: unknown): boolean {
  * True when applying `body` (already carrying its hash annotation) with `fieldManager` would change
  * nothing on an object whose live metadata is `live`.
  */
-export function unchangedSinceApply(live: { annotations: Readonly<Record<string, unknown>>; managedFields: readonly ManagedFieldsEntry[] }, body: JsonObject, fieldManager: string): boolean {
+export function unchangedSinceApply(
+  live: { annotations: Readonly<Record<string, unknown>>; managedFields: readonly ManagedFieldsEntry[] },
+  body: JsonObject,
+  fieldManager: string,
+): boolean {
   const meta = isObject(body.metadata) ? body.metadata : {};
   const annotations = isObject(meta.annotations) ? meta.annotations : {};
   const hash = annotations[APPLIED_HASH_ANNOTATION];

@@ -57,7 +57,11 @@ export class Watcher {
     try {
       await this.kc.applyToHTTPSOptions(options);
     } catch (err: unknown) {
-      throw new TransportError(`${this.server}: credentials: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`, 'EAUTH', { cause: err });
+      throw new TransportError(
+        `${this.server}: credentials: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+        'EAUTH',
+        { cause: err },
+      );
     }
     const url = new URL(req.path, this.base);
     for (const [k, v] of Object.entries(req.query)) if (v !== undefined) url.searchParams.set(k, v);
@@ -73,7 +77,8 @@ export class Watcher {
         if (err === undefined) resolve();
         else reject(err);
       };
-      const fail = (err: unknown) => finish(err instanceof ApiError || err instanceof TransportError ? err : asTransport(this.server, err));
+      const fail = (err: unknown) =>
+        finish(err instanceof ApiError || err instanceof TransportError ? err : asTransport(this.server, err));
       const r = lib.request(
         {
           protocol: url.protocol,
@@ -107,11 +112,17 @@ export class Watcher {
               let event: WatchEvent;
               try {
                 const parsed: unknown = JSON.parse(line);
-                if (!isObject(parsed) || typeof parsed.type !== 'string' || !isObject(parsed.object)) throw new Error('not a watch event');
+                if (!isObject(parsed) || typeof parsed.type !== 'string' || !isObject(parsed.object))
+                  throw new Error('not a watch event');
                 event = { type: parsed.type, object: parsed.object };
               } catch (e: unknown) {
                 r.destroy();
-                finish(new TransportError(`${this.server}: watch ${url.pathname}: unreadable event: ${e instanceof Error ? e.message : String(e)}`, 'EPROTO'));
+                finish(
+                  new TransportError(
+                    `${this.server}: watch ${url.pathname}: unreadable event: ${e instanceof Error ? e.message : String(e)}`,
+                    'EPROTO',
+                  ),
+                );
                 return;
               }
               try {
@@ -124,7 +135,12 @@ export class Watcher {
             }
             if (pending.length > MAX_LINE_BYTES) {
               r.destroy();
-              finish(new TransportError(`${this.server}: watch ${url.pathname}: event larger than ${MAX_LINE_BYTES} bytes`, 'ETOOBIG'));
+              finish(
+                new TransportError(
+                  `${this.server}: watch ${url.pathname}: event larger than ${MAX_LINE_BYTES} bytes`,
+                  'ETOOBIG',
+                ),
+              );
             }
           });
           res.on('end', () => finish());
@@ -132,7 +148,9 @@ export class Watcher {
           res.on('close', () => finish());
         },
       );
-      r.setTimeout(req.idleTimeoutMs, () => r.destroy(Object.assign(new Error(`no data for ${req.idleTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
+      r.setTimeout(req.idleTimeoutMs, () =>
+        r.destroy(Object.assign(new Error(`no data for ${req.idleTimeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      );
       const onAbort = () => {
         r.destroy();
         finish();
@@ -153,10 +171,7 @@ export class Watcher {
   private agentFor(options: https.RequestOptions, protocol: string): http.Agent {
     if (this.agent) return this.agent;
     const common = { keepAlive: true, scheduling: 'lifo' as const };
-    this.agent =
-      protocol === 'http:'
-        ? new http.Agent(common)
-        : new https.Agent({ ...common, ...tlsOptions(options) });
+    this.agent = protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...tlsOptions(options) });
     return this.agent;
   }
 }
@@ -176,5 +191,9 @@ function statusError(status: number, text: string): ApiError {
 
 function asTransport(server: string, err: unknown): TransportError {
   const errno = (err as { code?: unknown }).code;
-  return new TransportError(`${server}: ${err instanceof Error ? err.message : String(err)}`, typeof errno === 'string' ? errno : undefined, { cause: err });
+  return new TransportError(
+    `${server}: ${err instanceof Error ? err.message : String(err)}`,
+    typeof errno === 'string' ? errno : undefined,
+    { cause: err },
+  );
 }

@@ -66,9 +66,15 @@ describe('KeyedLimiter', { timeout: 10_000 }, () => {
     const c = gate(log, 'c');
     const pa = limiter.run('m1', a.fn);
     const pb = limiter.run('m1', b.fn);
-    await assert.rejects(limiter.run('m1', () => Promise.resolve('x')), LimiterFullError);
+    await assert.rejects(
+      limiter.run('m1', () => Promise.resolve('x')),
+      LimiterFullError,
+    );
     const pc = limiter.run('m2', c.fn);
-    await assert.rejects(limiter.run('m3', () => Promise.resolve('x')), LimiterFullError);
+    await assert.rejects(
+      limiter.run('m3', () => Promise.resolve('x')),
+      LimiterFullError,
+    );
     for (const g of [a, b, c]) g.open();
     assert.deepEqual(await Promise.all([pa, pb, pc]), ['a', 'b', 'c']);
   });
@@ -91,7 +97,10 @@ describe('KeyedLimiter', { timeout: 10_000 }, () => {
     assert.deepEqual(log, ['a', 'c']);
     c.open();
     assert.deepEqual(await Promise.all([pa, pc]), ['a', 'c']);
-    await assert.rejects(limiter.run('m', () => Promise.resolve(1), controller.signal), { name: 'AbortError' });
+    await assert.rejects(
+      limiter.run('m', () => Promise.resolve(1), controller.signal),
+      { name: 'AbortError' },
+    );
     assert.equal(limiter.keys, 0);
   });
 });

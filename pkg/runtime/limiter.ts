@@ -81,7 +81,8 @@ export class KeyedLimiter {
       this.slots.set(key, slot);
     }
     if (slot.running >= this.maxInFlight) {
-      if (slot.waiting.length >= this.maxWaiting) throw new LimiterFullError(`limiter: ${this.maxWaiting} calls already waiting for ${key}`);
+      if (slot.waiting.length >= this.maxWaiting)
+        throw new LimiterFullError(`limiter: ${this.maxWaiting} calls already waiting for ${key}`);
       await this.waitTurn(key, slot, signal);
     } else {
       slot.running++;

@@ -16,7 +16,18 @@ export interface Logger {
 }
 
 /** Keys whose values are credentials or may hold them (kubeconfig fields, Secret payloads). */
-const SECRET_KEYS = new Set(['data', 'stringData', 'token', 'password', 'client-key-data', 'client-certificate-data', 'certificate-authority-data', 'kubeconfig', 'bearerToken', 'authorization']);
+const SECRET_KEYS = new Set([
+  'data',
+  'stringData',
+  'token',
+  'password',
+  'client-key-data',
+  'client-certificate-data',
+  'certificate-authority-data',
+  'kubeconfig',
+  'bearerToken',
+  'authorization',
+]);
 const MAX_DEPTH = 8;
 const REDACTED = '[redacted]';
 
@@ -29,7 +40,10 @@ export function redact(value: unknown, depth = 0): unknown {
   const o = value as Record<string, unknown>;
   if (Object.prototype.hasOwnProperty.call(o, 'kind') && o.kind === 'Secret') {
     const meta = o.metadata;
-    const name = meta !== null && typeof meta === 'object' && Object.prototype.hasOwnProperty.call(meta, 'name') ? (meta as Record<string, unknown>).name : undefined;
+    const name =
+      meta !== null && typeof meta === 'object' && Object.prototype.hasOwnProperty.call(meta, 'name')
+        ? (meta as Record<string, unknown>).name
+        : undefined;
     return { kind: 'Secret', name, content: REDACTED };
   }
   const out: Record<string, unknown> = {};
@@ -43,10 +57,16 @@ export function createLogger(options: { level: LogLevel; stream: NodeJS.Writable
     levels: { error: 0, warn: 1, info: 2, debug: 3 },
     format: winston.format.printf((entry) => {
       const { level, message, ...fields } = entry;
-      return JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...(redact(fields) as Record<string, unknown>) });
+      return JSON.stringify({
+        time: new Date().toISOString(),
+        level,
+        msg: message,
+        ...(redact(fields) as Record<string, unknown>),
+      });
     }),
     transports: [new winston.transports.Stream({ stream: options.stream })],
   });
-  const log = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => logger.log(level, message, fields ?? {});
+  const log = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
+    logger.log(level, message, fields ?? {});
   return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
 }

@@ -6,7 +6,9 @@
 export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Seconds; fits request handling from sub-millisecond to a few seconds. */
-export const DEFAULT_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+export const DEFAULT_BUCKETS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 export class MetricsError extends Error {
   readonly code = 'METRICS';
@@ -46,7 +48,8 @@ abstract class Metric<S> implements Renderable {
   ) {
     if (!METRIC_NAME.test(name)) throw new MetricsError(`invalid metric name ${JSON.stringify(name)}`);
     for (const l of labelNames) {
-      if (!LABEL_NAME.test(l) || l.startsWith('__')) throw new MetricsError(`invalid label name ${JSON.stringify(l)} on ${name}`);
+      if (!LABEL_NAME.test(l) || l.startsWith('__'))
+        throw new MetricsError(`invalid label name ${JSON.stringify(l)} on ${name}`);
     }
   }
 
@@ -133,7 +136,8 @@ export class Histogram extends Metric<HistogramState> {
     super(name, help, labelNames);
     if (labelNames.includes('le')) throw new MetricsError(`histogram ${name} cannot have a label named le`);
     const sorted = [...buckets].sort((a, b) => a - b);
-    if (sorted.some((b, i) => !Number.isFinite(b) || (i > 0 && b === sorted[i - 1]))) throw new MetricsError(`histogram ${name} needs distinct finite buckets`);
+    if (sorted.some((b, i) => !Number.isFinite(b) || (i > 0 && b === sorted[i - 1])))
+      throw new MetricsError(`histogram ${name} needs distinct finite buckets`);
     this.buckets = sorted;
   }
 

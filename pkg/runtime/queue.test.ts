@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FakeClock } from '../../test/fake-clock.js';
-import { backoffDelay, isTerminal, QueueError, TerminalError, WorkQueue, type ReconcileEvent, type Reconciler, type Result, type WorkQueueOptions } from './queue.js';
+import {
+  backoffDelay,
+  isTerminal,
+  QueueError,
+  TerminalError,
+  WorkQueue,
+  type ReconcileEvent,
+  type Reconciler,
+  type Result,
+  type WorkQueueOptions,
+} from './queue.js';
 
 interface Deferred<T> {
   promise: Promise<T>;
@@ -167,7 +177,9 @@ describe('WorkQueue: delays and backoff', { timeout: 10_000 }, () => {
   it('grows the retry delay exponentially up to the maximum and resets it on success', async () => {
     let failing = true;
     const script = new Script(() => (failing ? new Error('member down') : undefined));
-    const { queue, clock, events, start, controller } = queueWith(script, { backoff: { baseDelayMs: 100, maxDelayMs: 1000, jitter: 0.2 } });
+    const { queue, clock, events, start, controller } = queueWith(script, {
+      backoff: { baseDelayMs: 100, maxDelayMs: 1000, jitter: 0.2 },
+    });
     const done = start();
     queue.add('a');
     await settle();
@@ -198,17 +210,37 @@ describe('WorkQueue: delays and backoff', { timeout: 10_000 }, () => {
 
   it('spreads delays by the jitter factor, within the maximum', () => {
     const o = { baseDelayMs: 100, maxDelayMs: 1000, jitter: 0.2 };
-    assert.equal(backoffDelay(1, o, () => 0), 80);
-    assert.equal(backoffDelay(1, o, () => 0.5), 100);
-    assert.equal(backoffDelay(1, o, () => 0.9999), 120);
-    assert.equal(backoffDelay(3, o, () => 0), 320);
-    assert.equal(backoffDelay(10, o, () => 0.9999), 1000);
-    assert.equal(backoffDelay(5000, o, () => 0.5), 1000);
+    assert.equal(
+      backoffDelay(1, o, () => 0),
+      80,
+    );
+    assert.equal(
+      backoffDelay(1, o, () => 0.5),
+      100,
+    );
+    assert.equal(
+      backoffDelay(1, o, () => 0.9999),
+      120,
+    );
+    assert.equal(
+      backoffDelay(3, o, () => 0),
+      320,
+    );
+    assert.equal(
+      backoffDelay(10, o, () => 0.9999),
+      1000,
+    );
+    assert.equal(
+      backoffDelay(5000, o, () => 0.5),
+      1000,
+    );
   });
 
   it('forget() starts the next backoff from the base delay', async () => {
     const script = new Script(() => new Error('x'));
-    const { queue, clock, start, controller } = queueWith(script, { backoff: { baseDelayMs: 100, maxDelayMs: 10_000, jitter: 0 } });
+    const { queue, clock, start, controller } = queueWith(script, {
+      backoff: { baseDelayMs: 100, maxDelayMs: 10_000, jitter: 0 },
+    });
     const done = start();
     queue.add('a');
     await settle();
@@ -225,13 +257,21 @@ describe('WorkQueue: delays and backoff', { timeout: 10_000 }, () => {
   });
 
   it('does not retry a terminal error, also when it is the cause of another', async () => {
-    const script = new Script((key) => (key === 'a' ? new TerminalError('bad spec') : new Error('wrapped', { cause: new TerminalError('bad') })));
+    const script = new Script((key) =>
+      key === 'a' ? new TerminalError('bad spec') : new Error('wrapped', { cause: new TerminalError('bad') }),
+    );
     const { queue, clock, events, start, controller } = queueWith(script);
     const done = start();
     queue.add('a');
     queue.add('b');
     await settle();
-    assert.deepEqual(events.map((e) => [e.key, e.outcome, e.failures]), [['a', 'terminal', 0], ['b', 'terminal', 0]]);
+    assert.deepEqual(
+      events.map((e) => [e.key, e.outcome, e.failures]),
+      [
+        ['a', 'terminal', 0],
+        ['b', 'terminal', 0],
+      ],
+    );
     assert.deepEqual(clock.pending(), []);
     assert.equal(isTerminal(new Error('plain')), false);
     controller.abort();
@@ -239,8 +279,12 @@ describe('WorkQueue: delays and backoff', { timeout: 10_000 }, () => {
   });
 
   it('runs a key again after Result.requeueAfter, and after the backoff for Result.requeue', async () => {
-    const script = new Script((key, call) => (call > 2 ? undefined : key === 'later' ? { requeueAfter: 30_000 } : { requeue: true }));
-    const { queue, clock, events, start, controller } = queueWith(script, { backoff: { baseDelayMs: 100, maxDelayMs: 1000, jitter: 0 } });
+    const script = new Script((key, call) =>
+      call > 2 ? undefined : key === 'later' ? { requeueAfter: 30_000 } : { requeue: true },
+    );
+    const { queue, clock, events, start, controller } = queueWith(script, {
+      backoff: { baseDelayMs: 100, maxDelayMs: 1000, jitter: 0 },
+    });
     const done = start();
     queue.add('later');
     queue.add('again');
@@ -253,7 +297,10 @@ describe('WorkQueue: delays and backoff', { timeout: 10_000 }, () => {
     clock.advance(30_000);
     await settle();
     assert.deepEqual(script.calls, ['later', 'again', 'again', 'later']);
-    assert.deepEqual(events.map((e) => e.outcome), ['requeueAfter', 'requeue', 'success', 'success']);
+    assert.deepEqual(
+      events.map((e) => e.outcome),
+      ['requeueAfter', 'requeue', 'success', 'success'],
+    );
     controller.abort();
     await done;
   });

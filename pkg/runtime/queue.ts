@@ -154,12 +154,17 @@ export class WorkQueue<K extends string = string> {
 
   constructor(reconciler: Reconciler<K>, options: WorkQueueOptions<K> = {}) {
     this.reconciler = reconciler;
-    this.workers = new PQueue({ concurrency: positiveInteger('concurrency', options.concurrency, 4), autoStart: false });
+    this.workers = new PQueue({
+      concurrency: positiveInteger('concurrency', options.concurrency, 4),
+      autoStart: false,
+    });
     this.maxQueued = positiveInteger('maxQueued', options.maxQueued, 100_000);
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     const { baseDelayMs, maxDelayMs, jitter } = this.backoff;
     if (!(baseDelayMs >= 0) || !(maxDelayMs >= baseDelayMs) || !(jitter >= 0 && jitter <= 1)) {
-      throw new QueueError(`backoff needs 0 <= baseDelayMs <= maxDelayMs and 0 <= jitter <= 1, not ${JSON.stringify(this.backoff)}`);
+      throw new QueueError(
+        `backoff needs 0 <= baseDelayMs <= maxDelayMs and 0 <= jitter <= 1, not ${JSON.stringify(this.backoff)}`,
+      );
     }
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
@@ -317,7 +322,12 @@ export class WorkQueue<K extends string = string> {
     let result: Result | undefined;
     try {
       result = (await this.reconciler.reconcile(key, this.signal)) ?? undefined;
-      outcome = result?.requeueAfter !== undefined && result.requeueAfter > 0 ? 'requeueAfter' : result?.requeue === true ? 'requeue' : 'success';
+      outcome =
+        result?.requeueAfter !== undefined && result.requeueAfter > 0
+          ? 'requeueAfter'
+          : result?.requeue === true
+            ? 'requeue'
+            : 'success';
     } catch (err: unknown) {
       error = err;
       outcome = isTerminal(err) ? 'terminal' : 'error';
@@ -334,7 +344,12 @@ export class WorkQueue<K extends string = string> {
     }
     if (retryInMs !== undefined) this.addAfter(key, retryInMs);
     if (this.dirty.delete(key) && !this.isStopped()) this.enqueue(key);
-    const event: ReconcileEvent<K> = { key, outcome, durationMs: this.clock.now() - started, failures: this.failures(key) };
+    const event: ReconcileEvent<K> = {
+      key,
+      outcome,
+      durationMs: this.clock.now() - started,
+      failures: this.failures(key),
+    };
     if (outcome === 'error' || outcome === 'terminal') event.error = error;
     if (retryInMs !== undefined && !this.isStopped()) event.retryInMs = retryInMs;
     this.notify(() => this.onResult?.(event));

@@ -5,7 +5,16 @@
 //   whatever uid could be read, so the apiserver reports it against the right request.
 
 import { boundMessage, boundWarnings, objectTooBig } from './limits.js';
-import { ADMISSION_API_VERSIONS, OPERATIONS, type AdmissionAPIVersion, type AdmissionRequest, type AdmissionResponse, type AdmissionReview, type GroupVersionKind, type Operation } from './types.js';
+import {
+  ADMISSION_API_VERSIONS,
+  OPERATIONS,
+  type AdmissionAPIVersion,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+  type GroupVersionKind,
+  type Operation,
+} from './types.js';
 
 /** The body cannot be answered with a review: the HTTP layer turns it into a 400 with this message. */
 export class BadRequestError extends Error {
@@ -21,10 +30,15 @@ export const isObject = (v: unknown): v is JSONObject => typeof v === 'object' &
 
 /** Checks `kind` and `apiVersion` of a parsed body; returns the apiVersion to echo. */
 export function reviewVersion<V extends string>(body: unknown, kind: string, versions: readonly V[]): V {
-  if (!isObject(body)) throw new BadRequestError(`expected a ${kind} object, got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}`);
+  if (!isObject(body))
+    throw new BadRequestError(
+      `expected a ${kind} object, got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}`,
+    );
   const apiVersion = body.apiVersion;
   if (body.kind !== kind || typeof apiVersion !== 'string' || !(versions as readonly string[]).includes(apiVersion)) {
-    throw new BadRequestError(`expected kind ${kind} with apiVersion ${versions.join(' or ')}, got kind ${JSON.stringify(body.kind ?? null)} apiVersion ${JSON.stringify(apiVersion ?? null)}`);
+    throw new BadRequestError(
+      `expected kind ${kind} with apiVersion ${versions.join(' or ')}, got kind ${JSON.stringify(body.kind ?? null)} apiVersion ${JSON.stringify(apiVersion ?? null)}`,
+    );
   }
   return apiVersion as V;
 }
@@ -39,7 +53,8 @@ export function decodeAdmissionReview(body: unknown): DecodedAdmission {
   const raw = (body as JSONObject).request;
   if (!isObject(raw)) return { apiVersion, error: errored('', 400, 'AdmissionReview has no request') };
   const uid = typeof raw.uid === 'string' ? raw.uid : '';
-  if (typeof raw.uid !== 'string' || raw.uid === '') return { apiVersion, error: errored(uid, 400, 'request.uid must be a non-empty string') };
+  if (typeof raw.uid !== 'string' || raw.uid === '')
+    return { apiVersion, error: errored(uid, 400, 'request.uid must be a non-empty string') };
   const operation = raw.operation;
   if (typeof operation !== 'string' || !(OPERATIONS as readonly string[]).includes(operation)) {
     return { apiVersion, error: errored(uid, 400, `request.operation must be one of ${OPERATIONS.join(', ')}`) };
@@ -73,7 +88,14 @@ export function allowed(uid: string, warnings?: readonly string[]): AdmissionRes
 
 /** A policy decision: 403 Forbidden with the reason, as kubectl shows it after "denied the request: ". */
 export function denied(uid: string, message: string, warnings?: readonly string[]): AdmissionResponse {
-  return withWarnings({ uid, allowed: false, status: { status: 'Failure', code: 403, reason: 'Forbidden', message: boundMessage(message) } }, warnings);
+  return withWarnings(
+    {
+      uid,
+      allowed: false,
+      status: { status: 'Failure', code: 403, reason: 'Forbidden', message: boundMessage(message) },
+    },
+    warnings,
+  );
 }
 
 /** The request could not be judged (bad input or an internal failure). */

@@ -5,7 +5,12 @@
 import { convertObject } from '../../api/conversion/index.js';
 import { isObject, reviewVersion } from './admission.js';
 import { boundMessage, objectTooBig } from './limits.js';
-import { CONVERSION_API_VERSIONS, type ConversionAPIVersion, type ConversionResponse, type ConversionReview } from './types.js';
+import {
+  CONVERSION_API_VERSIONS,
+  type ConversionAPIVersion,
+  type ConversionResponse,
+  type ConversionReview,
+} from './types.js';
 
 function failure(uid: string, message: string): ConversionResponse {
   return { uid, convertedObjects: [], result: { status: 'Failure', message: boundMessage(message) } };
@@ -27,7 +32,8 @@ export function reviewConversion(body: unknown): ConversionReview {
   const uid = typeof request.uid === 'string' ? request.uid : '';
   if (uid === '') return review(failure('', 'request.uid must be a non-empty string'));
   const desired = request.desiredAPIVersion;
-  if (typeof desired !== 'string' || desired === '') return review(failure(uid, 'request.desiredAPIVersion must be a non-empty string'));
+  if (typeof desired !== 'string' || desired === '')
+    return review(failure(uid, 'request.desiredAPIVersion must be a non-empty string'));
   if (!Array.isArray(request.objects)) return review(failure(uid, 'request.objects must be a list'));
 
   const converted: Record<string, unknown>[] = [];

@@ -20,31 +20,98 @@ const RUNS = 12_000;
 const junk = fc.jsonValue({ maxDepth: 3 });
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.oneof(arb, arb, junk, fc.constant(undefined));
 /** Usually right, sometimes junk or missing: most inputs get past decoding, some do not. */
-const mostly = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 18, arbitrary: arb }, { weight: 1, arbitrary: junk }, { weight: 1, arbitrary: fc.constant(undefined) });
-const rec = (model: Record<string, fc.Arbitrary<unknown>>) => fc.record(model, { requiredKeys: [], noNullPrototype: true });
+const mostly = <T>(arb: fc.Arbitrary<T>) =>
+  fc.oneof(
+    { weight: 18, arbitrary: arb },
+    { weight: 1, arbitrary: junk },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  );
+const rec = (model: Record<string, fc.Arbitrary<unknown>>) =>
+  fc.record(model, { requiredKeys: [], noNullPrototype: true });
 
-const policyAPIVersion = fc.constantFrom('policy.flotilla.io/v1alpha1', 'policy.flotilla.io/v1beta1', 'policy.karmada.io/v1alpha1', 'cluster.flotilla.io/v1alpha1', 'apps/v1', 'v1');
-const policyKind = fc.constantFrom('PropagationPolicy', 'ClusterPropagationPolicy', 'OverridePolicy', 'ClusterOverridePolicy', 'Cluster', 'Deployment');
-const selector = rec({ apiVersion: maybe(fc.constantFrom('apps/v1', 'v1')), kind: maybe(fc.constantFrom('Deployment', 'ServiceImport')), namespace: maybe(fc.string({ maxLength: 5 })), name: maybe(fc.string({ maxLength: 5 })) });
+const policyAPIVersion = fc.constantFrom(
+  'policy.flotilla.io/v1alpha1',
+  'policy.flotilla.io/v1beta1',
+  'policy.karmada.io/v1alpha1',
+  'cluster.flotilla.io/v1alpha1',
+  'apps/v1',
+  'v1',
+);
+const policyKind = fc.constantFrom(
+  'PropagationPolicy',
+  'ClusterPropagationPolicy',
+  'OverridePolicy',
+  'ClusterOverridePolicy',
+  'Cluster',
+  'Deployment',
+);
+const selector = rec({
+  apiVersion: maybe(fc.constantFrom('apps/v1', 'v1')),
+  kind: maybe(fc.constantFrom('Deployment', 'ServiceImport')),
+  namespace: maybe(fc.string({ maxLength: 5 })),
+  name: maybe(fc.string({ maxLength: 5 })),
+});
 const overriders = rec({
-  plaintext: maybe(fc.array(rec({ path: maybe(fc.constantFrom('/spec/replicas', 'x', '', '/a[name=b]/c')), operator: maybe(fc.constantFrom('add', 'remove', 'replace', 'bogus')), value: junk }), { maxLength: 3 })),
-  labelsOverrider: maybe(fc.array(rec({ operator: maybe(fc.constantFrom('add', 'remove')), value: maybe(fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 }))) }), { maxLength: 2 })),
-  fieldOverrider: maybe(fc.array(rec({ fieldPath: maybe(fc.string({ maxLength: 6 })), json: junk, yaml: junk }), { maxLength: 2 })),
+  plaintext: maybe(
+    fc.array(
+      rec({
+        path: maybe(fc.constantFrom('/spec/replicas', 'x', '', '/a[name=b]/c')),
+        operator: maybe(fc.constantFrom('add', 'remove', 'replace', 'bogus')),
+        value: junk,
+      }),
+      { maxLength: 3 },
+    ),
+  ),
+  labelsOverrider: maybe(
+    fc.array(
+      rec({
+        operator: maybe(fc.constantFrom('add', 'remove')),
+        value: maybe(fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 }))),
+      }),
+      { maxLength: 2 },
+    ),
+  ),
+  fieldOverrider: maybe(
+    fc.array(rec({ fieldPath: maybe(fc.string({ maxLength: 6 })), json: junk, yaml: junk }), { maxLength: 2 }),
+  ),
 });
 const spec = rec({
   resourceSelectors: maybe(fc.array(maybe(selector), { maxLength: 3 })),
-  overrideRules: maybe(fc.array(maybe(rec({ targetCluster: maybe(rec({ clusterNames: maybe(fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })) })), overriders: maybe(overriders) })), { maxLength: 3 })),
+  overrideRules: maybe(
+    fc.array(
+      maybe(
+        rec({
+          targetCluster: maybe(rec({ clusterNames: maybe(fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })) })),
+          overriders: maybe(overriders),
+        }),
+      ),
+      { maxLength: 3 },
+    ),
+  ),
   targetCluster: junk,
   overriders: maybe(overriders),
   association: maybe(fc.boolean()),
-  placement: maybe(rec({ spreadConstraints: maybe(fc.array(junk, { maxLength: 2 })), replicaScheduling: maybe(rec({ replicaSchedulingType: maybe(fc.constantFrom('Divided', 'Duplicated')) })) })),
-  failover: maybe(rec({ application: maybe(rec({ purgeMode: maybe(fc.constant('Gracefully')), gracePeriodSeconds: junk })) })),
+  placement: maybe(
+    rec({
+      spreadConstraints: maybe(fc.array(junk, { maxLength: 2 })),
+      replicaScheduling: maybe(rec({ replicaSchedulingType: maybe(fc.constantFrom('Divided', 'Duplicated')) })),
+    }),
+  ),
+  failover: maybe(
+    rec({ application: maybe(rec({ purgeMode: maybe(fc.constant('Gracefully')), gracePeriodSeconds: junk })) }),
+  ),
 });
 const metadata = rec({
   name: maybe(fc.string({ maxLength: 8 })),
   namespace: maybe(fc.string({ maxLength: 8 })),
   labels: maybe(fc.dictionary(fc.string({ maxLength: 8 }), junk)),
-  annotations: maybe(fc.oneof(fc.dictionary(fc.string({ maxLength: 8 }), fc.string()), fc.string().map((v) => ({ [CONVERSION_ANNOTATION]: v })), fc.constant({ [CONVERSION_ANNOTATION]: '{"folded":{},"ignored":{"overriders":1}}' }))),
+  annotations: maybe(
+    fc.oneof(
+      fc.dictionary(fc.string({ maxLength: 8 }), fc.string()),
+      fc.string().map((v) => ({ [CONVERSION_ANNOTATION]: v })),
+      fc.constant({ [CONVERSION_ANNOTATION]: '{"folded":{},"ignored":{"overriders":1}}' }),
+    ),
+  ),
 });
 const object = mostly(
   fc.record(
@@ -53,7 +120,11 @@ const object = mostly(
   ),
 );
 
-const uid = fc.oneof({ weight: 18, arbitrary: fc.uuid() }, { weight: 1, arbitrary: fc.constant('') }, { weight: 1, arbitrary: junk });
+const uid = fc.oneof(
+  { weight: 18, arbitrary: fc.uuid() },
+  { weight: 1, arbitrary: fc.constant('') },
+  { weight: 1, arbitrary: junk },
+);
 const admissionRequest = fc.record(
   {
     uid,
@@ -72,9 +143,20 @@ const conversionRequest = fc.record(
 );
 
 const reviewOf = (apiVersions: string[], kind: string, request: fc.Arbitrary<unknown>) =>
-  fc.record({ apiVersion: mostly(fc.constantFrom(...apiVersions)), kind: mostly(fc.constant(kind)), request: mostly(request) }, { noNullPrototype: true });
-const admissionReview = reviewOf(['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'], 'AdmissionReview', admissionRequest);
-const conversionReview = reviewOf(['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'], 'ConversionReview', conversionRequest);
+  fc.record(
+    { apiVersion: mostly(fc.constantFrom(...apiVersions)), kind: mostly(fc.constant(kind)), request: mostly(request) },
+    { noNullPrototype: true },
+  );
+const admissionReview = reviewOf(
+  ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'],
+  'AdmissionReview',
+  admissionRequest,
+);
+const conversionReview = reviewOf(
+  ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'],
+  'ConversionReview',
+  conversionRequest,
+);
 const review = fc.oneof(admissionReview, conversionReview);
 
 /** A body as sent, or damaged: other JSON, bytes that are not JSON, or a review cut short. */
@@ -83,15 +165,36 @@ const bodyFrom = (r: fc.Arbitrary<unknown>): fc.Arbitrary<string> =>
     { weight: 12, arbitrary: r.map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: junk.map((v) => JSON.stringify(v) ?? '') },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 64 }) },
-    { weight: 1, arbitrary: fc.tuple(r, fc.nat()).map(([v, n]) => { const s = JSON.stringify(v); return s.slice(0, n % (s.length + 1)); }) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(r, fc.nat()).map(([v, n]) => {
+        const s = JSON.stringify(v);
+        return s.slice(0, n % (s.length + 1));
+      }),
+    },
   );
 
 const path = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('/validate', '/mutate', '/convert') },
-  { weight: 1, arbitrary: fc.constantFrom('/healthz', '/readyz', '/metrics', '/validate?timeout=10s', '/', '//validate', '/convert/', '/%2e%2e') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/validate?timeout=10s',
+      '/',
+      '//validate',
+      '/convert/',
+      '/%2e%2e',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }).map((s) => `/${s}`) },
 );
-const method = fc.oneof({ weight: 9, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'DELETE', 'PATCH') });
+const method = fc.oneof(
+  { weight: 9, arbitrary: fc.constant('POST') },
+  { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'DELETE', 'PATCH') },
+);
 /** The header as the apiserver sends it, mostly; sometimes another type, a foreign charset, or none. */
 const contentType = fc.oneof(
   { weight: 38, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8') },
@@ -101,8 +204,22 @@ const contentType = fc.oneof(
 const withContentType = (r: fc.Arbitrary<Omit<HttpRequest, 'contentType'>>): fc.Arbitrary<HttpRequest> =>
   fc.tuple(r, contentType).map(([req, type]) => (type === undefined ? req : { ...req, contentType: type }));
 const request: fc.Arbitrary<HttpRequest> = fc.oneof(
-  { weight: 4, arbitrary: withContentType(fc.record({ method, url: fc.constantFrom('/validate', '/mutate', '/validate?timeout=10s'), body: bodyFrom(admissionReview) })) },
-  { weight: 2, arbitrary: withContentType(fc.record({ method, url: fc.constantFrom('/convert', '/convert?timeout=30s'), body: bodyFrom(conversionReview) })) },
+  {
+    weight: 4,
+    arbitrary: withContentType(
+      fc.record({
+        method,
+        url: fc.constantFrom('/validate', '/mutate', '/validate?timeout=10s'),
+        body: bodyFrom(admissionReview),
+      }),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: withContentType(
+      fc.record({ method, url: fc.constantFrom('/convert', '/convert?timeout=30s'), body: bodyFrom(conversionReview) }),
+    ),
+  },
   { weight: 1, arbitrary: withContentType(fc.record({ method, url: path, body: bodyFrom(review) })) },
 );
 
@@ -142,7 +259,8 @@ function assertWellFormed(req: HttpRequest, res: HttpResponse): void {
     }
   } else {
     assert.equal(typeof r.allowed, 'boolean');
-    if (!r.allowed) assert.ok(isObject(r.status) && typeof r.status.message === 'string' && typeof r.status.code === 'number');
+    if (!r.allowed)
+      assert.ok(isObject(r.status) && typeof r.status.message === 'string' && typeof r.status.code === 'number');
     // A 500 inside the review means judging the request failed (a stack overflow, a throw): never expected.
     if (!r.allowed) assert.notEqual((r.status as Obj).code, 500, (r.status as Obj).message as string);
     if (r.patch !== undefined) {
@@ -169,8 +287,23 @@ void describe('webhook handler under generated input', () => {
     // answer must occur, or the run proves little.
     assert.ok(reviews > RUNS * 0.4, `only ${reviews} requests were answered with a review`);
     const metrics = h.registry.render();
-    for (const outcome of ['allowed', 'patched', 'denied', 'error', 'success', 'failure', 'bad_request', 'not_found', 'method_not_allowed', 'unsupported_media_type']) {
-      assert.match(metrics, new RegExp(`^flotilla_webhook_requests_total\\{path="[^"]+",outcome="${outcome}"\\} [1-9]`, 'm'), outcome);
+    for (const outcome of [
+      'allowed',
+      'patched',
+      'denied',
+      'error',
+      'success',
+      'failure',
+      'bad_request',
+      'not_found',
+      'method_not_allowed',
+      'unsupported_media_type',
+    ]) {
+      assert.match(
+        metrics,
+        new RegExp(`^flotilla_webhook_requests_total\\{path="[^"]+",outcome="${outcome}"\\} [1-9]`, 'm'),
+        outcome,
+      );
     }
   });
 
@@ -207,26 +340,52 @@ function salted(value: unknown, salt: readonly number[], junkValues: readonly un
   if (!isObject(value)) return value;
   const out: Obj = {};
   const pick = salt[turn.n++ % salt.length] ?? 0;
-  if (pick % 3 !== 0) defineOwn(out, PROTOTYPE_KEYS[pick % PROTOTYPE_KEYS.length] ?? '__proto__', junkValues[pick % junkValues.length]);
+  if (pick % 3 !== 0)
+    defineOwn(out, PROTOTYPE_KEYS[pick % PROTOTYPE_KEYS.length] ?? '__proto__', junkValues[pick % junkValues.length]);
   for (const k of Object.keys(value)) defineOwn(out, k, salted(value[k], salt, junkValues, turn));
   return out;
 }
 
 /** Strings the expansion and path parsers see: multi-megabyte, fresh each time, with a variable in them. */
-const variable = fc.constantFrom('${cluster.name}', "${cluster.labels['__proto__']}", "${cluster.labels['constructor']}", '${cluster.nope}', '${', '$${cluster.name}', '');
+const variable = fc.constantFrom(
+  '${cluster.name}',
+  "${cluster.labels['__proto__']}",
+  "${cluster.labels['constructor']}",
+  '${cluster.nope}',
+  '${',
+  '$${cluster.name}',
+  '',
+);
 const hugeString = fc
   .tuple(fc.integer({ min: 1, max: 1_400_000 }), variable, fc.string({ maxLength: 8 }))
   .map(([n, v, tail]) => `/${'a'.repeat(n)}${v}${tail}`);
 
 /** Where a hostile value goes in an OverridePolicy: the slots paths and templated values are read from. */
-const SLOTS = ['path', 'value', 'image', 'label', 'annotation', 'field', 'args', 'selectorName', 'clusterName', 'labelKey'] as const;
+const SLOTS = [
+  'path',
+  'value',
+  'image',
+  'label',
+  'annotation',
+  'field',
+  'args',
+  'selectorName',
+  'clusterName',
+  'labelKey',
+] as const;
 type Slot = (typeof SLOTS)[number];
 function hostilePolicy(slot: Slot, v: unknown, kind: string): Obj {
-  const plaintext = [{ path: slot === 'path' ? v : '/spec/replicas', operator: 'replace', value: slot === 'value' ? v : 1 }];
+  const plaintext = [
+    { path: slot === 'path' ? v : '/spec/replicas', operator: 'replace', value: slot === 'value' ? v : 1 },
+  ];
   return {
     apiVersion: 'policy.flotilla.io/v1alpha1',
     kind,
-    metadata: { name: 'web', namespace: 'shop', labels: slot === 'labelKey' ? { [String(v)]: 'x' } : { 'policy.flotilla.io/permanent-id': 'id' } },
+    metadata: {
+      name: 'web',
+      namespace: 'shop',
+      labels: slot === 'labelKey' ? { [String(v)]: 'x' } : { 'policy.flotilla.io/permanent-id': 'id' },
+    },
     spec: {
       resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: slot === 'selectorName' ? v : 'web' }],
       overrideRules: [
@@ -234,11 +393,18 @@ function hostilePolicy(slot: Slot, v: unknown, kind: string): Obj {
           targetCluster: { clusterNames: [slot === 'clusterName' ? v : 'east'] },
           overriders: {
             plaintext,
-            imageOverrider: [{ component: 'Registry', operator: 'replace', value: slot === 'image' ? v : 'mirror.${cluster.region}' }],
+            imageOverrider: [
+              { component: 'Registry', operator: 'replace', value: slot === 'image' ? v : 'mirror.${cluster.region}' },
+            ],
             labelsOverrider: [{ operator: 'add', value: { app: slot === 'label' ? v : 'web' } }],
             annotationsOverrider: [{ operator: 'add', value: { note: slot === 'annotation' ? v : '${cluster.name}' } }],
             argsOverrider: [{ containerName: 'web', operator: 'add', value: [slot === 'args' ? v : '--x'] }],
-            fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/a', operator: 'replace', value: slot === 'field' ? v : 'b' }] }],
+            fieldOverrider: [
+              {
+                fieldPath: '/data/app.yaml',
+                yaml: [{ subPath: '/a', operator: 'replace', value: slot === 'field' ? v : 'b' }],
+              },
+            ],
           },
         },
       ],
@@ -247,30 +413,60 @@ function hostilePolicy(slot: Slot, v: unknown, kind: string): Obj {
 }
 
 /** JSON text nested `depth` levels, of objects, lists, or both, keyed by prototype names. */
-const deepText = fc.tuple(fc.integer({ min: 400, max: 30_000 }), fc.constantFrom('objects', 'lists', 'both'), fc.constantFrom(...PROTOTYPE_KEYS)).map(([depth, shape, key]) => {
-  const open = shape === 'objects' ? `{"${key}":` : shape === 'lists' ? '[' : `{"${key}":[`;
-  const close = shape === 'objects' ? '}' : shape === 'lists' ? ']' : ']}';
-  const levels = shape === 'both' ? Math.ceil(depth / 2) : depth;
-  return `${open.repeat(levels)}"\${cluster.name}"${close.repeat(levels)}`;
-});
+const deepText = fc
+  .tuple(
+    fc.integer({ min: 400, max: 30_000 }),
+    fc.constantFrom('objects', 'lists', 'both'),
+    fc.constantFrom(...PROTOTYPE_KEYS),
+  )
+  .map(([depth, shape, key]) => {
+    const open = shape === 'objects' ? `{"${key}":` : shape === 'lists' ? '[' : `{"${key}":[`;
+    const close = shape === 'objects' ? '}' : shape === 'lists' ? ']' : ']}';
+    const levels = shape === 'both' ? Math.ceil(depth / 2) : depth;
+    return `${open.repeat(levels)}"\${cluster.name}"${close.repeat(levels)}`;
+  });
 
 const hostileKind = fc.constantFrom('OverridePolicy', 'ClusterOverridePolicy', 'PropagationPolicy');
 const routeAndReview = (object: Obj, route: string): { url: string; review: Obj } =>
   route === '/convert'
-    ? { url: route, review: { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'hostile', desiredAPIVersion: 'policy.flotilla.io/v1beta1', objects: [object] } } }
-    : { url: route, review: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'hostile', operation: 'CREATE', object, oldObject: object } } };
+    ? {
+        url: route,
+        review: {
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'ConversionReview',
+          request: { uid: 'hostile', desiredAPIVersion: 'policy.flotilla.io/v1beta1', objects: [object] },
+        },
+      }
+    : {
+        url: route,
+        review: {
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          request: { uid: 'hostile', operation: 'CREATE', object, oldObject: object },
+        },
+      };
 
 const hostileRequest: fc.Arbitrary<HttpRequest> = fc
   .record({
     route: fc.constantFrom('/validate', '/mutate', '/convert'),
     kind: hostileKind,
     slot: fc.constantFrom(...SLOTS),
-    payload: fc.oneof({ weight: 2, arbitrary: hugeString.map((v) => ({ text: false as const, v })) }, { weight: 2, arbitrary: deepText.map((v) => ({ text: true as const, v })) }, { weight: 1, arbitrary: junk.map((v) => ({ text: false as const, v })) }),
+    payload: fc.oneof(
+      { weight: 2, arbitrary: hugeString.map((v) => ({ text: false as const, v })) },
+      { weight: 2, arbitrary: deepText.map((v) => ({ text: true as const, v })) },
+      { weight: 1, arbitrary: junk.map((v) => ({ text: false as const, v })) },
+    ),
     salt: fc.array(fc.nat({ max: 30 }), { minLength: 1, maxLength: 8 }),
   })
   .map(({ route, kind, slot, payload, salt }) => {
     // Deep text is spliced in after serializing: JSON.stringify itself runs out of stack on it.
-    const object = salted(hostilePolicy(slot, payload.text ? 'DEEP' : payload.v, kind), salt, ['x', 1, null, { a: 'b' }, ['${cluster.name}']]) as Obj;
+    const object = salted(hostilePolicy(slot, payload.text ? 'DEEP' : payload.v, kind), salt, [
+      'x',
+      1,
+      null,
+      { a: 'b' },
+      ['${cluster.name}'],
+    ]) as Obj;
     const { url, review } = routeAndReview(object, route);
     const json = JSON.stringify(review);
     const body = payload.text ? json.replaceAll('"DEEP"', payload.v) : json;
@@ -293,12 +489,19 @@ void describe('webhook handler under hostile shapes', () => {
         const answer = JSON.parse(res.body) as Obj;
         const r = isObject(answer.response) ? answer.response : {};
         const succeeded = r.allowed === true || (isObject(r.result) && r.result.status === 'Success');
-        assert.ok(Buffer.byteLength(res.body) <= (succeeded ? MAX_RESPONSE_BYTES : SMALL_ANSWER_BYTES), `${req.url}: answer of ${res.body.length} bytes`);
+        assert.ok(
+          Buffer.byteLength(res.body) <= (succeeded ? MAX_RESPONSE_BYTES : SMALL_ANSWER_BYTES),
+          `${req.url}: answer of ${res.body.length} bytes`,
+        );
         if (/nested more than|Too many/.test(res.body)) tooBig++;
       }),
       { numRuns: 150 },
     );
     assert.ok(tooBig > 10, `only ${tooBig} requests were refused as too deep`);
-    assert.deepStrictEqual(Object.getOwnPropertyNames(Object.prototype).sort(), prototypeKeys, 'Object.prototype gained or lost members');
+    assert.deepStrictEqual(
+      Object.getOwnPropertyNames(Object.prototype).sort(),
+      prototypeKeys,
+      'Object.prototype gained or lost members',
+    );
   });
 });

@@ -4,7 +4,13 @@ import jsonpatch from 'fast-json-patch';
 
 import { CONVERSION_ANNOTATION, V1ALPHA1, V1BETA1 } from '../../api/conversion/index.js';
 import { PERMANENT_ID_LABEL } from '../../api/defaulting/index.js';
-import { clusterOverridePolicy, overridePolicy, propagationPolicy, selectDeployment, type Obj } from '../../test/builders.js';
+import {
+  clusterOverridePolicy,
+  overridePolicy,
+  propagationPolicy,
+  selectDeployment,
+  type Obj,
+} from '../../test/builders.js';
 import { WebhookHandler, type HttpResponse } from './handler.js';
 import { admissionRequestReview, conversionRequestReview } from './reviews.js';
 import type { AdmissionReview, ConversionReview } from './types.js';
@@ -12,9 +18,15 @@ import type { AdmissionReview, ConversionReview } from './types.js';
 const ADMISSION_VERSIONS = ['admission.k8s.io/v1', 'admission.k8s.io/v1beta1'] as const;
 const CONVERSION_VERSIONS = ['apiextensions.k8s.io/v1', 'apiextensions.k8s.io/v1beta1'] as const;
 
-const handler = (opts: ConstructorParameters<typeof WebhookHandler>[0] = {}) => new WebhookHandler({ newId: () => 'new-id', ...opts });
+const handler = (opts: ConstructorParameters<typeof WebhookHandler>[0] = {}) =>
+  new WebhookHandler({ newId: () => 'new-id', ...opts });
 const post = (h: WebhookHandler, url: string, body: unknown): HttpResponse =>
-  h.handle({ method: 'POST', url, contentType: 'application/json', body: typeof body === 'string' ? body : JSON.stringify(body) });
+  h.handle({
+    method: 'POST',
+    url,
+    contentType: 'application/json',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 const admission = (r: HttpResponse): AdmissionReview => {
   assert.equal(r.status, 200, r.body);
   return JSON.parse(r.body) as AdmissionReview;
@@ -24,15 +36,22 @@ const conversion = (r: HttpResponse): ConversionReview => {
   return JSON.parse(r.body) as ConversionReview;
 };
 
-const withId = (o: Obj): Obj => ({ ...o, metadata: { ...(o.metadata as Obj), labels: { [PERMANENT_ID_LABEL]: 'id-0' } } });
+const withId = (o: Obj): Obj => ({
+  ...o,
+  metadata: { ...(o.metadata as Obj), labels: { [PERMANENT_ID_LABEL]: 'id-0' } },
+});
 const pp = () => withId(propagationPolicy('web', 'shop', [selectDeployment('web')]));
 const op = (rules: Obj[]) => overridePolicy('web', 'shop', rules, [selectDeployment('web')]);
-const replicas = (n: number): Obj => ({ overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: n }] } });
+const replicas = (n: number): Obj => ({
+  overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: n }] },
+});
 
 void describe('/validate', () => {
   for (const apiVersion of ADMISSION_VERSIONS) {
     void it(`allows a valid policy and echoes the ${apiVersion} review's apiVersion and uid`, () => {
-      const review = admission(post(handler(), '/validate', admissionRequestReview({ apiVersion, uid: 'u-1', object: pp() })));
+      const review = admission(
+        post(handler(), '/validate', admissionRequestReview({ apiVersion, uid: 'u-1', object: pp() })),
+      );
       assert.equal(review.apiVersion, apiVersion);
       assert.equal(review.kind, 'AdmissionReview');
       assert.deepStrictEqual(review.response, { uid: 'u-1', allowed: true });
@@ -54,17 +73,31 @@ void describe('/validate', () => {
     assert.equal(review.response?.uid, 'u-6');
     assert.equal(review.response?.allowed, false);
     assert.equal(review.response?.status?.code, 403);
-    assert.match(review.response?.status?.message ?? '', /^spec\.resourceSelectors\[0\]\.namespace: Invalid value: "elsewhere"/);
+    assert.match(
+      review.response?.status?.message ?? '',
+      /^spec\.resourceSelectors\[0\]\.namespace: Invalid value: "elsewhere"/,
+    );
   });
 
   void it('requires the permanent id the mutating webhook sets', () => {
-    const review = admission(post(handler(), '/validate', admissionRequestReview({ object: propagationPolicy('web', 'shop', [selectDeployment('web')]) })));
+    const review = admission(
+      post(
+        handler(),
+        '/validate',
+        admissionRequestReview({ object: propagationPolicy('web', 'shop', [selectDeployment('web')]) }),
+      ),
+    );
     assert.equal(review.response?.allowed, false);
-    assert.match(review.response?.status?.message ?? '', new RegExp(`metadata\\.labels.*${PERMANENT_ID_LABEL.replace(/\./g, '\\.')}`));
+    assert.match(
+      review.response?.status?.message ?? '',
+      new RegExp(`metadata\\.labels.*${PERMANENT_ID_LABEL.replace(/\./g, '\\.')}`),
+    );
   });
 
   void it('warns about two rules writing the same field for the same clusters', () => {
-    const review = admission(post(handler(), '/validate', admissionRequestReview({ object: op([replicas(2), replicas(3)]) })));
+    const review = admission(
+      post(handler(), '/validate', admissionRequestReview({ object: op([replicas(2), replicas(3)]) })),
+    );
     assert.equal(review.response?.allowed, true);
     assert.equal(review.response?.warnings?.length, 1);
     assert.match(review.response?.warnings?.[0] ?? '', /spec\.overrideRules\[1\].*spec\.overrideRules\[0\]/);
@@ -72,10 +105,19 @@ void describe('/validate', () => {
 
   void it('warns about a rule naming a cluster the hub does not have, when the clusters are known', () => {
     const rules = [{ targetCluster: { clusterNames: ['east', 'wset'] }, ...replicas(1) }];
-    const known = admission(post(handler({ inventory: { clusters: () => [{ metadata: { name: 'east' } }] } }), '/validate', admissionRequestReview({ object: op(rules) })));
+    const known = admission(
+      post(
+        handler({ inventory: { clusters: () => [{ metadata: { name: 'east' } }] } }),
+        '/validate',
+        admissionRequestReview({ object: op(rules) }),
+      ),
+    );
     assert.equal(known.response?.allowed, true);
     assert.equal(known.response?.warnings?.length, 1);
-    assert.match(known.response?.warnings?.[0] ?? '', /spec\.overrideRules\[0\]\.targetCluster\.clusterNames\[1\].*"wset"/);
+    assert.match(
+      known.response?.warnings?.[0] ?? '',
+      /spec\.overrideRules\[0\]\.targetCluster\.clusterNames\[1\].*"wset"/,
+    );
     const unknown = admission(post(handler(), '/validate', admissionRequestReview({ object: op(rules) })));
     assert.equal(unknown.response?.warnings, undefined);
   });
@@ -89,18 +131,32 @@ void describe('/validate', () => {
 
   void it('validates a v1beta1 policy as it is stored', () => {
     const beta = { ...op([replicas(2), replicas(2)]), apiVersion: V1BETA1 };
-    const review = admission(post(handler(), '/validate', admissionRequestReview({ apiVersion: 'admission.k8s.io/v1beta1', object: beta })));
+    const review = admission(
+      post(handler(), '/validate', admissionRequestReview({ apiVersion: 'admission.k8s.io/v1beta1', object: beta })),
+    );
     assert.equal(review.response?.allowed, true);
     assert.match(review.response?.warnings?.[0] ?? '', /spec\.overrideRules\[1\]/);
   });
 
   void it('allows kinds it does not judge without looking at them', () => {
-    const review = admission(post(handler(), '/validate', admissionRequestReview({ uid: 'u-3', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } } })));
+    const review = admission(
+      post(
+        handler(),
+        '/validate',
+        admissionRequestReview({
+          uid: 'u-3',
+          object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } },
+        }),
+      ),
+    );
     assert.deepStrictEqual(review.response, { uid: 'u-3', allowed: true });
   });
 
   void it('tolerates the timeout query the apiserver appends', () => {
-    assert.equal(admission(post(handler(), '/validate?timeout=5s', admissionRequestReview({ object: pp() }))).response?.allowed, true);
+    assert.equal(
+      admission(post(handler(), '/validate?timeout=5s', admissionRequestReview({ object: pp() }))).response?.allowed,
+      true,
+    );
   });
 });
 
@@ -113,7 +169,9 @@ void describe('/mutate', () => {
       assert.equal(review.response?.uid, 'u-4');
       assert.equal(review.response?.allowed, true);
       assert.equal(review.response?.patchType, 'JSONPatch');
-      const ops = JSON.parse(Buffer.from(review.response?.patch ?? '', 'base64').toString('utf8')) as jsonpatch.Operation[];
+      const ops = JSON.parse(
+        Buffer.from(review.response?.patch ?? '', 'base64').toString('utf8'),
+      ) as jsonpatch.Operation[];
       const patched = jsonpatch.applyPatch(structuredClone(object), ops, true, false).newDocument;
       assert.deepStrictEqual(patched, {
         ...object,
@@ -128,31 +186,45 @@ void describe('/mutate', () => {
 
   void it('sends no patch when nothing needs a default', () => {
     const object = clusterOverridePolicy('all', [replicas(1)]);
-    assert.deepStrictEqual(admission(post(handler(), '/mutate', admissionRequestReview({ uid: 'u-5', object }))).response, { uid: 'u-5', allowed: true });
+    assert.deepStrictEqual(
+      admission(post(handler(), '/mutate', admissionRequestReview({ uid: 'u-5', object }))).response,
+      { uid: 'u-5', allowed: true },
+    );
   });
 
   void it('keeps the stored permanent id on update', () => {
     const stored = withId(propagationPolicy('web', 'shop', [{ ...selectDeployment(), namespace: 'shop' }]));
     const object = propagationPolicy('web', 'shop', [{ ...selectDeployment(), namespace: 'shop' }]);
-    const review = admission(post(handler(), '/mutate', admissionRequestReview({ operation: 'UPDATE', object, oldObject: stored })));
+    const review = admission(
+      post(handler(), '/mutate', admissionRequestReview({ operation: 'UPDATE', object, oldObject: stored })),
+    );
     const ops = JSON.parse(Buffer.from(review.response?.patch ?? '', 'base64').toString('utf8')) as unknown;
     assert.deepStrictEqual(ops, [{ op: 'add', path: '/metadata/labels', value: { [PERMANENT_ID_LABEL]: 'id-0' } }]);
   });
 });
 
 void describe('/convert', () => {
-  const alpha = (name: string) => ({ ...overridePolicy(name, 'shop', []), spec: { overriders: replicas(1).overriders }, metadata: { name, namespace: 'shop', uid: `uid-${name}`, resourceVersion: '7', labels: { a: 'b' } } });
+  const alpha = (name: string) => ({
+    ...overridePolicy(name, 'shop', []),
+    spec: { overriders: replicas(1).overriders },
+    metadata: { name, namespace: 'shop', uid: `uid-${name}`, resourceVersion: '7', labels: { a: 'b' } },
+  });
 
   for (const apiVersion of CONVERSION_VERSIONS) {
     void it(`converts every object of a ${apiVersion} review in order`, () => {
       const objects = ['a', 'b', 'c'].map(alpha);
-      const review = conversion(post(handler(), '/convert', conversionRequestReview(objects, V1BETA1, { apiVersion, uid: 'c-1' })));
+      const review = conversion(
+        post(handler(), '/convert', conversionRequestReview(objects, V1BETA1, { apiVersion, uid: 'c-1' })),
+      );
       assert.equal(review.apiVersion, apiVersion);
       assert.equal(review.kind, 'ConversionReview');
       assert.equal(review.response?.uid, 'c-1');
       assert.deepStrictEqual(review.response?.result, { status: 'Success' });
       const converted = review.response?.convertedObjects ?? [];
-      assert.deepStrictEqual(converted.map((o) => (o.metadata as Obj).name), ['a', 'b', 'c']);
+      assert.deepStrictEqual(
+        converted.map((o) => (o.metadata as Obj).name),
+        ['a', 'b', 'c'],
+      );
       for (const [i, o] of converted.entries()) {
         assert.equal(o.apiVersion, V1BETA1);
         assert.deepStrictEqual(o.spec, { overrideRules: [replicas(1)] });
@@ -167,21 +239,31 @@ void describe('/convert', () => {
     const h = handler();
     const objects = ['a', 'b'].map(alpha);
     const there = conversion(post(h, '/convert', conversionRequestReview(objects, V1BETA1))).response?.convertedObjects;
-    const back = conversion(post(h, '/convert', conversionRequestReview(there ?? [], V1ALPHA1))).response?.convertedObjects;
+    const back = conversion(post(h, '/convert', conversionRequestReview(there ?? [], V1ALPHA1))).response
+      ?.convertedObjects;
     assert.deepStrictEqual(back, objects);
   });
 
   void it('fails the whole review, with no objects, when one object cannot be converted', () => {
-    const objects = [alpha('a'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'shop' } }, alpha('c')];
+    const objects = [
+      alpha('a'),
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'shop' } },
+      alpha('c'),
+    ];
     const review = conversion(post(handler(), '/convert', conversionRequestReview(objects, V1BETA1, { uid: 'c-2' })));
     assert.equal(review.response?.uid, 'c-2');
     assert.deepStrictEqual(review.response?.convertedObjects, []);
     assert.equal(review.response?.result.status, 'Failure');
-    assert.match(review.response?.result.message ?? '', /^objects\[1\] \(Deployment shop\/d\): apiVersion "apps\/v1" is not convertible/);
+    assert.match(
+      review.response?.result.message ?? '',
+      /^objects\[1\] \(Deployment shop\/d\): apiVersion "apps\/v1" is not convertible/,
+    );
   });
 
   void it('fails a review that asks for a version it does not serve', () => {
-    const review = conversion(post(handler(), '/convert', conversionRequestReview([alpha('a')], 'policy.flotilla.io/v2')));
+    const review = conversion(
+      post(handler(), '/convert', conversionRequestReview([alpha('a')], 'policy.flotilla.io/v2')),
+    );
     assert.equal(review.response?.result.status, 'Failure');
     assert.match(review.response?.result.message ?? '', /desired apiVersion "policy.flotilla.io\/v2" is not supported/);
   });
@@ -191,18 +273,72 @@ void describe('bad input', () => {
   const big = 'x'.repeat(3 * 1024 * 1024 + 1);
   const cases: Array<{ name: string; method?: string; url: string; body: string; status: number; message: RegExp }> = [
     { name: 'a body over 3 MiB', url: '/validate', body: big, status: 413, message: /larger than 3145728 bytes/ },
-    { name: 'a body that is not JSON', url: '/validate', body: '{"apiVersion": ', status: 400, message: /request body is not JSON/ },
-    { name: 'a JSON body that is not an object', url: '/mutate', body: '[1,2]', status: 400, message: /expected a AdmissionReview object, got an array/ },
-    { name: 'a ConversionReview sent to /validate', url: '/validate', body: JSON.stringify(conversionRequestReview([], V1BETA1)), status: 400, message: /expected kind AdmissionReview .* got kind "ConversionReview"/ },
-    { name: 'an AdmissionReview sent to /convert', url: '/convert', body: JSON.stringify(admissionRequestReview({ object: {} })), status: 400, message: /expected kind ConversionReview/ },
-    { name: 'an AdmissionReview of an unknown version', url: '/validate', body: JSON.stringify({ apiVersion: 'admission.k8s.io/v2', kind: 'AdmissionReview', request: {} }), status: 400, message: /apiVersion "admission.k8s.io\/v2"/ },
-    { name: 'an unknown path', url: '/validate-everything', body: '{}', status: 404, message: /no handler for \/validate-everything/ },
-    { name: 'a GET on a review path', method: 'GET', url: '/convert', body: '', status: 405, message: /GET is not allowed on \/convert; use POST/ },
-    { name: 'a POST on a health path', url: '/healthz', body: '', status: 405, message: /POST is not allowed on \/healthz; use GET or HEAD/ },
+    {
+      name: 'a body that is not JSON',
+      url: '/validate',
+      body: '{"apiVersion": ',
+      status: 400,
+      message: /request body is not JSON/,
+    },
+    {
+      name: 'a JSON body that is not an object',
+      url: '/mutate',
+      body: '[1,2]',
+      status: 400,
+      message: /expected a AdmissionReview object, got an array/,
+    },
+    {
+      name: 'a ConversionReview sent to /validate',
+      url: '/validate',
+      body: JSON.stringify(conversionRequestReview([], V1BETA1)),
+      status: 400,
+      message: /expected kind AdmissionReview .* got kind "ConversionReview"/,
+    },
+    {
+      name: 'an AdmissionReview sent to /convert',
+      url: '/convert',
+      body: JSON.stringify(admissionRequestReview({ object: {} })),
+      status: 400,
+      message: /expected kind ConversionReview/,
+    },
+    {
+      name: 'an AdmissionReview of an unknown version',
+      url: '/validate',
+      body: JSON.stringify({ apiVersion: 'admission.k8s.io/v2', kind: 'AdmissionReview', request: {} }),
+      status: 400,
+      message: /apiVersion "admission.k8s.io\/v2"/,
+    },
+    {
+      name: 'an unknown path',
+      url: '/validate-everything',
+      body: '{}',
+      status: 404,
+      message: /no handler for \/validate-everything/,
+    },
+    {
+      name: 'a GET on a review path',
+      method: 'GET',
+      url: '/convert',
+      body: '',
+      status: 405,
+      message: /GET is not allowed on \/convert; use POST/,
+    },
+    {
+      name: 'a POST on a health path',
+      url: '/healthz',
+      body: '',
+      status: 405,
+      message: /POST is not allowed on \/healthz; use GET or HEAD/,
+    },
   ];
   for (const c of cases) {
     void it(`answers ${c.name} with ${c.status} and a message`, () => {
-      const r = handler().handle({ method: c.method ?? 'POST', url: c.url, contentType: 'application/json', body: c.body });
+      const r = handler().handle({
+        method: c.method ?? 'POST',
+        url: c.url,
+        contentType: 'application/json',
+        body: c.body,
+      });
       assert.equal(r.status, c.status);
       const status = JSON.parse(r.body) as { kind: string; message: string; code: number };
       assert.equal(status.kind, 'Status');
@@ -212,9 +348,35 @@ void describe('bad input', () => {
   }
 
   const inReview: Array<{ name: string; url: string; body: Obj; uid: string; message: RegExp }> = [
-    { name: 'an AdmissionReview without a request', url: '/validate', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, uid: '', message: /AdmissionReview has no request/ },
-    { name: 'a request without an object on CREATE', url: '/mutate', body: { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: { uid: 'r-1', operation: 'CREATE' } }, uid: 'r-1', message: /request.object must be an object for CREATE/ },
-    { name: 'a request with an unknown operation', url: '/validate', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'r-2', operation: 'PATCH', object: {} } }, uid: 'r-2', message: /request.operation must be one of/ },
+    {
+      name: 'an AdmissionReview without a request',
+      url: '/validate',
+      body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' },
+      uid: '',
+      message: /AdmissionReview has no request/,
+    },
+    {
+      name: 'a request without an object on CREATE',
+      url: '/mutate',
+      body: {
+        apiVersion: 'admission.k8s.io/v1beta1',
+        kind: 'AdmissionReview',
+        request: { uid: 'r-1', operation: 'CREATE' },
+      },
+      uid: 'r-1',
+      message: /request.object must be an object for CREATE/,
+    },
+    {
+      name: 'a request with an unknown operation',
+      url: '/validate',
+      body: {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: { uid: 'r-2', operation: 'PATCH', object: {} },
+      },
+      uid: 'r-2',
+      message: /request.operation must be one of/,
+    },
   ];
   for (const c of inReview) {
     void it(`answers ${c.name} with an error inside the review`, () => {
@@ -228,22 +390,49 @@ void describe('bad input', () => {
   }
 
   void it('answers a ConversionReview without a request with a Failure result', () => {
-    const review = conversion(post(handler(), '/convert', { apiVersion: 'apiextensions.k8s.io/v1beta1', kind: 'ConversionReview' }));
-    assert.deepStrictEqual(review.response, { uid: '', convertedObjects: [], result: { status: 'Failure', message: 'ConversionReview has no request' } });
+    const review = conversion(
+      post(handler(), '/convert', { apiVersion: 'apiextensions.k8s.io/v1beta1', kind: 'ConversionReview' }),
+    );
+    assert.deepStrictEqual(review.response, {
+      uid: '',
+      convertedObjects: [],
+      result: { status: 'Failure', message: 'ConversionReview has no request' },
+    });
   });
 });
 
 void describe('Content-Type', () => {
   const body = JSON.stringify(admissionRequestReview({ uid: 'ct', object: pp() }));
-  for (const contentType of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"', 'application/json; foo=bar']) {
+  for (const contentType of [
+    'application/json',
+    'application/json; charset=utf-8',
+    'Application/JSON;charset="UTF-8"',
+    'application/json; foo=bar',
+  ]) {
     void it(`accepts ${contentType}`, () => {
-      assert.equal(admission(handler().handle({ method: 'POST', url: '/validate', contentType, body })).response?.uid, 'ct');
+      assert.equal(
+        admission(handler().handle({ method: 'POST', url: '/validate', contentType, body })).response?.uid,
+        'ct',
+      );
     });
   }
-  for (const contentType of [undefined, '', 'text/plain', 'application/jsonx', 'application/yaml', 'application/json; charset=latin1', 'multipart/form-data; boundary=x']) {
+  for (const contentType of [
+    undefined,
+    '',
+    'text/plain',
+    'application/jsonx',
+    'application/yaml',
+    'application/json; charset=latin1',
+    'multipart/form-data; boundary=x',
+  ]) {
     void it(`refuses ${contentType === undefined ? 'a request without one' : JSON.stringify(contentType)} with 415 on every review path`, () => {
       for (const url of ['/validate', '/mutate', '/convert']) {
-        const r = handler().handle({ method: 'POST', url, body, ...(contentType === undefined ? {} : { contentType }) });
+        const r = handler().handle({
+          method: 'POST',
+          url,
+          body,
+          ...(contentType === undefined ? {} : { contentType }),
+        });
         assert.equal(r.status, 415, url);
         const status = JSON.parse(r.body) as { kind: string; code: number; message: string };
         assert.equal(status.kind, 'Status');
@@ -255,7 +444,10 @@ void describe('Content-Type', () => {
   void it('counts refusals as unsupported_media_type', () => {
     const h = handler();
     h.handle({ method: 'POST', url: '/validate', contentType: 'text/plain', body });
-    assert.match(h.registry.render(), /^flotilla_webhook_requests_total\{path="\/validate",outcome="unsupported_media_type"\} 1$/m);
+    assert.match(
+      h.registry.render(),
+      /^flotilla_webhook_requests_total\{path="\/validate",outcome="unsupported_media_type"\} 1$/m,
+    );
   });
 });
 
@@ -265,27 +457,48 @@ void describe('objects too big to judge', () => {
     for (let i = 0; i < depth; i++) v = { a: v };
     return v;
   };
-  const deepPolicy = (depth: number): Obj => ({ ...op([{ overriders: { plaintext: [{ path: '/a', operator: 'add', value: nested(depth) }] } }]) });
+  const deepPolicy = (depth: number): Obj => ({
+    ...op([{ overriders: { plaintext: [{ path: '/a', operator: 'add', value: nested(depth) }] } }]),
+  });
   const deepTopLevel = (depth: number): Obj => ({ ...op([]), x: nested(depth) });
   /** The body as JSON text: JSON.stringify itself runs out of stack on the deepest of these. */
-  const withDeepValue = (review: Obj, depth: number): string => JSON.stringify(review).replace('"DEEP"', `${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`);
+  const withDeepValue = (review: Obj, depth: number): string =>
+    JSON.stringify(review).replace('"DEEP"', `${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`);
 
   for (const depth of [600, 2_000, 4_000, 10_000, 20_000]) {
     void it(`denies on /validate and /mutate, and fails on /convert, an object nested ${depth} levels, naming the field`, () => {
       const inValue = { ...op([{ overriders: { plaintext: [{ path: '/a', operator: 'add', value: 'DEEP' }] } }]) };
       const topLevel = { ...op([]), x: 'DEEP' };
-      for (const [field, object] of [['spec', inValue], ['x', topLevel]] as const) {
+      for (const [field, object] of [
+        ['spec', inValue],
+        ['x', topLevel],
+      ] as const) {
         for (const url of ['/validate', '/mutate']) {
-          const review = admission(post(handler(), url, withDeepValue(admissionRequestReview({ uid: 'deep', object }), depth)));
+          const review = admission(
+            post(handler(), url, withDeepValue(admissionRequestReview({ uid: 'deep', object }), depth)),
+          );
           assert.equal(review.response?.uid, 'deep');
           assert.equal(review.response?.allowed, false, `${url} ${field}`);
           assert.equal(review.response?.status?.code, 403);
-          assert.equal(review.response?.status?.message, `${field}: Forbidden: must not be nested more than 512 levels deep`, `${url} ${field}`);
+          assert.equal(
+            review.response?.status?.message,
+            `${field}: Forbidden: must not be nested more than 512 levels deep`,
+            `${url} ${field}`,
+          );
         }
-        const converted = conversion(post(handler(), '/convert', withDeepValue(conversionRequestReview([object], V1BETA1, { uid: 'deep' }), depth)));
+        const converted = conversion(
+          post(
+            handler(),
+            '/convert',
+            withDeepValue(conversionRequestReview([object], V1BETA1, { uid: 'deep' }), depth),
+          ),
+        );
         assert.equal(converted.response?.uid, 'deep');
         assert.equal(converted.response?.result.status, 'Failure');
-        assert.equal(converted.response?.result.message, `objects[0] (OverridePolicy shop/web): ${field}: Forbidden: must not be nested more than 512 levels deep`);
+        assert.equal(
+          converted.response?.result.message,
+          `objects[0] (OverridePolicy shop/web): ${field}: Forbidden: must not be nested more than 512 levels deep`,
+        );
       }
     });
   }
@@ -293,22 +506,43 @@ void describe('objects too big to judge', () => {
   void it('judges an object nested 500 levels as usual', () => {
     const review = admission(post(handler(), '/validate', admissionRequestReview({ object: deepPolicy(490) })));
     assert.equal(review.response?.allowed, true, review.response?.status?.message);
-    assert.equal(conversion(post(handler(), '/convert', conversionRequestReview([deepPolicy(490)], V1BETA1))).response?.result.status, 'Success');
+    assert.equal(
+      conversion(post(handler(), '/convert', conversionRequestReview([deepPolicy(490)], V1BETA1))).response?.result
+        .status,
+      'Success',
+    );
   });
 
   void it('names the stored object when it is oldObject that nests too deep', () => {
-    const review = admission(post(handler(), '/validate', admissionRequestReview({ operation: 'UPDATE', object: op([]), oldObject: deepTopLevel(600) })));
-    assert.equal(review.response?.status?.message, 'oldObject.x: Forbidden: must not be nested more than 512 levels deep');
+    const review = admission(
+      post(
+        handler(),
+        '/validate',
+        admissionRequestReview({ operation: 'UPDATE', object: op([]), oldObject: deepTopLevel(600) }),
+      ),
+    );
+    assert.equal(
+      review.response?.status?.message,
+      'oldObject.x: Forbidden: must not be nested more than 512 levels deep',
+    );
   });
 
   void it('denies an object of more than 100,000 values before validating, defaulting or converting it', () => {
-    const object = propagationPolicy('web', 'shop', Array.from({ length: 100_000 }, () => ({})));
+    const object = propagationPolicy(
+      'web',
+      'shop',
+      Array.from({ length: 100_000 }, () => ({})),
+    );
     for (const url of ['/validate', '/mutate']) {
       const review = admission(post(handler(), url, admissionRequestReview({ object })));
       assert.equal(review.response?.allowed, false);
       assert.match(review.response?.status?.message ?? '', /^<root>: Too many: must hold at most 100000 values/);
     }
-    assert.match(conversion(post(handler(), '/convert', conversionRequestReview([object], V1BETA1))).response?.result.message ?? '', /^objects\[0\] \(PropagationPolicy shop\/web\): <root>: Too many/);
+    assert.match(
+      conversion(post(handler(), '/convert', conversionRequestReview([object], V1BETA1))).response?.result.message ??
+        '',
+      /^objects\[0\] \(PropagationPolicy shop\/web\): <root>: Too many/,
+    );
   });
 });
 
@@ -325,7 +559,9 @@ void describe('answers stay small whatever the request', () => {
   });
 
   void it('lists at most 100 errors, then says how many more there are', () => {
-    const rules = Array.from({ length: 150 }, () => ({ overriders: { plaintext: [{ path: 'no-slash', operator: 'remove' }] } }));
+    const rules = Array.from({ length: 150 }, () => ({
+      overriders: { plaintext: [{ path: 'no-slash', operator: 'remove' }] },
+    }));
     const review = admission(post(handler(), '/validate', admissionRequestReview({ object: op(rules) })));
     const message = review.response?.status?.message ?? '';
     assert.match(message, / and 50 more errors$/);
@@ -348,8 +584,15 @@ void describe('answers stay small whatever the request', () => {
     const converted = conversion(post(h, '/convert', conversionRequestReview(objects, V1BETA1, { uid: 'c-big' })));
     assert.equal(converted.response?.uid, 'c-big');
     assert.deepStrictEqual(converted.response?.convertedObjects, []);
-    assert.match(converted.response?.result.message ?? '', /^the answer would be \d+ bytes, more than the 1024 this webhook sends$/);
-    const object = propagationPolicy('web', 'shop', Array.from({ length: 40 }, () => selectDeployment('web')));
+    assert.match(
+      converted.response?.result.message ?? '',
+      /^the answer would be \d+ bytes, more than the 1024 this webhook sends$/,
+    );
+    const object = propagationPolicy(
+      'web',
+      'shop',
+      Array.from({ length: 40 }, () => selectDeployment('web')),
+    );
     const mutated = admission(post(h, '/mutate', admissionRequestReview({ uid: 'm-big', object })));
     assert.equal(mutated.response?.uid, 'm-big');
     assert.equal(mutated.response?.allowed, false);
@@ -360,7 +603,8 @@ void describe('answers stay small whatever the request', () => {
 void describe('/healthz, /readyz and /metrics', () => {
   void it('answers HEAD like GET', () => {
     const h = handler();
-    for (const url of ['/healthz', '/readyz', '/metrics']) assert.equal(h.handle({ method: 'HEAD', url, body: '' }).status, 200, url);
+    for (const url of ['/healthz', '/readyz', '/metrics'])
+      assert.equal(h.handle({ method: 'HEAD', url, body: '' }).status, 200, url);
   });
 
   void it('reports health always and readiness only when ready', () => {

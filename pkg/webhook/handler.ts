@@ -74,7 +74,13 @@ function json(status: number, value: unknown): HttpResponse {
 
 /** An HTTP-level error, in the shape of a metav1.Status so Kubernetes clients can read it. */
 export function statusResponse(status: number, message: string): HttpResponse {
-  return json(status, { apiVersion: 'v1', kind: 'Status', status: 'Failure', code: status, message: boundMessage(message) });
+  return json(status, {
+    apiVersion: 'v1',
+    kind: 'Status',
+    status: 'Failure',
+    code: status,
+    message: boundMessage(message),
+  });
 }
 
 /**
@@ -124,17 +130,25 @@ export class WebhookHandler {
     this.maxBodyBytes = opts.maxBodyBytes ?? MAX_BODY_BYTES;
     this.maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.registry = opts.registry ?? new Registry();
-    this.requests = this.registry.counter('flotilla_webhook_requests_total', 'Webhook requests by path and outcome.', ['path', 'outcome']);
-    this.latency = this.registry.histogram('flotilla_webhook_request_duration_seconds', 'Time to answer a webhook request, from a complete body to a serialized response.', ['path', 'outcome']);
+    this.requests = this.registry.counter('flotilla_webhook_requests_total', 'Webhook requests by path and outcome.', [
+      'path',
+      'outcome',
+    ]);
+    this.latency = this.registry.histogram(
+      'flotilla_webhook_request_duration_seconds',
+      'Time to answer a webhook request, from a complete body to a serialized response.',
+      ['path', 'outcome'],
+    );
 
-    const admission = (judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse) => (body: string) => {
-      const decoded = decodeAdmissionReview(parseJSON(body));
-      const response = decoded.error ?? judge(decoded.request);
-      return this.answer(admissionReview(decoded.apiVersion, response), admissionOutcome(response), (message) => {
-        const error = errored(response.uid, 413, message);
-        return { review: admissionReview(decoded.apiVersion, error), outcome: admissionOutcome(error) };
-      });
-    };
+    const admission =
+      (judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse) => (body: string) => {
+        const decoded = decodeAdmissionReview(parseJSON(body));
+        const response = decoded.error ?? judge(decoded.request);
+        return this.answer(admissionReview(decoded.apiVersion, response), admissionOutcome(response), (message) => {
+          const error = errored(response.uid, 413, message);
+          return { review: admissionReview(decoded.apiVersion, error), outcome: admissionOutcome(error) };
+        });
+      };
 
     this.routes = new Map<string, Route>([
       ['/validate', { method: 'POST', handle: admission((r) => validateRequestSafely(r, { inventory })) }],
@@ -145,16 +159,42 @@ export class WebhookHandler {
           method: 'POST',
           handle: (body) => {
             const review = reviewConversion(parseJSON(body));
-            return this.answer(review, review.response?.result.status === 'Success' ? 'success' : 'failure', (message): { review: ConversionReview; outcome: Outcome } => ({
-              review: { ...review, response: { uid: review.response?.uid ?? '', convertedObjects: [], result: { status: 'Failure', message } } },
-              outcome: 'failure',
-            }));
+            return this.answer(
+              review,
+              review.response?.result.status === 'Success' ? 'success' : 'failure',
+              (message): { review: ConversionReview; outcome: Outcome } => ({
+                review: {
+                  ...review,
+                  response: {
+                    uid: review.response?.uid ?? '',
+                    convertedObjects: [],
+                    result: { status: 'Failure', message },
+                  },
+                },
+                outcome: 'failure',
+              }),
+            );
           },
         },
       ],
       ['/healthz', { method: 'GET', handle: () => ({ response: text(200, 'ok'), outcome: 'ok' }) }],
-      ['/readyz', { method: 'GET', handle: () => (ready() ? { response: text(200, 'ok'), outcome: 'ok' } : { response: text(503, 'not ready'), outcome: 'unavailable' }) }],
-      ['/metrics', { method: 'GET', handle: () => ({ response: text(200, this.registry.render(), METRICS_CONTENT_TYPE), outcome: 'ok' }) }],
+      [
+        '/readyz',
+        {
+          method: 'GET',
+          handle: () =>
+            ready()
+              ? { response: text(200, 'ok'), outcome: 'ok' }
+              : { response: text(503, 'not ready'), outcome: 'unavailable' },
+        },
+      ],
+      [
+        '/metrics',
+        {
+          method: 'GET',
+          handle: () => ({ response: text(200, this.registry.render(), METRICS_CONTENT_TYPE), outcome: 'ok' }),
+        },
+      ],
     ]);
   }
 
@@ -184,7 +224,10 @@ export class WebhookHandler {
   /** The answer for a request the server has no memory left to take in or answer now: 503 with Retry-After. */
   overloaded(url: string, limitBytes: number, retryAfterSeconds: number): HttpResponse {
     const started = process.hrtime.bigint();
-    const response = statusResponse(503, `the webhook holds its limit of ${limitBytes} bytes for requests in flight; retry in ${retryAfterSeconds} s`);
+    const response = statusResponse(
+      503,
+      `the webhook holds its limit of ${limitBytes} bytes for requests in flight; retry in ${retryAfterSeconds} s`,
+    );
     response.headers['retry-after'] = String(retryAfterSeconds);
     this.record(this.routeOf(url), 'overloaded', started);
     return response;
@@ -196,34 +239,54 @@ export class WebhookHandler {
 
   private dispatch(path: string | undefined, req: HttpRequest): { response: HttpResponse; outcome: Outcome } {
     const route = path === undefined ? undefined : this.routes.get(path);
-    if (route === undefined) return { response: statusResponse(404, `no handler for ${req.url.split('?')[0] ?? ''}`), outcome: 'not_found' };
+    if (route === undefined)
+      return { response: statusResponse(404, `no handler for ${req.url.split('?')[0] ?? ''}`), outcome: 'not_found' };
     const allowed = route.method === 'GET' ? ['GET', 'HEAD'] : [route.method];
     if (!allowed.includes(req.method)) {
-      const r = statusResponse(405, `${truncate(req.method, 64)} is not allowed on ${path}; use ${allowed.join(' or ')}`);
+      const r = statusResponse(
+        405,
+        `${truncate(req.method, 64)} is not allowed on ${path}; use ${allowed.join(' or ')}`,
+      );
       r.headers.allow = allowed.join(', ');
       return { response: r, outcome: 'method_not_allowed' };
     }
     if (route.method === 'POST' && !isJSONContentType(req.contentType)) {
       const got = req.contentType === undefined ? 'none' : JSON.stringify(truncate(req.contentType, 256));
-      return { response: statusResponse(415, `Content-Type must be ${JSON_TYPE}, got ${got}`), outcome: 'unsupported_media_type' };
+      return {
+        response: statusResponse(415, `Content-Type must be ${JSON_TYPE}, got ${got}`),
+        outcome: 'unsupported_media_type',
+      };
     }
     const size = typeof req.body === 'string' ? Buffer.byteLength(req.body) : req.body.length;
-    if (size > this.maxBodyBytes) return { response: statusResponse(413, `request body is larger than ${this.maxBodyBytes} bytes`), outcome: 'too_large' };
+    if (size > this.maxBodyBytes)
+      return {
+        response: statusResponse(413, `request body is larger than ${this.maxBodyBytes} bytes`),
+        outcome: 'too_large',
+      };
     try {
       return route.handle(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));
     } catch (e: unknown) {
       if (e instanceof BadRequestError) return { response: statusResponse(400, e.message), outcome: 'bad_request' };
       // Not reachable by design (reviews catch their own failures); kept so no input can escape as a throw.
-      return { response: statusResponse(500, `internal error: ${e instanceof Error ? e.message : String(e)}`), outcome: 'error' };
+      return {
+        response: statusResponse(500, `internal error: ${e instanceof Error ? e.message : String(e)}`),
+        outcome: 'error',
+      };
     }
   }
 
   /** A 200 with `review` as JSON, or, when that would pass the response limit, the review `tooLarge` makes. */
-  private answer<R>(review: R, outcome: Outcome, tooLarge: (message: string) => { review: R; outcome: Outcome }): { response: HttpResponse; outcome: Outcome } {
+  private answer<R>(
+    review: R,
+    outcome: Outcome,
+    tooLarge: (message: string) => { review: R; outcome: Outcome },
+  ): { response: HttpResponse; outcome: Outcome } {
     const response = json(200, review);
     const bytes = Buffer.byteLength(response.body);
     if (bytes <= this.maxResponseBytes) return { response, outcome };
-    const replaced = tooLarge(`the answer would be ${bytes} bytes, more than the ${this.maxResponseBytes} this webhook sends`);
+    const replaced = tooLarge(
+      `the answer would be ${bytes} bytes, more than the ${this.maxResponseBytes} this webhook sends`,
+    );
     return { response: json(200, replaced.review), outcome: replaced.outcome };
   }
 
@@ -233,4 +296,3 @@ export class WebhookHandler {
     this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
   }
 }
-

@@ -4,7 +4,13 @@
 export * from './types.js';
 export { BadRequestError, allowed, denied, errored, patched, decodeAdmissionReview } from './admission.js';
 export { toValidationShape } from '../../api/conversion/index.js';
-export { validateRequest, EMPTY_INVENTORY, type ValidatingOptions, type Inventory, type ClusterInfo } from './validating.js';
+export {
+  validateRequest,
+  EMPTY_INVENTORY,
+  type ValidatingOptions,
+  type Inventory,
+  type ClusterInfo,
+} from './validating.js';
 export { mutateRequest, type MutatingOptions } from './mutating.js';
 export { reviewConversion } from './conversion.js';
 export { WebhookHandler, MAX_BODY_BYTES, type HandlerOptions, type HttpRequest, type HttpResponse } from './handler.js';

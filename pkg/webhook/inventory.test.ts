@@ -11,7 +11,10 @@ void describe('PollingInventory', () => {
       () => Promise.reject(new Error('timeout')),
     ];
     const errors: string[] = [];
-    const inventory = new PollingInventory({ list: () => (results.shift() ?? (() => Promise.resolve([])))(), logger: { info: () => undefined, error: (m) => errors.push(m) } });
+    const inventory = new PollingInventory({
+      list: () => (results.shift() ?? (() => Promise.resolve([])))(),
+      logger: { info: () => undefined, error: (m) => errors.push(m) },
+    });
     await inventory.refresh();
     assert.equal(inventory.clusters(), undefined);
     await inventory.refresh();
@@ -24,7 +27,10 @@ void describe('PollingInventory', () => {
   void it('polls on its interval until the signal aborts', async () => {
     let calls = 0;
     const abort = new AbortController();
-    const inventory = new PollingInventory({ list: () => Promise.resolve(Array.from({ length: ++calls }, (_, i) => ({ metadata: { name: `c${i}` } }))), intervalMs: 10 });
+    const inventory = new PollingInventory({
+      list: () => Promise.resolve(Array.from({ length: ++calls }, (_, i) => ({ metadata: { name: `c${i}` } }))),
+      intervalMs: 10,
+    });
     await inventory.start(abort.signal);
     await new Promise((r) => setTimeout(r, 60));
     abort.abort();

@@ -35,7 +35,9 @@ export class PollingInventory implements Inventory {
     try {
       this.known = await this.opts.list();
     } catch (e: unknown) {
-      this.opts.logger?.error('listing clusters failed; keeping the last list', { error: e instanceof Error ? e.message : String(e) });
+      this.opts.logger?.error('listing clusters failed; keeping the last list', {
+        error: e instanceof Error ? e.message : String(e),
+      });
     }
   }
 }

@@ -65,13 +65,25 @@ export function objectTooBig(object: unknown, field = ''): string | undefined {
   let values = 1;
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const { value, depth, top } = next;
-    if (depth > MAX_OBJECT_DEPTH) return formatFieldError({ type: 'Forbidden', field: at(top), detail: `must not be nested more than ${MAX_OBJECT_DEPTH} levels deep` });
+    if (depth > MAX_OBJECT_DEPTH)
+      return formatFieldError({
+        type: 'Forbidden',
+        field: at(top),
+        detail: `must not be nested more than ${MAX_OBJECT_DEPTH} levels deep`,
+      });
     const keys = Array.isArray(value) ? undefined : Object.keys(value);
-    const children: readonly unknown[] = keys === undefined ? (value as unknown[]) : keys.map((k) => (value as Record<string, unknown>)[k]);
+    const children: readonly unknown[] =
+      keys === undefined ? (value as unknown[]) : keys.map((k) => (value as Record<string, unknown>)[k]);
     values += children.length;
-    if (values > MAX_OBJECT_VALUES) return formatFieldError({ type: 'Too many', field: at(''), detail: `must hold at most ${MAX_OBJECT_VALUES} values (objects, lists and scalars counted together)` });
+    if (values > MAX_OBJECT_VALUES)
+      return formatFieldError({
+        type: 'Too many',
+        field: at(''),
+        detail: `must hold at most ${MAX_OBJECT_VALUES} values (objects, lists and scalars counted together)`,
+      });
     children.forEach((child, i) => {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1, top: depth === 1 ? (keys?.[i] ?? '') : top });
+      if (typeof child === 'object' && child !== null)
+        stack.push({ value: child, depth: depth + 1, top: depth === 1 ? (keys?.[i] ?? '') : top });
     });
   }
   return undefined;

@@ -9,7 +9,12 @@ import { deniedIfTooBig, errored, isObject, patched } from './admission.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
 
 const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
-const POLICY_KINDS = new Set(['PropagationPolicy', 'ClusterPropagationPolicy', 'OverridePolicy', 'ClusterOverridePolicy']);
+const POLICY_KINDS = new Set([
+  'PropagationPolicy',
+  'ClusterPropagationPolicy',
+  'OverridePolicy',
+  'ClusterOverridePolicy',
+]);
 
 export interface MutatingOptions {
   /** A new permanent id per CREATE (crypto.randomUUID in the server). */

@@ -41,7 +41,11 @@ export function admissionRequestReview(input: AdmissionRequestInput): JSONObject
   return { apiVersion: input.apiVersion ?? 'admission.k8s.io/v1', kind: 'AdmissionReview', request };
 }
 
-export function conversionRequestReview(objects: unknown[], desiredAPIVersion: string, opts: { uid?: string; apiVersion?: ConversionAPIVersion } = {}): JSONObject {
+export function conversionRequestReview(
+  objects: unknown[],
+  desiredAPIVersion: string,
+  opts: { uid?: string; apiVersion?: ConversionAPIVersion } = {},
+): JSONObject {
   return {
     apiVersion: opts.apiVersion ?? 'apiextensions.k8s.io/v1',
     kind: 'ConversionReview',

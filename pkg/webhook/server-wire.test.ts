@@ -31,7 +31,10 @@ function bigConversion(bytes: number): string {
     apiVersion: 'policy.flotilla.io/v1alpha1',
     kind: 'OverridePolicy',
     metadata: { name: 'big', namespace: 'shop' },
-    spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }], overrideRules: [{ overriders: { plaintext: [{ path: '/data/x', operator: 'add', value: 'v'.repeat(bytes) }] } }] },
+    spec: {
+      resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+      overrideRules: [{ overriders: { plaintext: [{ path: '/data/x', operator: 'add', value: 'v'.repeat(bytes) }] } }],
+    },
   };
   return JSON.stringify(conversionRequestReview([policy], 'policy.flotilla.io/v1beta1'));
 }
@@ -102,11 +105,32 @@ void describe('WebhookServer on the wire', () => {
       sockets.push(socket);
     }
     try {
-      assert.ok((await eventually(() => server.inFlightBytes, (b) => b > 0, 10_000)) > 0, 'answers are held while unread');
+      assert.ok(
+        (await eventually(
+          () => server.inFlightBytes,
+          (b) => b > 0,
+          10_000,
+        )) > 0,
+        'answers are held while unread',
+      );
       // Closed by the server (the clients never end them) within the write timeout and some slack.
-      const deadline = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 20 * WRITE_TIMEOUT_MS + 10_000).unref());
-      assert.notEqual(await Promise.race([Promise.all(closed), deadline]), 'late', 'the server closed every never-reading connection');
-      assert.equal(await eventually(() => server.inFlightBytes, (b) => b === 0, 5_000), 0, 'nothing is held for them any more');
+      const deadline = new Promise<'late'>((resolve) =>
+        setTimeout(() => resolve('late'), 20 * WRITE_TIMEOUT_MS + 10_000).unref(),
+      );
+      assert.notEqual(
+        await Promise.race([Promise.all(closed), deadline]),
+        'late',
+        'the server closed every never-reading connection',
+      );
+      assert.equal(
+        await eventually(
+          () => server.inFlightBytes,
+          (b) => b === 0,
+          5_000,
+        ),
+        0,
+        'nothing is held for them any more',
+      );
     } finally {
       for (const s of sockets) s.destroy();
     }
@@ -118,12 +142,18 @@ void describe('WebhookServer on the wire', () => {
     const body = 'x'.repeat(2.5 * 1024 * 1024);
     const holders: TLSSocket[] = [];
     for (let i = 0; i < 3; i++) {
-      const s = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => s.write(raw('/validate', `${body}tail`).slice(0, -4)));
+      const s = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () =>
+        s.write(raw('/validate', `${body}tail`).slice(0, -4)),
+      );
       s.on('error', () => undefined);
       holders.push(s);
     }
     try {
-      const held = await eventually(() => server.inFlightBytes, (b) => b >= 7.5 * 1024 * 1024 - 65_536, 10_000);
+      const held = await eventually(
+        () => server.inFlightBytes,
+        (b) => b >= 7.5 * 1024 * 1024 - 65_536,
+        10_000,
+      );
       assert.ok(held >= 7.5 * 1024 * 1024 - 65_536, `held ${held}`);
       const answer = await exchange(port, raw('/validate', 'y'.repeat(1024 * 1024), 'Connection: close\r\n'));
       assert.match(answer, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
@@ -132,7 +162,14 @@ void describe('WebhookServer on the wire', () => {
     } finally {
       for (const s of holders) s.destroy();
     }
-    assert.equal(await eventually(() => server.inFlightBytes, (b) => b === 0, 5_000), 0);
+    assert.equal(
+      await eventually(
+        () => server.inFlightBytes,
+        (b) => b === 0,
+        5_000,
+      ),
+      0,
+    );
     const ok = await exchange(port, raw('/validate', small, 'Connection: close\r\n'));
     assert.match(ok, /^HTTP\/1\.1 200 OK\r\n/);
   });
@@ -157,7 +194,9 @@ void describe('WebhookServer on the wire', () => {
   void it('answers plain HTTP on the TLS port with a readable 400, as Go servers do', async () => {
     const answer = await new Promise<string>((resolve, reject) => {
       const chunks: Buffer[] = [];
-      const socket = connectTCP({ host: '127.0.0.1', port }, () => socket.write('GET /healthz HTTP/1.1\r\nHost: webhook\r\n\r\n'));
+      const socket = connectTCP({ host: '127.0.0.1', port }, () =>
+        socket.write('GET /healthz HTTP/1.1\r\nHost: webhook\r\n\r\n'),
+      );
       socket.on('data', (c: Buffer) => chunks.push(c));
       socket.on('error', reject);
       socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
@@ -175,7 +214,13 @@ void describe('WebhookServer on the wire', () => {
   });
 
   void it('refuses a review sent as text/plain with 415', async () => {
-    const answer = await exchange(port, raw('/validate', small, 'Connection: close\r\n').replace('Content-Type: application/json', 'Content-Type: text/plain'));
+    const answer = await exchange(
+      port,
+      raw('/validate', small, 'Connection: close\r\n').replace(
+        'Content-Type: application/json',
+        'Content-Type: text/plain',
+      ),
+    );
     assert.deepStrictEqual(statusLines(answer), ['HTTP/1.1 415 Unsupported Media Type']);
   });
 });

@@ -15,7 +15,14 @@ import { WebhookServer, WebhookServerError } from './server.js';
 
 const servingPair = (caName: string): { ca: KeyPair; serving: KeyPair } => {
   const ca = createCA(caName);
-  return { ca, serving: createServingCert(ca, { commonName: 'flotilla-webhook', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] }) };
+  return {
+    ca,
+    serving: createServingCert(ca, {
+      commonName: 'flotilla-webhook',
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1'],
+    }),
+  };
 };
 
 /** Writes the way kubelet updates a Secret volume: new files renamed into place. */
@@ -26,7 +33,10 @@ function install(dir: string, pair: KeyPair): void {
   renameSync(join(dir, 'tls.key.tmp'), join(dir, 'tls.key'));
 }
 
-function peerCertificate(port: number, opts: { minVersion?: 'TLSv1' | 'TLSv1.2'; maxVersion?: 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'; ciphers?: string } = {}): Promise<PeerCertificate> {
+function peerCertificate(
+  port: number,
+  opts: { minVersion?: 'TLSv1' | 'TLSv1.2'; maxVersion?: 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'; ciphers?: string } = {},
+): Promise<PeerCertificate> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...opts }, () => {
       const cert = socket.getPeerCertificate();
@@ -48,13 +58,28 @@ function get(port: number, ca: string, path: string): Promise<number> {
   });
 }
 
-function post(port: number, ca: string, path: string, body: string | Buffer): Promise<{ status: number; body: string }> {
+function post(
+  port: number,
+  ca: string,
+  path: string,
+  body: string | Buffer,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        ca,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -94,7 +119,12 @@ void describe('WebhookServer', () => {
   });
 
   void it('answers a review over HTTPS, verified against its CA', async () => {
-    const r = await post(port, first.ca.certPem, '/validate', JSON.stringify(admissionRequestReview({ uid: 'tls-1', object: { apiVersion: 'v1', kind: 'ConfigMap' } })));
+    const r = await post(
+      port,
+      first.ca.certPem,
+      '/validate',
+      JSON.stringify(admissionRequestReview({ uid: 'tls-1', object: { apiVersion: 'v1', kind: 'ConfigMap' } })),
+    );
     assert.equal(r.status, 200);
     assert.deepStrictEqual((JSON.parse(r.body) as { response: unknown }).response, { uid: 'tls-1', allowed: true });
   });
@@ -107,7 +137,10 @@ void describe('WebhookServer', () => {
   // come from the server.
   void it('accepts TLS 1.2 and refuses TLS 1.1', async () => {
     await peerCertificate(port, { maxVersion: 'TLSv1.2' });
-    await assert.rejects(peerCertificate(port, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' }), (e: NodeJS.ErrnoException) => e.code === 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+    await assert.rejects(
+      peerCertificate(port, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' }),
+      (e: NodeJS.ErrnoException) => e.code === 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+    );
   });
 
   void it('answers a body over 3 MiB with 413 over the wire', async () => {
@@ -141,15 +174,30 @@ void describe('WebhookServer', () => {
 
 void describe('WebhookServer.start', () => {
   void it('fails with a TLS error when the certificate cannot be read', async () => {
-    const server = new WebhookServer({ handler: new WebhookHandler(), certFile: '/nonexistent/tls.crt', keyFile: '/nonexistent/tls.key', port: 0, host: '127.0.0.1' });
-    await assert.rejects(server.start(new AbortController().signal), (e: unknown) => e instanceof WebhookServerError && e.code === 'TLS');
+    const server = new WebhookServer({
+      handler: new WebhookHandler(),
+      certFile: '/nonexistent/tls.crt',
+      keyFile: '/nonexistent/tls.key',
+      port: 0,
+      host: '127.0.0.1',
+    });
+    await assert.rejects(
+      server.start(new AbortController().signal),
+      (e: unknown) => e instanceof WebhookServerError && e.code === 'TLS',
+    );
   });
 
   void it('stops listening when its signal aborts', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-webhook-'));
     install(dir, servingPair('stop-ca').serving);
     const abort = new AbortController();
-    const server = new WebhookServer({ handler: new WebhookHandler(), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1' });
+    const server = new WebhookServer({
+      handler: new WebhookHandler(),
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      port: 0,
+      host: '127.0.0.1',
+    });
     const { address, stopped } = await server.start(abort.signal);
     await peerCertificate(address.port);
     abort.abort();
@@ -162,11 +210,20 @@ void describe('WebhookServer.start', () => {
 
 void describe('WebhookServer with a certificate and a key of different types', () => {
   const RELOAD_FAILURES = /^flotilla_webhook_certificate_reload_failures_total (\d+)$/m;
-  const reloadFailures = (handler: WebhookHandler): number => Number(RELOAD_FAILURES.exec(handler.registry.render())?.[1] ?? NaN);
+  const reloadFailures = (handler: WebhookHandler): number =>
+    Number(RELOAD_FAILURES.exec(handler.registry.render())?.[1] ?? NaN);
 
   const mismatched: Array<{ name: string; pair: KeyPair; message: RegExp }> = [
-    { name: 'an RSA certificate with an EC key', pair: { certPem: servingPair('rsa-ca').serving.certPem, keyPem: ecKeyPem() }, message: /tls\.key is a key of type EC but the certificate .*tls\.crt holds a public key of type RSA/ },
-    { name: 'an EC certificate with an RSA key', pair: { certPem: EC_SERVING_PAIR.certPem, keyPem: servingPair('rsa-ca').serving.keyPem }, message: /tls\.key is a key of type RSA but the certificate .*tls\.crt holds a public key of type EC/ },
+    {
+      name: 'an RSA certificate with an EC key',
+      pair: { certPem: servingPair('rsa-ca').serving.certPem, keyPem: ecKeyPem() },
+      message: /tls\.key is a key of type EC but the certificate .*tls\.crt holds a public key of type RSA/,
+    },
+    {
+      name: 'an EC certificate with an RSA key',
+      pair: { certPem: EC_SERVING_PAIR.certPem, keyPem: servingPair('rsa-ca').serving.keyPem },
+      message: /tls\.key is a key of type RSA but the certificate .*tls\.crt holds a public key of type EC/,
+    },
   ];
 
   for (const m of mismatched) {
@@ -176,7 +233,13 @@ void describe('WebhookServer with a certificate and a key of different types', (
       const abort = new AbortController();
       try {
         install(dir, m.pair);
-        const server = new WebhookServer({ handler: new WebhookHandler(), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1' });
+        const server = new WebhookServer({
+          handler: new WebhookHandler(),
+          certFile: join(dir, 'tls.crt'),
+          keyFile: join(dir, 'tls.key'),
+          port: 0,
+          host: '127.0.0.1',
+        });
         await assert.rejects(server.start(abort.signal), (e: unknown) => {
           assert.ok(e instanceof WebhookServerError && e.code === 'TLS', String(e));
           assert.match(e.message, /^cannot load the serving certificate: the private key /);
@@ -196,7 +259,14 @@ void describe('WebhookServer with a certificate and a key of different types', (
       install(dir, good.serving);
       const handler = new WebhookHandler();
       const abort = new AbortController();
-      const server = new WebhookServer({ handler, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1', reloadIntervalMs: 20 });
+      const server = new WebhookServer({
+        handler,
+        certFile: join(dir, 'tls.crt'),
+        keyFile: join(dir, 'tls.key'),
+        port: 0,
+        host: '127.0.0.1',
+        reloadIntervalMs: 20,
+      });
       const { address, stopped } = await server.start(abort.signal);
       try {
         assert.equal(reloadFailures(handler), 0, 'the counter is exported from the start');

@@ -149,13 +149,25 @@ export class WebhookServer {
   async start(signal: AbortSignal): Promise<{ address: AddressInfo; stopped: Promise<void> }> {
     const log = this.opts.logger ?? SILENT;
     const material = await this.load();
-    if (material instanceof Error) throw new WebhookServerError('TLS', `cannot load the serving certificate: ${material.message}`, { cause: material });
+    if (material instanceof Error)
+      throw new WebhookServerError('TLS', `cannot load the serving certificate: ${material.message}`, {
+        cause: material,
+      });
     this.current = material;
-    this.reloadFailures ??= this.opts.handler.registry.counter('flotilla_webhook_certificate_reload_failures_total', 'Serving certificate reloads refused because the files on disk are not a usable pair.');
+    this.reloadFailures ??= this.opts.handler.registry.counter(
+      'flotilla_webhook_certificate_reload_failures_total',
+      'Serving certificate reloads refused because the files on disk are not a usable pair.',
+    );
     this.reloadFailures.inc({}, 0);
 
     const server = createServer(
-      { cert: material.cert, key: material.key, minVersion: 'TLSv1.2', handshakeTimeout: HANDSHAKE_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES },
+      {
+        cert: material.cert,
+        key: material.key,
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+        maxHeaderSize: MAX_HEADER_BYTES,
+      },
       (req, res) => this.onRequest(req, res),
     );
     server.requestTimeout = REQUEST_TIMEOUT_MS;
@@ -174,7 +186,14 @@ export class WebhookServer {
     this.server = server;
 
     await new Promise<void>((resolve, reject) => {
-      const onError = (e: Error) => reject(new WebhookServerError('LISTEN', `cannot listen on ${this.opts.host ?? '0.0.0.0'}:${this.opts.port}: ${e.message}`, { cause: e }));
+      const onError = (e: Error) =>
+        reject(
+          new WebhookServerError(
+            'LISTEN',
+            `cannot listen on ${this.opts.host ?? '0.0.0.0'}:${this.opts.port}: ${e.message}`,
+            { cause: e },
+          ),
+        );
       server.once('error', onError);
       server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => {
         server.off('error', onError);
@@ -207,7 +226,10 @@ export class WebhookServer {
     try {
       const [cert, key] = await Promise.all([readFile(this.opts.certFile), readFile(this.opts.keyFile)]);
       // OpenSSL alone accepts a key of another type than the certificate's (RSA certificate, EC key).
-      checkKeyPair(cert, key, { cert: `the certificate ${this.opts.certFile}`, key: `the private key ${this.opts.keyFile}` });
+      checkKeyPair(cert, key, {
+        cert: `the certificate ${this.opts.certFile}`,
+        key: `the private key ${this.opts.keyFile}`,
+      });
       createSecureContext({ cert, key });
       return { cert, key };
     } catch (e: unknown) {
@@ -265,12 +287,19 @@ export class WebhookServer {
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const message =
-      status === 431 ? `request headers are larger than ${MAX_HEADER_BYTES} bytes` : status === 408 ? 'the request was not received in time' : `malformed HTTP request (${err.code ?? err.message})`;
+      status === 431
+        ? `request headers are larger than ${MAX_HEADER_BYTES} bytes`
+        : status === 408
+          ? 'the request was not received in time'
+          : `malformed HTTP request (${err.code ?? err.message})`;
     const answer = statusResponse(status, message);
-    const write = () => endWith(socket, rawResponse(status, answer.headers['content-type'] ?? 'application/json', answer.body));
+    const write = () =>
+      endWith(socket, rawResponse(status, answer.headers['content-type'] ?? 'application/json', answer.body));
     // Answers for whole requests are written in order by Node; one for a request cut off by the error
     // never will be, and is not waited for.
-    const due = [...(this.owed.get(socket) ?? new Map<ServerResponse, IncomingMessage>())].filter(([, req]) => req.complete).map(([res]) => res);
+    const due = [...(this.owed.get(socket) ?? new Map<ServerResponse, IncomingMessage>())]
+      .filter(([, req]) => req.complete)
+      .map(([res]) => res);
     if (due.length === 0) {
       write();
       return;
@@ -331,7 +360,14 @@ export class WebhookServer {
       if (refused) return;
       const contentType = req.headers['content-type'];
       const response =
-        size > limit ? handler.tooLarge(url) : handler.handle({ method, url, body: Buffer.concat(chunks, size), ...(contentType === undefined ? {} : { contentType }) });
+        size > limit
+          ? handler.tooLarge(url)
+          : handler.handle({
+              method,
+              url,
+              body: Buffer.concat(chunks, size),
+              ...(contentType === undefined ? {} : { contentType }),
+            });
       drop();
       this.send(res, response);
     });

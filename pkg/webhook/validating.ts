@@ -25,7 +25,12 @@ export const EMPTY_INVENTORY: Inventory = { clusters: () => undefined };
 
 const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
 const CLUSTER_GROUPS = new Set(['cluster.flotilla.io', 'cluster.karmada.io']);
-const POLICY_KINDS = new Set(['PropagationPolicy', 'ClusterPropagationPolicy', 'OverridePolicy', 'ClusterOverridePolicy']);
+const POLICY_KINDS = new Set([
+  'PropagationPolicy',
+  'ClusterPropagationPolicy',
+  'OverridePolicy',
+  'ClusterOverridePolicy',
+]);
 
 export interface ValidatingOptions {
   inventory?: Inventory;
@@ -62,7 +67,12 @@ export function validateRequest(request: AdmissionRequest, opts: ValidatingOptio
   let oldObject: unknown;
   try {
     object = target === 'policy' ? toValidationShape(request.object) : request.object;
-    oldObject = isObject(request.oldObject) && targetOf(request.oldObject) === target ? (target === 'policy' ? toValidationShape(request.oldObject) : request.oldObject) : undefined;
+    oldObject =
+      isObject(request.oldObject) && targetOf(request.oldObject) === target
+        ? target === 'policy'
+          ? toValidationShape(request.oldObject)
+          : request.oldObject
+        : undefined;
   } catch (e: unknown) {
     if (e instanceof ConversionError) return denied(uid, e.message);
     throw e;

@@ -33,7 +33,33 @@ function ours(yaml: string): { value?: unknown; error?: string } {
 void describe('reading YAML as sigs.k8s.io/yaml does', () => {
   it('covers the scalars YAML 1.1 and 1.2 disagree on', () => {
     const inputs = new Set(fixture.read.map((c) => c.yaml));
-    for (const s of ['yes', 'no', 'on', 'off', 'y', 'n', 'Y', 'N', 'true', 'True', 'TRUE', '~', 'null', '0644', '0o644', '0x1F', '1_000', '0b101', '1e3', '.inf', '-.Inf', '.nan', '12:30:45', '2024-01-01', '+12']) {
+    for (const s of [
+      'yes',
+      'no',
+      'on',
+      'off',
+      'y',
+      'n',
+      'Y',
+      'N',
+      'true',
+      'True',
+      'TRUE',
+      '~',
+      'null',
+      '0644',
+      '0o644',
+      '0x1F',
+      '1_000',
+      '0b101',
+      '1e3',
+      '.inf',
+      '-.Inf',
+      '.nan',
+      '12:30:45',
+      '2024-01-01',
+      '+12',
+    ]) {
       assert.ok(inputs.has(`v: ${s}`) && inputs.has(`${s}: v`), s);
     }
     assert.ok(inputs.has('v: "012"') && inputs.has("v: ''"));
@@ -66,7 +92,11 @@ void describe('reading YAML as sigs.k8s.io/yaml does', () => {
 void describe('writing YAML that sigs.k8s.io/yaml reads back unchanged', () => {
   for (const c of fixture.write) {
     it(`${c.style}: ${JSON.stringify(c.value).slice(0, 100)}`, () => {
-      assert.equal(writeYaml(c.value, c.options), c.yaml, 'the writer changed: run hack/update-yaml-oracle to check the new output with sigs.k8s.io/yaml');
+      assert.equal(
+        writeYaml(c.value, c.options),
+        c.yaml,
+        'the writer changed: run hack/update-yaml-oracle to check the new output with sigs.k8s.io/yaml',
+      );
       assert.ok(c.sigs.json !== undefined, c.sigs.error);
       assert.deepStrictEqual(JSON.parse(c.sigs.json), c.value);
       assert.deepStrictEqual(readYaml(c.yaml), c.value);

@@ -27,12 +27,18 @@ void describe('readYamlStream', () => {
       { index: 3, value: ['x'] },
     ]);
     assert.equal(r.count, 3);
-    assert.deepEqual(r.starts.map((s) => s.line), [1, 2, 3]);
+    assert.deepEqual(
+      r.starts.map((s) => s.line),
+      [1, 2, 3],
+    );
   });
 
   it('reports a broken document with its number, line and column and still reads the others', () => {
     const r = readYamlStream('a: 1\n---\nb: [\n---\nc: 3\n');
-    assert.deepEqual(r.documents.map((d) => d.value), [{ a: 1 }, { c: 3 }]);
+    assert.deepEqual(
+      r.documents.map((d) => d.value),
+      [{ a: 1 }, { c: 3 }],
+    );
     assert.equal(r.errors.length > 0, true);
     assert.equal(r.errors[0]?.document, 2);
     assert.match(r.errors[0]?.message ?? '', /^invalid YAML: /);
@@ -66,7 +72,10 @@ void describe('readYamlStream', () => {
   it('counts expansion against the limit it is given', () => {
     const text = 'a: &a [x, x, x, x, x, x, x, x, x, x]\nb: [*a, *a, *a]\n';
     assert.deepEqual(errorsOf(text, { ...DEFAULT_LIMITS, maxAliasExpansion: 1000 }), []);
-    assert.match(errorsOf(text, { ...DEFAULT_LIMITS, maxAliasExpansion: 80 })[0] ?? '', /^1 2:\d+ aliases expand this document by more than 80 bytes/);
+    assert.match(
+      errorsOf(text, { ...DEFAULT_LIMITS, maxAliasExpansion: 80 })[0] ?? '',
+      /^1 2:\d+ aliases expand this document by more than 80 bytes/,
+    );
   });
 
   it('gives every alias its own copy', () => {
@@ -109,8 +118,14 @@ void describe('readYamlStream', () => {
 
   it('refuses control characters and YAML 1.1 line breaks with their position, in their document only', () => {
     const r = readYamlStream('a: 1\n---\nb: "x\u2028y"\n---\nc: x\u0007\n');
-    assert.deepEqual(r.documents.map((d) => d.value), [{ a: 1 }]);
-    assert.deepEqual(r.errors.map((e) => `${e.document} ${e.line}:${e.col}`), ['2 3:6', '3 5:5']);
+    assert.deepEqual(
+      r.documents.map((d) => d.value),
+      [{ a: 1 }],
+    );
+    assert.deepEqual(
+      r.errors.map((e) => `${e.document} ${e.line}:${e.col}`),
+      ['2 3:6', '3 5:5'],
+    );
     assert.match(r.errors[0]?.message ?? '', /U\+2028 is a line break in YAML 1\.1/);
     assert.match(r.errors[1]?.message ?? '', /control character U\+0007/);
   });
@@ -122,8 +137,14 @@ void describe('readYaml', () => {
     assert.equal(readYaml(''), null);
   });
   it('throws a YamlError with the position for bad input and for a second document', () => {
-    assert.throws(() => readYaml('a: 1\na: 2'), (e: unknown) => e instanceof YamlError && e.message === '2:1: duplicate key "a" (first at line 1, column 1)');
-    assert.throws(() => readYaml('a: 1\n---\nb: 2'), (e: unknown) => e instanceof YamlError && /^2:1: expected one YAML document/.test(e.message));
+    assert.throws(
+      () => readYaml('a: 1\na: 2'),
+      (e: unknown) => e instanceof YamlError && e.message === '2:1: duplicate key "a" (first at line 1, column 1)',
+    );
+    assert.throws(
+      () => readYaml('a: 1\n---\nb: 2'),
+      (e: unknown) => e instanceof YamlError && /^2:1: expected one YAML document/.test(e.message),
+    );
   });
 });
 
@@ -141,7 +162,11 @@ void describe('decodeYamlBytes', () => {
     const bytes = Buffer.concat([Buffer.from('a: 1\nb: x'), Buffer.from([0xff]), Buffer.from('y\n')]);
     assert.throws(
       () => decodeYamlBytes(bytes),
-      (e: unknown) => e instanceof YamlError && e.problem.line === 2 && e.problem.col === 5 && /invalid UTF-8 \(byte 0xff at byte offset 9\)/.test(e.message),
+      (e: unknown) =>
+        e instanceof YamlError &&
+        e.problem.line === 2 &&
+        e.problem.col === 5 &&
+        /invalid UTF-8 \(byte 0xff at byte offset 9\)/.test(e.message),
     );
   });
 });

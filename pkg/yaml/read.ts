@@ -9,7 +9,19 @@
 // that is not UTF-8 text, YAML 1.1 line-break characters (U+0085, U+2028, U+2029) that kubectl folds.
 // It also bounds what a hostile document can cost: nesting depth and the size aliases expand to.
 
-import { Composer, isAlias, isMap, isScalar, isSeq, LineCounter, Parser, type CST, type Document, type Node, type Pair } from 'yaml';
+import {
+  Composer,
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  Parser,
+  type CST,
+  type Document,
+  type Node,
+  type Pair,
+} from 'yaml';
 import { formatFloat32, MERGE_TAG, resolveScalar, ScalarError, type Resolved } from './scalars.js';
 
 export interface ReadLimits {
@@ -70,10 +82,16 @@ function codePoint(c: string): string {
 function characterProblems(text: string): Array<{ offset: number; message: string }> {
   const out: Array<{ offset: number; message: string }> = [];
   for (const m of text.matchAll(FORBIDDEN)) {
-    out.push({ offset: m.index, message: `control character ${codePoint(m[0])} is not allowed in YAML (write it as an escape inside double quotes)` });
+    out.push({
+      offset: m.index,
+      message: `control character ${codePoint(m[0])} is not allowed in YAML (write it as an escape inside double quotes)`,
+    });
   }
   for (const m of text.matchAll(LINE_BREAKS_1_1)) {
-    out.push({ offset: m.index, message: `${codePoint(m[0])} is a line break in YAML 1.1, which kubectl reads, so its meaning here is ambiguous; write it as "\\u${(m[0].codePointAt(0) ?? 0).toString(16).padStart(4, '0')}" inside double quotes` });
+    out.push({
+      offset: m.index,
+      message: `${codePoint(m[0])} is a line break in YAML 1.1, which kubectl reads, so its meaning here is ambiguous; write it as "\\u${(m[0].codePointAt(0) ?? 0).toString(16).padStart(4, '0')}" inside double quotes`,
+    });
   }
   return out.sort((a, b) => a.offset - b.offset);
 }
@@ -116,7 +134,8 @@ class ConvertError extends Error {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -163,7 +182,8 @@ class Converter {
     const visit = (node: unknown): void => {
       if (isAlias(node)) {
         const target = anchors.get(node.source);
-        if (!target) throw new ConvertError(offsetOf(node, this.docOffset), `unknown anchor '${node.source}' referenced`);
+        if (!target)
+          throw new ConvertError(offsetOf(node, this.docOffset), `unknown anchor '${node.source}' referenced`);
         this.targets.set(node, target);
         return;
       }
@@ -182,7 +202,8 @@ class Converter {
   }
 
   private checkDepth(depth: number, offset: number): void {
-    if (depth > this.limits.maxDepth) throw new ConvertError(offset, `nesting is deeper than ${this.limits.maxDepth} levels`);
+    if (depth > this.limits.maxDepth)
+      throw new ConvertError(offset, `nesting is deeper than ${this.limits.maxDepth} levels`);
   }
 
   private scalar(node: Node & { source?: string; type?: string; tag?: string }): Resolved {
@@ -198,7 +219,10 @@ class Converter {
     try {
       return utf8.decode(bytes);
     } catch {
-      throw new ConvertError(offset, '!!binary data is not UTF-8 text; kubectl would replace the invalid bytes with U+FFFD');
+      throw new ConvertError(
+        offset,
+        '!!binary data is not UTF-8 text; kubectl would replace the invalid bytes with U+FFFD',
+      );
     }
   }
 
@@ -210,11 +234,18 @@ class Converter {
         return r.value;
       case 'int':
         if (r.value > BigInt(Number.MAX_SAFE_INTEGER) || r.value < BigInt(Number.MIN_SAFE_INTEGER)) {
-          throw new ConvertError(offset, `integer ${r.value} is beyond ±${Number.MAX_SAFE_INTEGER}, the range Flotilla holds exactly (write it as a string, or as a float such as ${Number(r.value)}.0)`);
+          throw new ConvertError(
+            offset,
+            `integer ${r.value} is beyond ±${Number.MAX_SAFE_INTEGER}, the range Flotilla holds exactly (write it as a string, or as a float such as ${Number(r.value)}.0)`,
+          );
         }
         return Number(r.value);
       case 'float':
-        if (!Number.isFinite(r.value)) throw new ConvertError(offset, `${text} is not a JSON number, so kubectl cannot send it either; quote it to make it a string`);
+        if (!Number.isFinite(r.value))
+          throw new ConvertError(
+            offset,
+            `${text} is not a JSON number, so kubectl cannot send it either; quote it to make it a string`,
+          );
         return r.value;
       case 'binary':
         return this.text(r.value, offset);
@@ -240,7 +271,11 @@ class Converter {
       case 'bool':
         return r.value ? 'true' : 'false';
       case 'int':
-        if (r.unsigned) throw new ConvertError(offset, `map key ${r.value} is beyond the 64-bit signed range, which kubectl (sigs.k8s.io/yaml) cannot read as a key; quote it`);
+        if (r.unsigned)
+          throw new ConvertError(
+            offset,
+            `map key ${r.value} is beyond the 64-bit signed range, which kubectl (sigs.k8s.io/yaml) cannot read as a key; quote it`,
+          );
         return r.value.toString();
       case 'float': {
         const s = formatFloat32(r.value);
@@ -261,7 +296,10 @@ class Converter {
     const c = this.memo.get(target) ?? this.value(target, depth);
     this.expanded += c.size;
     if (this.expanded > this.limits.maxAliasExpansion) {
-      throw new ConvertError(offset, `aliases expand this document by more than ${bytes(this.limits.maxAliasExpansion)} (a guard against "billion laughs" documents)`);
+      throw new ConvertError(
+        offset,
+        `aliases expand this document by more than ${bytes(this.limits.maxAliasExpansion)} (a guard against "billion laughs" documents)`,
+      );
     }
     this.checkDepth(depth + c.height, offset);
     return { ...c, value: copy(c.value) };
@@ -328,7 +366,10 @@ class Converter {
       const first = explicit.get(key);
       if (first !== undefined) {
         const p = this.lines.linePos(first);
-        throw new ConvertError(keyOffset, `duplicate key ${JSON.stringify(key)} (first at line ${p.line}, column ${p.col})`);
+        throw new ConvertError(
+          keyOffset,
+          `duplicate key ${JSON.stringify(key)} (first at line ${p.line}, column ${p.col})`,
+        );
       }
       explicit.set(key, keyOffset);
       const v = this.value(pair.value, depth);
@@ -411,9 +452,11 @@ export function readYamlStream(text: string, limits: ReadLimits = DEFAULT_LIMITS
     // libyaml reads YAML 1.1 only: "found incompatible YAML document".
     const version = doc.directives?.yaml.explicit ? doc.directives.yaml.version : '1.1';
     if (doc.errors.length > 0 || bad.length > 0 || version !== '1.1') {
-      for (const e of doc.errors) errors.push(problem(n, e.pos[0], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`));
+      for (const e of doc.errors)
+        errors.push(problem(n, e.pos[0], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`));
       for (const c of bad) errors.push(problem(n, c.offset, c.message));
-      if (version !== '1.1') errors.push(problem(n, start, `%YAML ${version}: kubectl reads only YAML 1.1 documents; remove the directive`));
+      if (version !== '1.1')
+        errors.push(problem(n, start, `%YAML ${version}: kubectl reads only YAML 1.1 documents; remove the directive`));
       return;
     }
     try {
@@ -424,9 +467,11 @@ export function readYamlStream(text: string, limits: ReadLimits = DEFAULT_LIMITS
     }
   });
   // Problems outside every document: stream-level errors, bad characters in trailing comments.
-  for (const e of composer.streamInfo().errors) errors.push(problem(0, e.pos[0], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`));
+  for (const e of composer.streamInfo().errors)
+    errors.push(problem(0, e.pos[0], `invalid YAML: ${e.message.split('\n')[0] ?? e.message}`));
   for (const c of chars) {
-    if (!docs.some((d) => c.offset >= d.range[0] && c.offset < Math.max(d.range[2], d.range[0] + 1))) errors.push(problem(0, c.offset, c.message));
+    if (!docs.some((d) => c.offset >= d.range[0] && c.offset < Math.max(d.range[2], d.range[0] + 1)))
+      errors.push(problem(0, c.offset, c.message));
   }
   errors.sort((a, b) => a.line - b.line || a.col - b.col);
   const starts = docs.map((d) => lines.linePos(d.range[0]));
@@ -460,7 +505,11 @@ export function decodeYamlBytes(bytes: Uint8Array): string {
     } catch {
       const text = new TextDecoder(utf16).decode(bytes);
       const at = text.indexOf('\uFFFD');
-      throw new YamlError({ document: 0, ...lineCol(text, at < 0 ? text.length : at), message: `invalid ${utf16.toUpperCase()} text (an odd byte count or an unpaired surrogate)` });
+      throw new YamlError({
+        document: 0,
+        ...lineCol(text, at < 0 ? text.length : at),
+        message: `invalid ${utf16.toUpperCase()} text (an odd byte count or an unpaired surrogate)`,
+      });
     }
   }
   try {
@@ -468,7 +517,11 @@ export function decodeYamlBytes(bytes: Uint8Array): string {
   } catch {
     const at = firstInvalidUtf8(bytes);
     const before = utf8.decode(bytes.subarray(0, at));
-    throw new YamlError({ document: 0, ...lineCol(before, before.length), message: `invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at byte offset ${at}); kubectl refuses it too` });
+    throw new YamlError({
+      document: 0,
+      ...lineCol(before, before.length),
+      message: `invalid UTF-8 (byte 0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')} at byte offset ${at}); kubectl refuses it too`,
+    });
   }
 }
 

@@ -82,7 +82,10 @@ function parseGoFloat(s: string): number | undefined {
 
 /** v2's parseTimestamp: the layouts it accepts, with the field ranges time.Parse checks. */
 export function isTimestamp(s: string): boolean {
-  const m = /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt ])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$/.exec(s);
+  const m =
+    /^([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:([Tt ])([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})(?:\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?)?$/.exec(
+      s,
+    );
   if (!m) return false;
   const [, y, mo, d, sep, h, mi, se, zone] = m;
   const year = Number(y);

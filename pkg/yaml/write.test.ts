@@ -6,10 +6,13 @@ import { readYaml, readsBackPlain, writeYaml } from './index.js';
 void describe('writeYaml', () => {
   it('quotes strings YAML 1.1 reads as something else, in keys and values', () => {
     const value = { yes: 'on', y: 'n', '0644': '0o644', '1_000': '0b101', '<<': '12:30:45', plain: 'web' };
-    assert.equal(writeYaml(value), '"yes": "on"\n"y": "n"\n"0644": "0o644"\n"1_000": "0b101"\n"<<": "12:30:45"\nplain: web\n');
+    assert.equal(
+      writeYaml(value),
+      '"yes": "on"\n"y": "n"\n"0644": "0o644"\n"1_000": "0b101"\n"<<": "12:30:45"\nplain: web\n',
+    );
   });
 
-  it('writes lists at their key\'s indent, as kubectl does, and keeps key order unless asked to sort', () => {
+  it("writes lists at their key's indent, as kubectl does, and keeps key order unless asked to sort", () => {
     assert.equal(writeYaml({ b: [1, { c: 2 }], a: 1 }), 'b:\n- 1\n- c: 2\na: 1\n');
     assert.equal(writeYaml({ b: 1, a: 1 }, { sortKeys: true }), 'a: 1\nb: 1\n');
   });
@@ -26,7 +29,13 @@ void describe('writeYaml', () => {
   });
 
   it('round-trips through the reader', () => {
-    const value = { s: ['yes', '0644', '', ' x', 'a: b', 'multi\nline\n', '~', '1e3'], n: [0, -1, 0.5, 420], b: [true, false], z: null, e: {} };
+    const value = {
+      s: ['yes', '0644', '', ' x', 'a: b', 'multi\nline\n', '~', '1e3'],
+      n: [0, -1, 0.5, 420],
+      b: [true, false],
+      z: null,
+      e: {},
+    };
     assert.deepEqual(readYaml(writeYaml(value)), value);
   });
 });

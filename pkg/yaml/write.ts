@@ -47,7 +47,14 @@ export function writeYaml(value: unknown, options: WriteOptions = {}): string {
       if (!readsBackPlain(node.value) || ESCAPE.test(node.value)) node.type = Scalar.QUOTE_DOUBLE;
     },
   });
-  const text = doc.toString({ indentSeq: options.indentSeq ?? false, lineWidth: options.lineWidth ?? 0, minContentWidth: 0 });
+  const text = doc.toString({
+    indentSeq: options.indentSeq ?? false,
+    lineWidth: options.lineWidth ?? 0,
+    minContentWidth: 0,
+  });
   // Only double-quoted scalars hold these characters now, and there an escape means the character.
-  return text.replace(new RegExp(ESCAPE.source, 'g'), (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    new RegExp(ESCAPE.source, 'g'),
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  );
 }

@@ -20,7 +20,14 @@ import { stringify } from 'yaml';
 
 import { run } from '../../pkg/cli/index.js';
 import { renderDetailed } from '../../pkg/engine/index.js';
-import { KubeClient, configForContext, readKubeconfigFile, resourcePath, PART_OF_LABEL, applySetId } from '../../pkg/kube/index.js';
+import {
+  KubeClient,
+  configForContext,
+  readKubeconfigFile,
+  resourcePath,
+  PART_OF_LABEL,
+  applySetId,
+} from '../../pkg/kube/index.js';
 import { startEnvironment } from '../envtest/index.js';
 import { cluster, deployment, overridePolicy, propagationPolicy, type Obj } from '../builders.js';
 
@@ -37,18 +44,62 @@ function workload(ns: string, members: readonly string[]): Obj[] {
         replicas: 4,
         labels: { app: `app-${i}`, tier: i % 2 ? 'web' : 'api' },
         containers: [
-          { name: 'main', image: `registry.example.com/team/app-${i}:1.${i % 10}.0`, args: ['--port=8080'], env: [{ name: 'MODE', value: 'x' }], resources: { limits: { memory: '512Mi' } } },
+          {
+            name: 'main',
+            image: `registry.example.com/team/app-${i}:1.${i % 10}.0`,
+            args: ['--port=8080'],
+            env: [{ name: 'MODE', value: 'x' }],
+            resources: { limits: { memory: '512Mi' } },
+          },
           { name: 'sidecar', image: 'registry.example.com/infra/proxy:2.1' },
         ],
       }),
     );
   }
-  members.forEach((m, i) => objects.push(cluster(m, { labels: { env: 'prod', idx: String(i) }, provider: 'aws', region: i === 0 ? 'eu-west-1' : 'us-east-1' })));
-  objects.push(propagationPolicy('all', ns, [{ apiVersion: 'apps/v1', kind: 'Deployment' }, { apiVersion: 'v1', kind: 'Namespace', name: ns }]));
+  members.forEach((m, i) =>
+    objects.push(
+      cluster(m, {
+        labels: { env: 'prod', idx: String(i) },
+        provider: 'aws',
+        region: i === 0 ? 'eu-west-1' : 'us-east-1',
+      }),
+    ),
+  );
+  objects.push(
+    propagationPolicy('all', ns, [
+      { apiVersion: 'apps/v1', kind: 'Deployment' },
+      { apiVersion: 'v1', kind: 'Namespace', name: ns },
+    ]),
+  );
   const dep = [{ apiVersion: 'apps/v1', kind: 'Deployment' }];
   objects.push(
-    overridePolicy('registry', ns, [{ overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' }] } }], dep),
-    overridePolicy('labels', ns, [{ overriders: { labelsOverrider: [{ operator: 'add', value: { 'example.com/cluster': '${cluster.name}' } }], argsOverrider: [{ containerName: 'main', operator: 'add', value: ['--region=${cluster.region}'] }] } }], dep),
+    overridePolicy(
+      'registry',
+      ns,
+      [
+        {
+          overriders: {
+            imageOverrider: [
+              { component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' },
+            ],
+          },
+        },
+      ],
+      dep,
+    ),
+    overridePolicy(
+      'labels',
+      ns,
+      [
+        {
+          overriders: {
+            labelsOverrider: [{ operator: 'add', value: { 'example.com/cluster': '${cluster.name}' } }],
+            argsOverrider: [{ containerName: 'main', operator: 'add', value: ['--region=${cluster.region}'] }],
+          },
+        },
+      ],
+      dep,
+    ),
   );
   return objects;
 }
@@ -64,20 +115,28 @@ async function flotillaApply(dir: string, kubeconfig: string, applyset: string):
   let text = '';
   err.on('data', (c: Buffer) => (text += c.toString()));
   const start = performance.now();
-  const code = await run(['apply', '-f', dir, '--kubeconfig', kubeconfig, '--applyset', applyset, '--concurrency', String(CONCURRENCY)], {
-    stdout: sink(),
-    stderr: err,
-    stdin: Readable.from([]),
-    env: {},
-    signal: new AbortController().signal,
-  });
+  const code = await run(
+    ['apply', '-f', dir, '--kubeconfig', kubeconfig, '--applyset', applyset, '--concurrency', String(CONCURRENCY)],
+    {
+      stdout: sink(),
+      stderr: err,
+      stdin: Readable.from([]),
+      env: {},
+      signal: new AbortController().signal,
+    },
+  );
   const ms = performance.now() - start;
   if (code !== 0) throw new Error(`flotilla apply exited ${code}: ${text}`);
   return ms;
 }
 
 /** The floor: the same objects, straight server-side applies (or GETs) through the same client. */
-async function floor(kubeconfig: string, members: readonly string[], perMember: Map<string, Obj[]>, op: 'apply' | 'get'): Promise<number> {
+async function floor(
+  kubeconfig: string,
+  members: readonly string[],
+  perMember: Map<string, Obj[]>,
+  op: 'apply' | 'get',
+): Promise<number> {
   const kc = readKubeconfigFile(kubeconfig);
   const start = performance.now();
   await Promise.all(
@@ -90,7 +149,13 @@ async function floor(kubeconfig: string, members: readonly string[], perMember: 
           const path = resourcePath(DEPLOYMENT_INFO, meta.namespace, meta.name);
           const res =
             op === 'apply'
-              ? await client.request({ method: 'PATCH', path, query: { fieldManager: 'floor', force: 'false', fieldValidation: 'Strict' }, contentType: 'application/apply-patch+yaml', body: o })
+              ? await client.request({
+                  method: 'PATCH',
+                  path,
+                  query: { fieldManager: 'floor', force: 'false', fieldValidation: 'Strict' },
+                  contentType: 'application/apply-patch+yaml',
+                  body: o,
+                })
               : await client.request({ method: 'GET', path });
           if (res.status >= 400) throw new Error(`floor ${op} ${path}: HTTP ${res.status}`);
         }),
@@ -103,7 +168,11 @@ async function floor(kubeconfig: string, members: readonly string[], perMember: 
 
 async function ensureNamespace(kubeconfig: string, member: string, ns: string): Promise<void> {
   const client = new KubeClient(configForContext(readKubeconfigFile(kubeconfig), member, 'bench'), { concurrency: 1 });
-  const res = await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  const res = await client.request({
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+  });
   if (res.status >= 400 && res.status !== 409) throw new Error(`namespace ${ns}: HTTP ${res.status}`);
   await client.close();
 }
@@ -118,7 +187,10 @@ const dir = mkdtempSync(join(tmpdir(), 'flotilla-apply-bench-'));
 try {
   const kubeconfig = env.membersKubeconfigPath;
   const members = env.members.map((m) => m.name);
-  const rows = { first: { flotilla: [] as number[], floor: [] as number[] }, again: { flotilla: [] as number[], floor: [] as number[] } };
+  const rows = {
+    first: { flotilla: [] as number[], floor: [] as number[] },
+    again: { flotilla: [] as number[], floor: [] as number[] },
+  };
   const noopApplies: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const ns = `bench-${round}`;
@@ -150,7 +222,9 @@ try {
       rows.again.flotilla.push(await flotillaApply(inputFile, kubeconfig, `bench-${round}`));
     }
     noopApplies.push(await floor(kubeconfig, members, perMember, 'apply'));
-    process.stderr.write(`round ${round}: first ${rows.first.flotilla.at(-1)?.toFixed(0)} ms vs floor ${rows.first.floor.at(-1)?.toFixed(0)} ms; re-apply ${rows.again.flotilla.at(-1)?.toFixed(0)} ms vs floor ${rows.again.floor.at(-1)?.toFixed(0)} ms\n`);
+    process.stderr.write(
+      `round ${round}: first ${rows.first.flotilla.at(-1)?.toFixed(0)} ms vs floor ${rows.first.floor.at(-1)?.toFixed(0)} ms; re-apply ${rows.again.flotilla.at(-1)?.toFixed(0)} ms vs floor ${rows.again.floor.at(-1)?.toFixed(0)} ms\n`,
+    );
   }
   const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   const line = (name: string, r: { flotilla: number[]; floor: number[] }, floorName: string) => {
@@ -158,13 +232,21 @@ try {
     const fl = median(r.floor);
     return `| ${name} | ${fmt(f)} | ${floorName} | ${fmt(fl)} | ${(f / fl).toFixed(2)}x | <= 1.3x |`;
   };
-  console.log(`\nflotilla apply, ${DEPLOYMENTS} Deployments x ${members.length} members = ${DEPLOYMENTS * members.length} objects, concurrency ${CONCURRENCY} per member, median of ${ROUNDS} rounds`);
-  console.log(`(${availableParallelism()} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+  console.log(
+    `\nflotilla apply, ${DEPLOYMENTS} Deployments x ${members.length} members = ${DEPLOYMENTS * members.length} objects, concurrency ${CONCURRENCY} per member, median of ${ROUNDS} rounds`,
+  );
+  console.log(
+    `(${availableParallelism()} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')})\n`,
+  );
   console.log('| run | flotilla apply | floor | floor time | ratio | target |');
   console.log('|---|---|---|---|---|---|');
   console.log(line('first apply', rows.first, `${DEPLOYMENTS * members.length} server-side applies`));
   console.log(line('no-change re-apply', rows.again, `${DEPLOYMENTS * members.length} GETs`));
-  console.log(`\nfor reference: the same ${DEPLOYMENTS * members.length} server-side applies sent again, each changing nothing: ${fmt(median(noopApplies))} (${(median(noopApplies) / median(rows.again.floor)).toFixed(2)}x the GET floor)`);
+  console.log(
+    `\nfor reference: the same ${DEPLOYMENTS * members.length} server-side applies sent again, each changing nothing: ${fmt(median(noopApplies))} (${(median(noopApplies) / median(rows.again.floor)).toFixed(2)}x the GET floor)`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await env.stop();

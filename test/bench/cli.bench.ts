@@ -23,7 +23,11 @@ const CASES: Case[] = [
   { name: 'node -e 0 (floor)', argv: ['-e', '0'] },
   { name: 'flotilla --version', argv: [main, '--version'], targetMs: 150 },
   { name: 'flotilla --help', argv: [main, '--help'] },
-  { name: 'flotilla render -f examples/quickstart', argv: [main, 'render', '-f', 'examples/quickstart'], targetMs: 400 },
+  {
+    name: 'flotilla render -f examples/quickstart',
+    argv: [main, 'render', '-f', 'examples/quickstart'],
+    targetMs: 400,
+  },
   { name: 'flotilla validate -f examples/quickstart', argv: [main, 'validate', '-f', 'examples/quickstart'] },
   { name: 'flotilla certs --help', argv: [main, 'certs', '--help'] },
 ];
@@ -56,8 +60,11 @@ for (const c of CASES) {
   for (let i = 0; i < WARMUP; i++) once(c.argv);
   const times = Array.from({ length: runs }, () => once(c.argv)).sort((a, b) => a - b);
   const median = quantile(times, 0.5);
-  const verdict = c.targetMs === undefined ? '' : median < c.targetMs ? `< ${c.targetMs} ms ok` : `< ${c.targetMs} ms MISSED`;
+  const verdict =
+    c.targetMs === undefined ? '' : median < c.targetMs ? `< ${c.targetMs} ms ok` : `< ${c.targetMs} ms MISSED`;
   if (c.targetMs !== undefined && median >= c.targetMs) missed++;
-  console.log(`${c.name.padEnd(44)} ${`${median.toFixed(0)} ms`.padStart(9)} ${`${quantile(times, 0.9).toFixed(0)} ms`.padStart(9)}  ${verdict}`);
+  console.log(
+    `${c.name.padEnd(44)} ${`${median.toFixed(0)} ms`.padStart(9)} ${`${quantile(times, 0.9).toFixed(0)} ms`.padStart(9)}  ${verdict}`,
+  );
 }
 if (missed > 0) console.log(`${missed} target(s) missed`);

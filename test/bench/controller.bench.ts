@@ -49,19 +49,34 @@ const deployment = (name: string, ns: string, tag = '1.0'): Obj => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: { name, namespace: ns, labels: { app: name } },
-  spec: { replicas: 2, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: `registry.example.com/team/${name}:${tag}` }] } } },
+  spec: {
+    replicas: 2,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'main', image: `registry.example.com/team/${name}:${tag}` }] },
+    },
+  },
 });
 const policy = (ns: string, kind: string, apiVersion: string): Obj => ({
   apiVersion: POLICY,
   kind: 'PropagationPolicy',
   metadata: { name: `all-${kind.toLowerCase()}`, namespace: ns },
-  spec: { resourceSelectors: [{ apiVersion, kind }], placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } } },
+  spec: {
+    resourceSelectors: [{ apiVersion, kind }],
+    placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } },
+  },
 });
 const override = (ns: string): Obj => ({
   apiVersion: POLICY,
   kind: 'OverridePolicy',
   metadata: { name: 'mirror', namespace: ns },
-  spec: { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment' }], overrideRules: [{ overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.example.com' }] } }] },
+  spec: {
+    resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment' }],
+    overrideRules: [
+      { overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.example.com' }] } },
+    ],
+  },
 });
 
 function percentile(xs: number[], p: number): number {
@@ -74,7 +89,13 @@ async function applyAll(client: KubeClient, objects: Obj[], path: (o: Obj) => st
   await Promise.all(
     objects.map((o) =>
       q.add(async () => {
-        const r = await client.request({ method: 'PATCH', path: path(o), query: { fieldManager: manager, force: 'true' }, contentType: 'application/apply-patch+yaml', body: o });
+        const r = await client.request({
+          method: 'PATCH',
+          path: path(o),
+          query: { fieldManager: manager, force: 'true' },
+          contentType: 'application/apply-patch+yaml',
+          body: o,
+        });
         if (r.status >= 400) throw new Error(`${path(o)}: HTTP ${r.status}`);
       }),
     ),
@@ -86,13 +107,23 @@ async function applyAll(client: KubeClient, objects: Obj[], path: (o: Obj) => st
  * the namespace must hold only what is counted; no copy of the list goes over the wire every poll).
  */
 async function countAll(client: KubeClient, path: string): Promise<number> {
-  const r = await client.request<{ items: unknown[] | null; metadata?: { remainingItemCount?: number } }>({ method: 'GET', path, query: { limit: '1' }, accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' });
+  const r = await client.request<{ items: unknown[] | null; metadata?: { remainingItemCount?: number } }>({
+    method: 'GET',
+    path,
+    query: { limit: '1' },
+    accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  });
   return (r.body?.items?.length ?? 0) + (r.body?.metadata?.remainingItemCount ?? 0);
 }
 
 /** How many objects carrying the controller's label `path` lists (the whole list is read). */
 async function count(client: KubeClient, path: string): Promise<number> {
-  const r = await client.request<{ items: unknown[] | null }>({ method: 'GET', path, query: { labelSelector: 'flotilla.io/template-uid' }, accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' });
+  const r = await client.request<{ items: unknown[] | null }>({
+    method: 'GET',
+    path,
+    query: { labelSelector: 'flotilla.io/template-uid' },
+    accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  });
   return r.body?.items?.length ?? 0;
 }
 
@@ -105,7 +136,14 @@ function cpuSnapshot(pids: readonly number[]): Map<string, number> {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      const name = cmd[0]?.endsWith('etcd') ? 'etcd' : (cmd.find((a) => a.startsWith('--etcd-prefix='))?.slice('--etcd-prefix='.length).split('/')[1] ?? cmd[0] ?? String(pid));
+      const name = cmd[0]?.endsWith('etcd')
+        ? 'etcd'
+        : (cmd
+            .find((a) => a.startsWith('--etcd-prefix='))
+            ?.slice('--etcd-prefix='.length)
+            .split('/')[1] ??
+          cmd[0] ??
+          String(pid));
       // utime, stime, cutime, cstime: fields 14-17 of /proc/PID/stat (index 11-14 after the command).
       const cpu = [11, 12, 13, 14].reduce((a, i) => a + Number(fields[i] ?? 0), 0) / tick;
       out.set(name, (out.get(name) ?? 0) + cpu);
@@ -128,7 +166,9 @@ async function requestCounts(c: ClusterHandle): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
-    const labels: Record<string, string> = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    const labels: Record<string, string> = Object.fromEntries(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] ?? '', m[2] ?? '']),
+    );
     if (labels.verb === 'WATCH' || labels.verb === 'CONNECT') continue;
     const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
     out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
@@ -195,22 +235,61 @@ async function main(): Promise<void> {
     const members = env.members.map((m: ClusterHandle) => new KubeClient(m.kubeConfig(), { concurrency: CONCURRENCY }));
     const crds = customResourceDefinitions();
     const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    const installed = await kubectl(env.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [...crds, ns('bench'), ns('more'), ns('required'), ns('flotilla-system')] });
+    const installed = await kubectl(env.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [...crds, ns('bench'), ns('more'), ns('required'), ns('flotilla-system')],
+    });
     if (installed.status !== 0) throw new Error(installed.stderr);
-    await waitForCRDsEstablished(env.hub, crds.map((c) => c.metadata.name));
+    await waitForCRDsEstablished(
+      env.hub,
+      crds.map((c) => c.metadata.name),
+    );
     for (const m of env.members) {
-      const r = await kubectl(m.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [ns('bench'), ns('floor'), ns('required')] });
+      const r = await kubectl(m.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [ns('bench'), ns('floor'), ns('required')],
+      });
       if (r.status !== 0) throw new Error(r.stderr);
     }
-    const templates = Array.from({ length: TEMPLATES }, (_, i) => deployment(`app-${String(i).padStart(3, '0')}`, 'bench'));
+    const templates = Array.from({ length: TEMPLATES }, (_, i) =>
+      deployment(`app-${String(i).padStart(3, '0')}`, 'bench'),
+    );
     const policies = [policy('bench', 'Deployment', 'apps/v1'), override('bench')];
-    await applyAll(hub, policies, (o) => `/apis/policy.flotilla.io/v1beta1/namespaces/bench/${o.kind === 'OverridePolicy' ? 'overridepolicies' : 'propagationpolicies'}/${(o.metadata as Obj).name as string}`, 'bench');
+    await applyAll(
+      hub,
+      policies,
+      (o) =>
+        `/apis/policy.flotilla.io/v1beta1/namespaces/bench/${o.kind === 'OverridePolicy' ? 'overridepolicies' : 'propagationpolicies'}/${(o.metadata as Obj).name as string}`,
+      'bench',
+    );
 
     // The floor: what the controller must send, sent directly.
-    const rendered = renderDetailed({ objects: [...templates.map((t) => ({ ...t, metadata: { ...(t.metadata as Obj), namespace: 'floor' } })), { ...policies[0], metadata: { name: 'all', namespace: 'floor' } }, { ...policies[1], metadata: { name: 'mirror', namespace: 'floor' } }, ...['member1', 'member2'].map((name) => ({ apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name } }))] });
+    const rendered = renderDetailed({
+      objects: [
+        ...templates.map((t) => ({ ...t, metadata: { ...(t.metadata as Obj), namespace: 'floor' } })),
+        { ...policies[0], metadata: { name: 'all', namespace: 'floor' } },
+        { ...policies[1], metadata: { name: 'mirror', namespace: 'floor' } },
+        ...['member1', 'member2'].map((name) => ({
+          apiVersion: 'cluster.flotilla.io/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name },
+        })),
+      ],
+    });
     const floorCpu = cpuSnapshot(env.pids);
     const floorStart = performance.now();
-    await Promise.all(members.map((c, i) => applyAll(c, rendered.placements.filter((p) => p.cluster === `member${i + 1}`).map((p) => p.object as Obj), deployPath, 'floor')));
+    await Promise.all(
+      members.map((c, i) =>
+        applyAll(
+          c,
+          rendered.placements.filter((p) => p.cluster === `member${i + 1}`).map((p) => p.object as Obj),
+          deployPath,
+          'floor',
+        ),
+      ),
+    );
     const floorMs = performance.now() - floorStart;
     const floorCpuText = cpuDelta(floorCpu, cpuSnapshot(env.pids));
 
@@ -224,14 +303,27 @@ async function main(): Promise<void> {
       required.map((t, i) =>
         pipeline.add(async () => {
           const path = deployPath(t);
-          const created = await hub.request<Obj>({ method: 'PATCH', path, query: { fieldManager: 'bench', force: 'true' }, contentType: 'application/apply-patch+yaml', body: t });
+          const created = await hub.request<Obj>({
+            method: 'PATCH',
+            path,
+            query: { fieldManager: 'bench', force: 'true' },
+            contentType: 'application/apply-patch+yaml',
+            body: t,
+          });
           if (created.status >= 400) throw new Error(`${path}: HTTP ${created.status}`);
           const uid = ((created.body?.metadata as Obj | undefined)?.uid as string | undefined) ?? '';
           await Promise.all(
             members.map(async (c, m) => {
               const object = rendered.placements.filter((p) => p.cluster === `member${m + 1}`)[i]?.object as Obj;
               const body = { ...object, metadata: { ...(object.metadata as Obj), namespace: 'required' } };
-              const r = await c.request({ method: 'PATCH', path, accept: METADATA_ACCEPT, query: { fieldManager: 'floor', force: 'false' }, contentType: 'application/apply-patch+yaml', body });
+              const r = await c.request({
+                method: 'PATCH',
+                path,
+                accept: METADATA_ACCEPT,
+                query: { fieldManager: 'floor', force: 'false' },
+                contentType: 'application/apply-patch+yaml',
+                body,
+              });
               if (r.status >= 400) throw new Error(`${path}: HTTP ${r.status}`);
             }),
           );
@@ -241,13 +333,48 @@ async function main(): Promise<void> {
             controllerNamespace: 'flotilla-system',
             policy: { kind: 'PropagationPolicy', namespace: 'required', name: 'all' },
             conflictResolution: 'Abort',
-            clusters: ['member1', 'member2'].map((c) => ({ name: c, state: 'Applied' as const, replicas: 2, overrides: [], observedGeneration: 1, health: { state: 'Progressing' as const, replicas: 2, readyReplicas: 0, availableReplicas: 0 } })),
+            clusters: ['member1', 'member2'].map((c) => ({
+              name: c,
+              state: 'Applied' as const,
+              replicas: 2,
+              overrides: [],
+              observedGeneration: 1,
+              health: { state: 'Progressing' as const, replicas: 2, readyReplicas: 0, availableReplicas: 0 },
+            })),
             errors: [],
           });
           const writes = await Promise.all([
-            hub.request({ method: 'PATCH', path, accept: METADATA_ACCEPT, contentType: 'application/merge-patch+json', body: { metadata: { finalizers: ['bench.example/cleanup'] } } }),
-            hub.request({ method: 'PATCH', path: `/apis/work.flotilla.io/v1alpha1/namespaces/required/resourcebindings/${name}-deployment`, accept: METADATA_ACCEPT, query: { fieldManager: 'bench', force: 'true' }, contentType: 'application/apply-patch+yaml', body: binding }),
-            hub.request({ method: 'POST', path: '/api/v1/namespaces/required/events', accept: METADATA_ACCEPT, body: { apiVersion: 'v1', kind: 'Event', metadata: { generateName: `${name}.`, namespace: 'required' }, involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'required', name, uid }, reason: 'Applied', message: 'applied to member1, member2', type: 'Normal', source: { component: 'bench' }, count: 1 } }),
+            hub.request({
+              method: 'PATCH',
+              path,
+              accept: METADATA_ACCEPT,
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { finalizers: ['bench.example/cleanup'] } },
+            }),
+            hub.request({
+              method: 'PATCH',
+              path: `/apis/work.flotilla.io/v1alpha1/namespaces/required/resourcebindings/${name}-deployment`,
+              accept: METADATA_ACCEPT,
+              query: { fieldManager: 'bench', force: 'true' },
+              contentType: 'application/apply-patch+yaml',
+              body: binding,
+            }),
+            hub.request({
+              method: 'POST',
+              path: '/api/v1/namespaces/required/events',
+              accept: METADATA_ACCEPT,
+              body: {
+                apiVersion: 'v1',
+                kind: 'Event',
+                metadata: { generateName: `${name}.`, namespace: 'required' },
+                involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'required', name, uid },
+                reason: 'Applied',
+                message: 'applied to member1, member2',
+                type: 'Normal',
+                source: { component: 'bench' },
+                count: 1,
+              },
+            }),
           ]);
           for (const w of writes) if (w.status >= 400) throw new Error(`required writes for ${name}: HTTP ${w.status}`);
         }),
@@ -265,7 +392,22 @@ async function main(): Promise<void> {
       if (process.exitCode) process.stderr.write(`controller log:\n${log.slice(-20_000)}`);
     });
     const io: CommandIO = { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal: stop.signal };
-    controller = run(['controller', '--kubeconfig', env.hub.kubeconfigPath, '--members-kubeconfig', env.membersKubeconfigPath, '--metrics-port', '0', '--concurrency', String(CONCURRENCY), '--log-level', process.env.BENCH_LOG_LEVEL ?? 'warn'], io);
+    controller = run(
+      [
+        'controller',
+        '--kubeconfig',
+        env.hub.kubeconfigPath,
+        '--members-kubeconfig',
+        env.membersKubeconfigPath,
+        '--metrics-port',
+        '0',
+        '--concurrency',
+        String(CONCURRENCY),
+        '--log-level',
+        process.env.BENCH_LOG_LEVEL ?? 'warn',
+      ],
+      io,
+    );
     await new Promise((r) => setTimeout(r, 500));
 
     // BENCH_PROFILE=FILE: a CPU profile of this process (bench client and controller) during initial propagation.
@@ -280,10 +422,18 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     await applyAll(hub, templates, deployPath, 'bench');
     // Namespace bench on the members holds only what the controller applies there.
-    await waitFor(async () => (await Promise.all(members.map((c) => countAll(c, '/apis/apps/v1/namespaces/bench/deployments')))).every((n) => n === TEMPLATES), 600_000, 50);
+    await waitFor(
+      async () =>
+        (await Promise.all(members.map((c) => countAll(c, '/apis/apps/v1/namespaces/bench/deployments')))).every(
+          (n) => n === TEMPLATES,
+        ),
+      600_000,
+      50,
+    );
     const initialMs = performance.now() - t0;
     const labelled = await Promise.all(members.map((c) => count(c, '/apis/apps/v1/namespaces/bench/deployments')));
-    if (labelled.some((n) => n !== TEMPLATES)) throw new Error(`members hold ${labelled.join(', ')} objects with the controller's label, not ${TEMPLATES}`);
+    if (labelled.some((n) => n !== TEMPLATES))
+      throw new Error(`members hold ${labelled.join(', ')} objects with the controller's label, not ${TEMPLATES}`);
     const initialCpuText = cpuDelta(initialCpu, cpuSnapshot(env.pids));
     if (profiler && process.env.BENCH_PROFILE) {
       const { profile } = await profiler.post('Profiler.stop');
@@ -292,8 +442,18 @@ async function main(): Promise<void> {
     }
     const requestsAfter = await Promise.all([env.hub, ...env.members].map(requestCounts));
     // The edits below are measured on an idle controller: every binding written first.
-    await waitFor(async () => (await countAll(hub, '/apis/work.flotilla.io/v1alpha1/namespaces/bench/resourcebindings')) === TEMPLATES, 120_000, 100);
-    const requestsText = ['hub', 'member1', 'member2'].map((n, i) => `${n}: ${countDelta(requestsBefore[i] ?? new Map<string, number>(), requestsAfter[i] ?? new Map<string, number>())}`).join('\n');
+    await waitFor(
+      async () =>
+        (await countAll(hub, '/apis/work.flotilla.io/v1alpha1/namespaces/bench/resourcebindings')) === TEMPLATES,
+      120_000,
+      100,
+    );
+    const requestsText = ['hub', 'member1', 'member2']
+      .map(
+        (n, i) =>
+          `${n}: ${countDelta(requestsBefore[i] ?? new Map<string, number>(), requestsAfter[i] ?? new Map<string, number>())}`,
+      )
+      .join('\n');
 
     const editLatency = async (round: string): Promise<number[]> => {
       const out: number[] = [];
@@ -302,13 +462,22 @@ async function main(): Promise<void> {
         const tag = `${round}-${i}`;
         const started = performance.now();
         await applyAll(hub, [deployment((t.metadata as Obj).name as string, 'bench', tag)], deployPath, 'bench');
-        await waitFor(async () => {
-          const images = await Promise.all(members.map(async (c) => {
-            const r = await c.request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>({ method: 'GET', path: deployPath(t) });
-            return r.body?.spec.template.spec.containers[0]?.image;
-          }));
-          return images.every((img) => img?.endsWith(`:${tag}`) === true);
-        }, 30_000, 10).catch((e: unknown) => {
+        await waitFor(
+          async () => {
+            const images = await Promise.all(
+              members.map(async (c) => {
+                const r = await c.request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>({
+                  method: 'GET',
+                  path: deployPath(t),
+                });
+                return r.body?.spec.template.spec.containers[0]?.image;
+              }),
+            );
+            return images.every((img) => img?.endsWith(`:${tag}`) === true);
+          },
+          30_000,
+          10,
+        ).catch((e: unknown) => {
           process.exitCode = 1;
           throw e;
         });
@@ -324,21 +493,50 @@ async function main(): Promise<void> {
     for (let i = 0; i < EDITS / 2; i++) {
       const t = templates[(i * 53) % TEMPLATES] as Obj;
       const path = deployPath(t);
-      const image = async () => (await member1.request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>({ method: 'GET', path })).body?.spec.template.spec.containers[0]?.image;
+      const image = async () =>
+        (
+          await member1.request<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>({
+            method: 'GET',
+            path,
+          })
+        ).body?.spec.template.spec.containers[0]?.image;
       const want = await image();
       const started = performance.now();
-      const r = await member1.request({ method: 'PATCH', path, contentType: 'application/strategic-merge-patch+json', body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'hand.example/edited:1' }] } } } } });
+      const r = await member1.request({
+        method: 'PATCH',
+        path,
+        contentType: 'application/strategic-merge-patch+json',
+        body: { spec: { template: { spec: { containers: [{ name: 'main', image: 'hand.example/edited:1' }] } } } },
+      });
       if (r.status >= 400) throw new Error(`${path}: HTTP ${r.status}`);
       await waitFor(async () => (await image()) === want, 30_000, 10);
       drift.push(performance.now() - started);
     }
 
-    const more = Array.from({ length: MORE }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, namespace: 'more' }, data: { i: String(i) } }));
+    const more = Array.from({ length: MORE }, (_, i) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `cm-${i}`, namespace: 'more' },
+      data: { i: String(i) },
+    }));
     for (const m of env.members) await kubectl(m.kubeconfigPath, ['create', 'namespace', 'more']);
-    await applyAll(hub, [policy('more', 'ConfigMap', 'v1')], (o) => `/apis/policy.flotilla.io/v1beta1/namespaces/more/propagationpolicies/${(o.metadata as Obj).name as string}`, 'bench');
+    await applyAll(
+      hub,
+      [policy('more', 'ConfigMap', 'v1')],
+      (o) =>
+        `/apis/policy.flotilla.io/v1beta1/namespaces/more/propagationpolicies/${(o.metadata as Obj).name as string}`,
+      'bench',
+    );
     const t1 = performance.now();
     await applyAll(hub, more, cmPath, 'bench');
-    await waitFor(async () => (await Promise.all(members.map((c) => count(c, '/api/v1/namespaces/more/configmaps')))).every((n) => n === MORE), 900_000, 500);
+    await waitFor(
+      async () =>
+        (await Promise.all(members.map((c) => count(c, '/api/v1/namespaces/more/configmaps')))).every(
+          (n) => n === MORE,
+        ),
+      900_000,
+      500,
+    );
     const moreMs = performance.now() - t1;
     const at5000 = await editLatency('b');
 
@@ -350,17 +548,56 @@ async function main(): Promise<void> {
     const member2Server = (env.members[1] as ClusterHandle).server;
     const proxy = await slowProxy(Number(new URL(member2Server).port), SLOW_MS);
     const slowKubeconfig = `${env.membersKubeconfigPath}.slow`;
-    writeFileSync(slowKubeconfig, readFileSync(env.membersKubeconfigPath, 'utf8').split(member2Server).join(`https://127.0.0.1:${proxy.port}`));
+    writeFileSync(
+      slowKubeconfig,
+      readFileSync(env.membersKubeconfigPath, 'utf8').split(member2Server).join(`https://127.0.0.1:${proxy.port}`),
+    );
     const toFastMember = async (ns: string, kubeconfig: string): Promise<number> => {
       for (const c of [env.hub, ...env.members]) await kubectl(c.kubeconfigPath, ['create', 'namespace', ns]);
-      await applyAll(hub, [policy(ns, 'Deployment', 'apps/v1')], (o) => `/apis/policy.flotilla.io/v1beta1/namespaces/${ns}/propagationpolicies/${(o.metadata as Obj).name as string}`, 'bench');
+      await applyAll(
+        hub,
+        [policy(ns, 'Deployment', 'apps/v1')],
+        (o) =>
+          `/apis/policy.flotilla.io/v1beta1/namespaces/${ns}/propagationpolicies/${(o.metadata as Obj).name as string}`,
+        'bench',
+      );
       const runStop = new AbortController();
-      const runIo: CommandIO = { stdout: new PassThrough(), stderr: new PassThrough(), stdin: new PassThrough(), env: {}, signal: runStop.signal };
-      const running = run(['controller', '--kubeconfig', env.hub.kubeconfigPath, '--members-kubeconfig', kubeconfig, '--metrics-port', '0', '--concurrency', String(CONCURRENCY), '--log-level', 'error'], runIo);
+      const runIo: CommandIO = {
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        stdin: new PassThrough(),
+        env: {},
+        signal: runStop.signal,
+      };
+      const running = run(
+        [
+          'controller',
+          '--kubeconfig',
+          env.hub.kubeconfigPath,
+          '--members-kubeconfig',
+          kubeconfig,
+          '--metrics-port',
+          '0',
+          '--concurrency',
+          String(CONCURRENCY),
+          '--log-level',
+          'error',
+        ],
+        runIo,
+      );
       await new Promise((r) => setTimeout(r, 500));
       const started = performance.now();
-      await applyAll(hub, templates.map((t) => ({ ...t, metadata: { ...(t.metadata as Obj), namespace: ns } })), deployPath, 'bench');
-      await waitFor(async () => (await countAll(fast, `/apis/apps/v1/namespaces/${ns}/deployments`)) === TEMPLATES, 600_000, 50);
+      await applyAll(
+        hub,
+        templates.map((t) => ({ ...t, metadata: { ...(t.metadata as Obj), namespace: ns } })),
+        deployPath,
+        'bench',
+      );
+      await waitFor(
+        async () => (await countAll(fast, `/apis/apps/v1/namespaces/${ns}/deployments`)) === TEMPLATES,
+        600_000,
+        50,
+      );
       const ms = performance.now() - started;
       runStop.abort();
       await running;

@@ -5,7 +5,15 @@
 import { performance } from 'node:perf_hooks';
 import { renderDetailed } from '../../pkg/engine/render.js';
 import { EngineState } from '../../pkg/engine/state.js';
-import { cluster, clusterOverridePolicy, clusterPropagationPolicy, deployment, overridePolicy, propagationPolicy, type Obj } from '../builders.js';
+import {
+  cluster,
+  clusterOverridePolicy,
+  clusterPropagationPolicy,
+  deployment,
+  overridePolicy,
+  propagationPolicy,
+  type Obj,
+} from '../builders.js';
 
 const NAMESPACES = 50;
 const CLUSTERS = 20;
@@ -18,7 +26,12 @@ function divided(weightFor: string): Obj {
     replicaScheduling: {
       replicaSchedulingType: 'Divided',
       replicaDivisionPreference: 'Weighted',
-      weightPreference: { staticWeightList: [{ targetCluster: { labelSelector: { matchLabels: { tier: weightFor } } }, weight: 2 }, { targetCluster: {}, weight: 1 }] },
+      weightPreference: {
+        staticWeightList: [
+          { targetCluster: { labelSelector: { matchLabels: { tier: weightFor } } }, weight: 2 },
+          { targetCluster: {}, weight: 1 },
+        ],
+      },
     },
   };
 }
@@ -31,7 +44,10 @@ function hub(templates: number): { templates: Obj[]; policies: Obj[]; clusters: 
       deployment(`app-${i}`, `team-${i % NAMESPACES}`, {
         replicas: 12,
         labels: { app: `app-${i}`, tier: i % 2 ? 'web' : 'api' },
-        containers: [{ name: 'main', image: `registry.example.com/team/app-${i}:1.0`, args: ['--port=8080'] }, { name: 'proxy', image: 'registry.example.com/infra/proxy:2.1' }],
+        containers: [
+          { name: 'main', image: `registry.example.com/team/app-${i}:1.0`, args: ['--port=8080'] },
+          { name: 'proxy', image: 'registry.example.com/infra/proxy:2.1' },
+        ],
       }),
     );
   }
@@ -40,20 +56,87 @@ function hub(templates: number): { templates: Obj[]; policies: Obj[]; clusters: 
     const ns = `team-${n}`;
     policies.push(
       propagationPolicy('all', ns, [dep], divided('a')),
-      propagationPolicy('pinned', ns, [{ ...dep, name: `app-${n}` }], { clusterAffinity: { clusterNames: ['member-00', 'member-01'] } }, { priority: 5 }),
-      overridePolicy('registry', ns, [{ overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' }] } }], [dep]),
-      overridePolicy('web-labels', ns, [{ overriders: { labelsOverrider: [{ operator: 'add', value: { cluster: '${cluster.name}' } }] } }], [{ ...dep, labelSelector: { matchLabels: { tier: 'web' } } }]),
-      overridePolicy('pinned-args', ns, [{ targetCluster: { clusterNames: ['member-00'] }, overriders: { argsOverrider: [{ containerName: 'main', operator: 'add', value: ['--canary'] }] } }], [{ ...dep, name: `app-${n}` }]),
+      propagationPolicy(
+        'pinned',
+        ns,
+        [{ ...dep, name: `app-${n}` }],
+        { clusterAffinity: { clusterNames: ['member-00', 'member-01'] } },
+        { priority: 5 },
+      ),
+      overridePolicy(
+        'registry',
+        ns,
+        [
+          {
+            overriders: {
+              imageOverrider: [
+                { component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' },
+              ],
+            },
+          },
+        ],
+        [dep],
+      ),
+      overridePolicy(
+        'web-labels',
+        ns,
+        [{ overriders: { labelsOverrider: [{ operator: 'add', value: { cluster: '${cluster.name}' } }] } }],
+        [{ ...dep, labelSelector: { matchLabels: { tier: 'web' } } }],
+      ),
+      overridePolicy(
+        'pinned-args',
+        ns,
+        [
+          {
+            targetCluster: { clusterNames: ['member-00'] },
+            overriders: { argsOverrider: [{ containerName: 'main', operator: 'add', value: ['--canary'] }] },
+          },
+        ],
+        [{ ...dep, name: `app-${n}` }],
+      ),
     );
   }
   policies.push(
-    clusterOverridePolicy('region-annotation', [{ overriders: { annotationsOverrider: [{ operator: 'add', value: { 'example.com/region': '${cluster.region}' } }] } }], [dep]),
-    clusterOverridePolicy('prod-memory', [{ targetCluster: { labelSelector: { matchLabels: { env: 'prod' } } }, overriders: { plaintext: [{ path: '/spec/template/spec/containers[name=main]/resources', operator: 'add', value: { limits: { memory: '1Gi' } } }] } }], [dep]),
+    clusterOverridePolicy(
+      'region-annotation',
+      [
+        {
+          overriders: {
+            annotationsOverrider: [{ operator: 'add', value: { 'example.com/region': '${cluster.region}' } }],
+          },
+        },
+      ],
+      [dep],
+    ),
+    clusterOverridePolicy(
+      'prod-memory',
+      [
+        {
+          targetCluster: { labelSelector: { matchLabels: { env: 'prod' } } },
+          overriders: {
+            plaintext: [
+              {
+                path: '/spec/template/spec/containers[name=main]/resources',
+                operator: 'add',
+                value: { limits: { memory: '1Gi' } },
+              },
+            ],
+          },
+        },
+      ],
+      [dep],
+    ),
     clusterPropagationPolicy('fallback', [dep], undefined, { priority: 100 }),
   );
   const clusters: Obj[] = [];
   for (let c = 0; c < CLUSTERS; c++) {
-    clusters.push(cluster(`member-${String(c).padStart(2, '0')}`, { labels: { env: c % 4 === 0 ? 'dev' : 'prod', tier: c % 3 ? 'a' : 'b' }, provider: c % 2 ? 'aws' : 'gcp', region: REGIONS[c % REGIONS.length] ?? 'x' }));
+    clusters.push(
+      cluster(`member-${String(c).padStart(2, '0')}`, {
+        labels: { env: c % 4 === 0 ? 'dev' : 'prod', tier: c % 3 ? 'a' : 'b' },
+        provider: c % 2 ? 'aws' : 'gcp',
+        region: REGIONS[c % REGIONS.length] ?? 'x',
+      }),
+    );
   }
   return { templates: ts, policies, clusters };
 }
@@ -121,13 +204,52 @@ const st = s5000.state;
 const ppA = propagationPolicy('all', 'team-7', [dep], divided('a'));
 const ppB = propagationPolicy('all', 'team-7', [dep], divided('b'));
 const cppA = clusterPropagationPolicy('fallback', [dep], undefined, { priority: 100 });
-const cppB = clusterPropagationPolicy('fallback', [dep], { clusterAffinity: { clusterNames: ['member-03'] } }, { priority: 100 });
-const opA = overridePolicy('web-labels', 'team-7', [{ overriders: { labelsOverrider: [{ operator: 'add', value: { cluster: '${cluster.name}' } }] } }], [{ ...dep, labelSelector: { matchLabels: { tier: 'web' } } }]);
-const opB = overridePolicy('web-labels', 'team-7', [{ overriders: { labelsOverrider: [{ operator: 'add', value: { where: '${cluster.name}' } }] } }], [{ ...dep, labelSelector: { matchLabels: { tier: 'web' } } }]);
-const copA = clusterOverridePolicy('region-annotation', [{ overriders: { annotationsOverrider: [{ operator: 'add', value: { 'example.com/region': '${cluster.region}' } }] } }], [dep]);
-const copB = clusterOverridePolicy('region-annotation', [{ overriders: { annotationsOverrider: [{ operator: 'add', value: { 'example.com/where': '${cluster.region}' } }] } }], [dep]);
-const clusterA = cluster('member-05', { labels: { env: 'prod', tier: 'b' }, provider: 'aws', region: REGIONS[0] ?? 'x' });
-const clusterB = cluster('member-05', { labels: { env: 'prod', tier: 'a' }, provider: 'aws', region: REGIONS[0] ?? 'x' });
+const cppB = clusterPropagationPolicy(
+  'fallback',
+  [dep],
+  { clusterAffinity: { clusterNames: ['member-03'] } },
+  { priority: 100 },
+);
+const opA = overridePolicy(
+  'web-labels',
+  'team-7',
+  [{ overriders: { labelsOverrider: [{ operator: 'add', value: { cluster: '${cluster.name}' } }] } }],
+  [{ ...dep, labelSelector: { matchLabels: { tier: 'web' } } }],
+);
+const opB = overridePolicy(
+  'web-labels',
+  'team-7',
+  [{ overriders: { labelsOverrider: [{ operator: 'add', value: { where: '${cluster.name}' } }] } }],
+  [{ ...dep, labelSelector: { matchLabels: { tier: 'web' } } }],
+);
+const copA = clusterOverridePolicy(
+  'region-annotation',
+  [
+    {
+      overriders: { annotationsOverrider: [{ operator: 'add', value: { 'example.com/region': '${cluster.region}' } }] },
+    },
+  ],
+  [dep],
+);
+const copB = clusterOverridePolicy(
+  'region-annotation',
+  [
+    {
+      overriders: { annotationsOverrider: [{ operator: 'add', value: { 'example.com/where': '${cluster.region}' } }] },
+    },
+  ],
+  [dep],
+);
+const clusterA = cluster('member-05', {
+  labels: { env: 'prod', tier: 'b' },
+  provider: 'aws',
+  region: REGIONS[0] ?? 'x',
+});
+const clusterB = cluster('member-05', {
+  labels: { env: 'prod', tier: 'a' },
+  provider: 'aws',
+  region: REGIONS[0] ?? 'x',
+});
 const tplA = deployment('app-7', 'team-7', { replicas: 12, labels: { app: 'app-7', tier: 'web' } });
 const tplB = deployment('app-7', 'team-7', { replicas: 13, labels: { app: 'app-7', tier: 'web' } });
 const rows: Array<[string, Obj, Obj]> = [
@@ -143,6 +265,9 @@ for (const [name, a, b] of rows) {
   const u = upsertTime(st, a, b);
   lines.push(`    ${name.padEnd(58)} ${fmt(u.ms).padStart(10)}   affected ${u.affected}`);
 }
-lines.push('', `(c) initial load (upsert every object): 500 templates ${fmt(s500.ms)}, 5,000 templates ${fmt(s5000.ms)}`);
+lines.push(
+  '',
+  `(c) initial load (upsert every object): 500 templates ${fmt(s500.ms)}, 5,000 templates ${fmt(s5000.ms)}`,
+);
 lines.push(`    peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
 console.log(lines.join('\n'));

@@ -74,7 +74,12 @@ function sampler(pid: number): { phase: () => number; stop: () => void } {
 // ---- requests ------------------------------------------------------------------------------------------
 
 const policyWithValue = (name: string, value: unknown, path = '/data/x'): Obj =>
-  overridePolicy(name, 'shop', [{ overriders: { plaintext: [{ path, operator: 'add', value }] } }], [{ apiVersion: 'v1', kind: 'ConfigMap' }]);
+  overridePolicy(
+    name,
+    'shop',
+    [{ overriders: { plaintext: [{ path, operator: 'add', value }] } }],
+    [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+  );
 
 /** A raw HTTP/1.1 request, for clients that write bytes and never read. */
 function raw(path: string, body: string): string {
@@ -83,9 +88,15 @@ function raw(path: string, body: string): string {
 
 /** Answers are megabytes: a converted 2.9 MB object, or (before messages were bounded) a denial quoting a 1.4 MB value many times. */
 function neverReadingRequests(): string[] {
-  const conversion = JSON.stringify(conversionRequestReview([policyWithValue('big', 'v'.repeat(2_900_000))], 'policy.flotilla.io/v1beta1'));
+  const conversion = JSON.stringify(
+    conversionRequestReview([policyWithValue('big', 'v'.repeat(2_900_000))], 'policy.flotilla.io/v1beta1'),
+  );
   const quotes = '"'.repeat(1_400_000);
-  const denial = JSON.stringify(admissionRequestReview({ object: { ...policyWithValue('big', 1), metadata: { name: 'big', namespace: 'shop', labels: { k: quotes } } } }));
+  const denial = JSON.stringify(
+    admissionRequestReview({
+      object: { ...policyWithValue('big', 1), metadata: { name: 'big', namespace: 'shop', labels: { k: quotes } } },
+    }),
+  );
   return [raw('/convert', conversion), raw('/validate', denial)];
 }
 
@@ -105,10 +116,26 @@ interface Answer {
 
 function post(port: number, agent: Agent, path: string, body: string): Promise<Answer> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, rejectUnauthorized: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ...(res.headers['retry-after'] ? { retryAfter: res.headers['retry-after'] } : {}) }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        rejectUnauthorized: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            ...(res.headers['retry-after'] ? { retryAfter: res.headers['retry-after'] } : {}),
+          }),
+        );
+      },
+    );
     req.on('error', () => resolve({ status: 0 }));
     req.end(body);
   });
@@ -117,7 +144,12 @@ function post(port: number, agent: Agent, path: string, body: string): Promise<A
 function tally(answers: readonly Answer[]): string {
   const counts = new Map<string, number>();
   for (const a of answers) {
-    const key = a.status === 0 ? 'connection error' : a.retryAfter ? `${a.status} (Retry-After ${a.retryAfter})` : String(a.status);
+    const key =
+      a.status === 0
+        ? 'connection error'
+        : a.retryAfter
+          ? `${a.status} (Retry-After ${a.retryAfter})`
+          : String(a.status);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].map(([k, n]) => `${n} × ${k}`).join(', ');
@@ -126,7 +158,8 @@ function tally(answers: readonly Answer[]): string {
 /** A fresh 2 MB string each time: a templated value, or a plaintext path. */
 function cacheAttackBody(i: number): string {
   const fresh = `${randomBytes(8).toString('hex')}${'x'.repeat(2 * 1024 * 1024)}`;
-  const object = i % 2 === 0 ? policyWithValue(`c${i}`, `${fresh}-\${cluster.name}`) : policyWithValue(`c${i}`, 1, `/data/${fresh}`);
+  const object =
+    i % 2 === 0 ? policyWithValue(`c${i}`, `${fresh}-\${cluster.name}`) : policyWithValue(`c${i}`, 1, `/data/${fresh}`);
   return JSON.stringify(admissionRequestReview({ object }));
 }
 
@@ -138,10 +171,25 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
   delete env.NODE_OPTIONS;
   // WEBHOOK_NODE_OPTIONS: the heap flags the deployment gives the webhook (see deploy/helm/flotilla/values.yaml).
   if (process.env.WEBHOOK_NODE_OPTIONS) env.NODE_OPTIONS = process.env.WEBHOOK_NODE_OPTIONS;
-  const child = spawn(process.execPath, [MAIN, 'webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--port', '0', '--bind-address', '127.0.0.1'], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      MAIN,
+      'webhook',
+      '--tls-cert-file',
+      join(dir, 'tls.crt'),
+      '--tls-private-key-file',
+      join(dir, 'tls.key'),
+      '--port',
+      '0',
+      '--bind-address',
+      '127.0.0.1',
+    ],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -169,7 +217,9 @@ async function main(): Promise<number> {
   const sockets: TLSSocket[] = [];
   const rows: Array<[string, string, string]> = [];
   try {
-    process.stdout.write(`Node ${process.version}, ${availableParallelism()} cores; webhook pid ${pid}, default heap settings; limit ${mib(LIMIT_BYTES)}\n`);
+    process.stdout.write(
+      `Node ${process.version}, ${availableParallelism()} cores; webhook pid ${pid}, default heap settings; limit ${mib(LIMIT_BYTES)}\n`,
+    );
     await new Promise((r) => setTimeout(r, 500));
     rows.push(['idle', mib(samples.phase()), '']);
 
@@ -187,7 +237,11 @@ async function main(): Promise<number> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const open = sockets.filter((s) => !s.destroyed).length;
-    rows.push([`${NEVER_READING_CLIENTS} never-reading clients × ${PIPELINED_PER_CLIENT} pipelined ~2.9 MB reviews, 15 s`, mib(samples.phase()), `ordinary client meanwhile: ${tally(during)}; ${open} never-reading connections still open`]);
+    rows.push([
+      `${NEVER_READING_CLIENTS} never-reading clients × ${PIPELINED_PER_CLIENT} pipelined ~2.9 MB reviews, 15 s`,
+      mib(samples.phase()),
+      `ordinary client meanwhile: ${tally(during)}; ${open} never-reading connections still open`,
+    ]);
     for (const s of sockets) s.destroy();
 
     const attack: Answer[] = [];
@@ -197,7 +251,11 @@ async function main(): Promise<number> {
         while (next < CACHE_ATTACK_REQUESTS) attack.push(await post(port, agent, '/validate', cacheAttackBody(next++)));
       }),
     );
-    rows.push([`cache attack: ${CACHE_ATTACK_REQUESTS} /validate, fresh 2 MB templated value or path each`, mib(samples.phase()), tally(attack)]);
+    rows.push([
+      `cache attack: ${CACHE_ATTACK_REQUESTS} /validate, fresh 2 MB templated value or path each`,
+      mib(samples.phase()),
+      tally(attack),
+    ]);
 
     await new Promise((r) => setTimeout(r, 1000));
     rows.push(['afterwards, idle 1 s', mib(samples.phase()), '']);
@@ -213,7 +271,9 @@ async function main(): Promise<number> {
   process.stdout.write(`\n| phase | peak VmRSS | answers |\n|---|---|---|\n`);
   for (const [phase, peak, answers] of rows) process.stdout.write(`| ${phase} | ${peak} | ${answers} |\n`);
   const within = hwm < LIMIT_BYTES;
-  process.stdout.write(`\nVmHWM (peak resident set over the whole run): ${mib(hwm)} — ${within ? 'within' : 'OVER'} the ${mib(LIMIT_BYTES)} limit\n`);
+  process.stdout.write(
+    `\nVmHWM (peak resident set over the whole run): ${mib(hwm)} — ${within ? 'within' : 'OVER'} the ${mib(LIMIT_BYTES)} limit\n`,
+  );
   return within ? 0 : 1;
 }
 

@@ -19,7 +19,12 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 import { createCA, createServingCert } from '../../pkg/certs/index.js';
-import { WebhookHandler, WebhookServer, admissionRequestReview, conversionRequestReview } from '../../pkg/webhook/index.js';
+import {
+  WebhookHandler,
+  WebhookServer,
+  admissionRequestReview,
+  conversionRequestReview,
+} from '../../pkg/webhook/index.js';
 import { overridePolicy, type Obj } from '../builders.js';
 
 const CONNECTIONS = 100;
@@ -34,7 +39,13 @@ function typicalOverridePolicy(i: number): Obj {
     `web-overrides-${i}`,
     'shop',
     [
-      { overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' }] } },
+      {
+        overriders: {
+          imageOverrider: [
+            { component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' },
+          ],
+        },
+      },
       {
         targetCluster: { labelSelector: { matchLabels: { env: 'prod' } } },
         overriders: {
@@ -47,7 +58,12 @@ function typicalOverridePolicy(i: number): Obj {
         overriders: {
           argsOverrider: [{ containerName: 'web', operator: 'add', value: ['--region=${cluster.region}'] }],
           annotationsOverrider: [{ operator: 'add', value: { 'example.com/gdpr': 'true' } }],
-          fieldOverrider: [{ fieldPath: '/data/app.yaml', yaml: [{ subPath: '/db/host', operator: 'replace', value: 'db.eu.example.com' }] }],
+          fieldOverrider: [
+            {
+              fieldPath: '/data/app.yaml',
+              yaml: [{ subPath: '/db/host', operator: 'replace', value: 'db.eu.example.com' }],
+            },
+          ],
         },
       },
     ],
@@ -61,7 +77,13 @@ function typicalOverridePolicy(i: number): Obj {
 // ---- server side (child process) ----------------------------------------------------------------------
 
 async function serve(dir: string): Promise<void> {
-  const server = new WebhookServer({ handler: new WebhookHandler(), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1' });
+  const server = new WebhookServer({
+    handler: new WebhookHandler(),
+    certFile: join(dir, 'tls.crt'),
+    keyFile: join(dir, 'tls.key'),
+    port: 0,
+    host: '127.0.0.1',
+  });
   const abort = new AbortController();
   process.on('message', (m) => {
     if (m === 'stop') abort.abort();
@@ -83,10 +105,20 @@ interface Target {
 function post(t: Target, path: string, body: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port: t.port, path, method: 'POST', ca: t.ca, agent: t.agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: '127.0.0.1',
+        port: t.port,
+        path,
+        method: 'POST',
+        ca: t.ca,
+        agent: t.agent,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         res.on('data', () => undefined);
-        res.on('end', () => (res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`HTTP ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`HTTP ${res.statusCode}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -120,7 +152,12 @@ async function closedLoop(t: Target, body: Buffer, ms: number): Promise<Result> 
     }
   };
   await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-  return { scenario: `/validate closed loop, ${CONNECTIONS} connections`, requests: latencies.length, seconds: (performance.now() - started) / 1000, latencies };
+  return {
+    scenario: `/validate closed loop, ${CONNECTIONS} connections`,
+    requests: latencies.length,
+    seconds: (performance.now() - started) / 1000,
+    latencies,
+  };
 }
 
 async function openLoop(t: Target, body: Buffer, rate: number, ms: number): Promise<Result> {
@@ -151,7 +188,13 @@ async function openLoop(t: Target, body: Buffer, rate: number, ms: number): Prom
     tick();
   });
   await Promise.all(pending);
-  return { scenario: `/validate open loop, ${rate} req/s offered, ${CONNECTIONS} connections`, requests: latencies.length, seconds: (performance.now() - started) / 1000, latencies, fromDue };
+  return {
+    scenario: `/validate open loop, ${rate} req/s offered, ${CONNECTIONS} connections`,
+    requests: latencies.length,
+    seconds: (performance.now() - started) / 1000,
+    latencies,
+    fromDue,
+  };
 }
 
 async function conversion(t: Target): Promise<Result> {
@@ -159,7 +202,10 @@ async function conversion(t: Target): Promise<Result> {
     const p = typicalOverridePolicy(i);
     // The deprecated form, so every object is really rewritten (folded into a rule, annotation added).
     const spec = p.spec as { overrideRules: Array<{ overriders: unknown }> };
-    return { ...p, spec: { resourceSelectors: (p.spec as Obj).resourceSelectors, overriders: spec.overrideRules[1]?.overriders } };
+    return {
+      ...p,
+      spec: { resourceSelectors: (p.spec as Obj).resourceSelectors, overriders: spec.overrideRules[1]?.overriders },
+    };
   });
   const body = Buffer.from(JSON.stringify(conversionRequestReview(objects, 'policy.flotilla.io/v1beta1')));
   for (let i = 0; i < 5; i++) await post(t, '/convert', body);
@@ -170,7 +216,12 @@ async function conversion(t: Target): Promise<Result> {
     await post(t, '/convert', body);
     latencies.push(performance.now() - s);
   }
-  return { scenario: `one ConversionReview of ${CONVERSION_OBJECTS} objects (${(body.length / 1024).toFixed(0)} KiB), ${CONVERSION_RUNS} runs`, requests: CONVERSION_RUNS, seconds: (performance.now() - started) / 1000, latencies };
+  return {
+    scenario: `one ConversionReview of ${CONVERSION_OBJECTS} objects (${(body.length / 1024).toFixed(0)} KiB), ${CONVERSION_RUNS} runs`,
+    requests: CONVERSION_RUNS,
+    seconds: (performance.now() - started) / 1000,
+    latencies,
+  };
 }
 
 function row(r: Result): string {
@@ -186,7 +237,9 @@ async function main(): Promise<void> {
   writeFileSync(join(dir, 'tls.crt'), serving.certPem);
   writeFileSync(join(dir, 'tls.key'), serving.keyPem);
 
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', dir], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (m) => resolve((m as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
@@ -196,15 +249,25 @@ async function main(): Promise<void> {
   try {
     const review = admissionRequestReview({ operation: 'CREATE', object: typicalOverridePolicy(0) });
     const body = Buffer.from(JSON.stringify(review));
-    process.stdout.write(`Node ${process.version}, ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(2) ?? '?'} at start; /validate body ${body.length} bytes (a typical OverridePolicy)\n`);
+    process.stdout.write(
+      `Node ${process.version}, ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(2) ?? '?'} at start; /validate body ${body.length} bytes (a typical OverridePolicy)\n`,
+    );
     await closedLoop(target, body, 2000); // warm-up: JIT, TLS sessions, connection pool
-    const results = [await closedLoop(target, body, PHASE_MS), await openLoop(target, body, OPEN_LOOP_RATE, PHASE_MS), await conversion(target)];
-    process.stdout.write(`\n| ${'scenario'.padEnd(68)} | requests |   req/s |   p50 ms |   p99 ms |   max ms |\n|${'-'.repeat(70)}|----------|---------|----------|----------|----------|\n`);
+    const results = [
+      await closedLoop(target, body, PHASE_MS),
+      await openLoop(target, body, OPEN_LOOP_RATE, PHASE_MS),
+      await conversion(target),
+    ];
+    process.stdout.write(
+      `\n| ${'scenario'.padEnd(68)} | requests |   req/s |   p50 ms |   p99 ms |   max ms |\n|${'-'.repeat(70)}|----------|---------|----------|----------|----------|\n`,
+    );
     for (const r of results) process.stdout.write(`${row(r)}\n`);
     for (const r of results) {
       if (!r.fromDue) continue;
       const sorted = [...r.fromDue].sort((a, b) => a - b);
-      process.stdout.write(`\nopen loop counted from each request's due time: p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms\n`);
+      process.stdout.write(
+        `\nopen loop counted from each request's due time: p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms\n`,
+      );
     }
   } finally {
     agent.destroy();

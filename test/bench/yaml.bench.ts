@@ -33,15 +33,32 @@ function billionLaughs(): string {
 
 time(keys(10_000)); // warm up
 const rows: string[][] = [['case', 'size', 'bytes', 'ms', 'µs per item', 'errors']];
-for (const [name, make] of [['map keys', keys], ['scalar aliases', aliases]] as const) {
+for (const [name, make] of [
+  ['map keys', keys],
+  ['scalar aliases', aliases],
+] as const) {
   for (const n of [10_000, 40_000, 100_000]) {
     const text = make(n);
     const r = time(text);
-    rows.push([name, String(n), String(text.length), r.ms.toFixed(0), ((r.ms * 1000) / n).toFixed(1), String(r.errors)]);
+    rows.push([
+      name,
+      String(n),
+      String(text.length),
+      r.ms.toFixed(0),
+      ((r.ms * 1000) / n).toFixed(1),
+      String(r.errors),
+    ]);
   }
 }
 const laughs = time(billionLaughs());
-rows.push(['billion laughs (refused)', '9^9', String(billionLaughs().length), laughs.ms.toFixed(1), '', String(laughs.errors)]);
+rows.push([
+  'billion laughs (refused)',
+  '9^9',
+  String(billionLaughs().length),
+  laughs.ms.toFixed(1),
+  '',
+  String(laughs.errors),
+]);
 
 const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
 for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}\n`);

@@ -20,7 +20,15 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 
 import { startWatchdog, stopWatchdog, track, untrack, type Cleanable, type Watchdog } from './cleanup.js';
-import { EnvtestError, ManagedProcess, freePort, killGroup, retryOnPortInUse, sleep, waitUntilReady } from './process.js';
+import {
+  EnvtestError,
+  ManagedProcess,
+  freePort,
+  killGroup,
+  retryOnPortInUse,
+  sleep,
+  waitUntilReady,
+} from './process.js';
 import { writeClusterPki, writeKubeconfig, type ClusterPki } from './pki.js';
 
 export { EnvtestError, type EnvtestErrorCode } from './process.js';
@@ -102,7 +110,8 @@ const START_ATTEMPTS = 5;
  */
 export function resolveOptions(opts: EnvironmentOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   const members = opts.members ?? 2;
-  if (!Number.isInteger(members) || members < 0) throw new RangeError(`members must be a non-negative integer, got ${members}`);
+  if (!Number.isInteger(members) || members < 0)
+    throw new RangeError(`members must be a non-negative integer, got ${members}`);
   return {
     members,
     apiserverArgs: opts.apiserverArgs ?? [],
@@ -136,7 +145,9 @@ export async function applyManifests(cluster: ClusterHandle, objects: object[]):
       await client.patch(o, undefined, undefined, 'flotilla-test', true, PatchStrategy.ServerSideApply);
     } catch (err: unknown) {
       const what = `${o.kind ?? '?'} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
-      throw new EnvtestError('APPLY_FAILED', `${cluster.name}: applying ${what}: ${describeApiError(err)}`, { cause: err });
+      throw new EnvtestError('APPLY_FAILED', `${cluster.name}: applying ${what}: ${describeApiError(err)}`, {
+        cause: err,
+      });
     }
   }
 }
@@ -145,7 +156,11 @@ export async function applyManifests(cluster: ClusterHandle, objects: object[]):
  * Waits until each named CRD has Established=True and every served version is in discovery, which is
  * when KubernetesObjectApi (it caches discovery) can use it.
  */
-export async function waitForCRDsEstablished(cluster: ClusterHandle, names: string[], timeoutMs = 30_000): Promise<void> {
+export async function waitForCRDsEstablished(
+  cluster: ClusterHandle,
+  names: string[],
+  timeoutMs = 30_000,
+): Promise<void> {
   const kc = cluster.kubeConfig();
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
@@ -242,7 +257,11 @@ class TestEnvironment implements Cleanable {
       for (const c of this.clusters) await this.startApiserver(apiserver, c);
     }
     const members = this.clusters.slice(1);
-    if (members.length > 0) writeKubeconfig(join(this.dir, 'members.kubeconfig'), members.map((c) => this.entry(c)));
+    if (members.length > 0)
+      writeKubeconfig(
+        join(this.dir, 'members.kubeconfig'),
+        members.map((c) => this.entry(c)),
+      );
   }
 
   handle(): Environment {
@@ -265,7 +284,10 @@ class TestEnvironment implements Cleanable {
 
   private cluster(name: string): ClusterState {
     const c = this.clusters.find((x) => x.name === name);
-    if (!c) throw new RangeError(`no cluster named ${JSON.stringify(name)} (clusters: ${this.clusters.map((x) => x.name).join(', ')})`);
+    if (!c)
+      throw new RangeError(
+        `no cluster named ${JSON.stringify(name)} (clusters: ${this.clusters.map((x) => x.name).join(', ')})`,
+      );
     return c;
   }
 
@@ -314,21 +336,26 @@ class TestEnvironment implements Cleanable {
       const clientUrl = `http://127.0.0.1:${client}`;
       const peerUrl = `http://127.0.0.1:${peer}`;
       rmSync(dataDir, { recursive: true, force: true }); // a failed attempt may have initialised it
-      const p = await this.spawn('etcd', bin, [
-        '--name=flotilla-envtest',
-        `--data-dir=${dataDir}`,
-        `--listen-client-urls=${clientUrl}`,
-        `--advertise-client-urls=${clientUrl}`,
-        `--listen-peer-urls=${peerUrl}`,
-        `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=flotilla-envtest=${peerUrl}`,
-        '--unsafe-no-fsync=true',
-        // Progress notifications let an apiserver's watch cache catch up on quiet resources quickly; the
-        // default (10 min) can leave watches failing with "Too large resource version" meanwhile.
-        '--experimental-watch-progress-notify-interval=5s',
-        '--logger=zap',
-        '--log-outputs=stderr',
-      ], logPath);
+      const p = await this.spawn(
+        'etcd',
+        bin,
+        [
+          '--name=flotilla-envtest',
+          `--data-dir=${dataDir}`,
+          `--listen-client-urls=${clientUrl}`,
+          `--advertise-client-urls=${clientUrl}`,
+          `--listen-peer-urls=${peerUrl}`,
+          `--initial-advertise-peer-urls=${peerUrl}`,
+          `--initial-cluster=flotilla-envtest=${peerUrl}`,
+          '--unsafe-no-fsync=true',
+          // Progress notifications let an apiserver's watch cache catch up on quiet resources quickly; the
+          // default (10 min) can leave watches failing with "Too large resource version" meanwhile.
+          '--experimental-watch-progress-notify-interval=5s',
+          '--logger=zap',
+          '--log-outputs=stderr',
+        ],
+        logPath,
+      );
       await this.waitUntil(p, async () => (await getPlain(`${clientUrl}/health`)).includes('"health":"true"'));
       this.etcdUrl = clientUrl;
     });
@@ -340,31 +367,36 @@ class TestEnvironment implements Cleanable {
 
   private async launchApiserver(bin: string, c: ClusterState, port: number): Promise<void> {
     const server = `https://127.0.0.1:${port}`;
-    const p = await this.spawn(`kube-apiserver-${c.name}`, bin, [
-      `--etcd-servers=${this.etcdUrl}`,
-      `--etcd-prefix=/${c.name}/registry`,
-      `--cert-dir=${c.pki.certDir}`,
-      `--tls-cert-file=${c.pki.servingCertPath}`,
-      `--tls-private-key-file=${c.pki.servingKeyPath}`,
-      `--client-ca-file=${c.pki.caCertPath}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${port}`,
-      // No endpoint reconciler: nothing writes the `kubernetes` Endpoints, so a loopback advertise
-      // address is accepted and no default route is needed.
-      '--advertise-address=127.0.0.1',
-      '--endpoint-reconciler-type=none',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      `--service-account-issuer=${server}`,
-      `--service-account-key-file=${c.pki.saPublicKeyPath}`,
-      `--service-account-signing-key-file=${c.pki.saPrivateKeyPath}`,
-      '--authorization-mode=RBAC',
-      // No ServiceAccount controller runs, so the `default` ServiceAccount never appears and the
-      // plugin would reject every Pod.
-      '--disable-admission-plugins=ServiceAccount',
-      '--allow-privileged=true',
-      '--profiling=false',
-      ...this.o.apiserverArgs,
-    ], c.logPath);
+    const p = await this.spawn(
+      `kube-apiserver-${c.name}`,
+      bin,
+      [
+        `--etcd-servers=${this.etcdUrl}`,
+        `--etcd-prefix=/${c.name}/registry`,
+        `--cert-dir=${c.pki.certDir}`,
+        `--tls-cert-file=${c.pki.servingCertPath}`,
+        `--tls-private-key-file=${c.pki.servingKeyPath}`,
+        `--client-ca-file=${c.pki.caCertPath}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${port}`,
+        // No endpoint reconciler: nothing writes the `kubernetes` Endpoints, so a loopback advertise
+        // address is accepted and no default route is needed.
+        '--advertise-address=127.0.0.1',
+        '--endpoint-reconciler-type=none',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        `--service-account-issuer=${server}`,
+        `--service-account-key-file=${c.pki.saPublicKeyPath}`,
+        `--service-account-signing-key-file=${c.pki.saPrivateKeyPath}`,
+        '--authorization-mode=RBAC',
+        // No ServiceAccount controller runs, so the `default` ServiceAccount never appears and the
+        // plugin would reject every Pod.
+        '--disable-admission-plugins=ServiceAccount',
+        '--allow-privileged=true',
+        '--profiling=false',
+        ...this.o.apiserverArgs,
+      ],
+      c.logPath,
+    );
     c.port = port;
     c.process = p;
     writeKubeconfig(c.kubeconfigPath, [this.entry(c)]);
@@ -376,7 +408,11 @@ class TestEnvironment implements Cleanable {
   }
 
   private withPortRetries(what: string, attempt: () => Promise<void>): Promise<void> {
-    return retryOnPortInUse(START_ATTEMPTS, (n) => this.o.log(`${what}: its port was taken before it could bind; attempt ${n} of ${START_ATTEMPTS}`), attempt);
+    return retryOnPortInUse(
+      START_ATTEMPTS,
+      (n) => this.o.log(`${what}: its port was taken before it could bind; attempt ${n} of ${START_ATTEMPTS}`),
+      attempt,
+    );
   }
 
   /** Starts a process and records it, so stop() and the watchdog know its process group. */
@@ -395,7 +431,12 @@ class TestEnvironment implements Cleanable {
 
   /** Rewrites the watchdog's list with the processes still running (exited pids may be reused). */
   private recordPgids(): void {
-    writeFileSync(this.pgidFile, this.running().map((p) => `${p.pid}\n`).join(''));
+    writeFileSync(
+      this.pgidFile,
+      this.running()
+        .map((p) => `${p.pid}\n`)
+        .join(''),
+    );
   }
 
   private running(): ManagedProcess[] {
@@ -476,11 +517,21 @@ function findRepoRoot(): string {
 }
 
 /** GET with the KubeConfig's current-context server and credentials; body parsed as JSON when it is. */
-export async function getJson<T = unknown>(kc: KubeConfig, path: string): Promise<{ status: number; body: T | undefined }> {
+export async function getJson<T = unknown>(
+  kc: KubeConfig,
+  path: string,
+): Promise<{ status: number; body: T | undefined }> {
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('kubeconfig has no current cluster');
   const url = new URL(path, server);
-  const opts: https.RequestOptions = { method: 'GET', hostname: url.hostname, port: url.port, path: url.pathname, agent: false, timeout: 5000 };
+  const opts: https.RequestOptions = {
+    method: 'GET',
+    hostname: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    agent: false,
+    timeout: 5000,
+  };
   await kc.applyToHTTPSOptions(opts);
   return new Promise((resolvePromise, reject) => {
     const req = https.request(opts, (res) => {

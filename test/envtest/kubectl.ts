@@ -13,9 +13,17 @@ export interface KubectlResult {
  * Runs `kubectl --kubeconfig F ARGS…`; `input` is written to stdin (objects as JSON); `env` is added to
  * the environment (e.g. KUBECTL_APPLYSET=true). Never rejects on a non-zero exit.
  */
-export function kubectl(kubeconfig: string, args: readonly string[], input?: unknown, env?: Readonly<Record<string, string>>): Promise<KubectlResult> {
+export function kubectl(
+  kubeconfig: string,
+  args: readonly string[],
+  input?: unknown,
+  env?: Readonly<Record<string, string>>,
+): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}) });
+    const child = spawn('kubectl', ['--kubeconfig', kubeconfig, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(env ? { env: { ...process.env, ...env } } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

@@ -36,7 +36,13 @@ export function writeClusterPki(dir: string, clusterName: string): ClusterPki {
     commonName: 'kube-apiserver',
     // What in-cluster clients and the tests use to reach the apiserver; 10.0.0.1 is the first address of
     // --service-cluster-ip-range, i.e. the `kubernetes` Service.
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
     ipAddresses: ['127.0.0.1', '10.0.0.1'],
     validDays: 7,
   });

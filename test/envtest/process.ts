@@ -6,12 +6,7 @@ import { closeSync, fstatSync, openSync, readFileSync, writeSync } from 'node:fs
 import { createServer } from 'node:net';
 
 export type EnvtestErrorCode =
-  | 'BUILD_FAILED'
-  | 'PORT_IN_USE'
-  | 'PROCESS_EXITED'
-  | 'START_TIMEOUT'
-  | 'APPLY_FAILED'
-  | 'CRD_TIMEOUT';
+  'BUILD_FAILED' | 'PORT_IN_USE' | 'PROCESS_EXITED' | 'START_TIMEOUT' | 'APPLY_FAILED' | 'CRD_TIMEOUT';
 
 export class EnvtestError extends Error {
   readonly code: EnvtestErrorCode;
@@ -37,7 +32,13 @@ export class ManagedProcess {
   private status: ExitStatus | undefined;
   private readonly child: ChildProcess;
 
-  private constructor(child: ChildProcess, name: string, logPath: string, logOffset: number, exited: Promise<ExitStatus>) {
+  private constructor(
+    child: ChildProcess,
+    name: string,
+    logPath: string,
+    logOffset: number,
+    exited: Promise<ExitStatus>,
+  ) {
     this.child = child;
     this.name = name;
     this.pid = child.pid ?? -1;
@@ -51,7 +52,13 @@ export class ManagedProcess {
    * header line, so a retried start keeps the earlier attempt's output. The child is unref'd: it does
    * not keep the test process alive, and the exit hook in cleanup.ts kills it if nothing else does.
    */
-  static start(name: string, bin: string, args: string[], logPath: string, env?: NodeJS.ProcessEnv): Promise<ManagedProcess> {
+  static start(
+    name: string,
+    bin: string,
+    args: string[],
+    logPath: string,
+    env?: NodeJS.ProcessEnv,
+  ): Promise<ManagedProcess> {
     const fd = openSync(logPath, 'a');
     try {
       writeSync(fd, `--- ${new Date().toISOString()} ${bin} ${args.join(' ')}\n`);
@@ -62,7 +69,9 @@ export class ManagedProcess {
         child.once('exit', (code, signal) => resolve({ code, signal }));
       });
       return new Promise((resolve, reject) => {
-        child.once('error', (err) => reject(new EnvtestError('PROCESS_EXITED', `${name}: cannot run ${bin}`, { cause: err })));
+        child.once('error', (err) =>
+          reject(new EnvtestError('PROCESS_EXITED', `${name}: cannot run ${bin}`, { cause: err })),
+        );
         child.once('spawn', () => resolve(new ManagedProcess(child, name, logPath, offset, exited)));
       });
     } finally {
@@ -182,10 +191,14 @@ export async function waitUntilReady(
         `${p.name} exited (${how}) before it was ready; log ${p.logPath}:\n${tail}`,
       );
     }
-    if (cancelled()) throw new EnvtestError('PROCESS_EXITED', `${p.name}: start cancelled, the environment is stopping`);
+    if (cancelled())
+      throw new EnvtestError('PROCESS_EXITED', `${p.name}: start cancelled, the environment is stopping`);
     if (await ready().catch(() => false)) return;
     if (Date.now() > deadline) {
-      throw new EnvtestError('START_TIMEOUT', `${p.name} not ready after ${timeoutMs} ms; log ${p.logPath}:\n${p.logTail()}`);
+      throw new EnvtestError(
+        'START_TIMEOUT',
+        `${p.name} not ready after ${timeoutMs} ms; log ${p.logPath}:\n${p.logTail()}`,
+      );
     }
     await sleep(250);
   }
@@ -196,7 +209,11 @@ export async function waitUntilReady(
  * by freePort() was taken by someone else before the process could bind it. `onRetry` gets the number
  * of the attempt about to start.
  */
-export async function retryOnPortInUse<T>(attempts: number, onRetry: (next: number) => void, attempt: () => Promise<T>): Promise<T> {
+export async function retryOnPortInUse<T>(
+  attempts: number,
+  onRetry: (next: number) => void,
+  attempt: () => Promise<T>,
+): Promise<T> {
   for (let i = 1; ; i++) {
     try {
       return await attempt();

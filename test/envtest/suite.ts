@@ -15,16 +15,22 @@ export const START_TIMEOUT_MS = 5 * 60_000;
 export function useEnvironment(opts: EnvironmentOptions = {}): () => Environment {
   let env: Environment | undefined;
   let failed = false;
-  before(async () => {
-    env = await startEnvironment(opts);
-  }, { timeout: START_TIMEOUT_MS });
+  before(
+    async () => {
+      env = await startEnvironment(opts);
+    },
+    { timeout: START_TIMEOUT_MS },
+  );
   afterEach((t) => {
     // @types/node 24 declares `passed` on SuiteContext only; Node 24 sets it on the TestContext too.
     if ('passed' in t && t.passed === false) failed = true;
   });
-  after(async () => {
-    await env?.stop({ keepLogs: failed });
-  }, { timeout: 60_000 });
+  after(
+    async () => {
+      await env?.stop({ keepLogs: failed });
+    },
+    { timeout: 60_000 },
+  );
   return () => {
     if (!env) throw new Error('the test environment did not start; see the before hook');
     return env;

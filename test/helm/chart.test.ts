@@ -9,27 +9,37 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 
-import { CONVERTIBLE_CRD_NAMES, customResourceDefinitions, INJECT_CA_FROM_ANNOTATION, WEBHOOK_CERTIFICATE } from '../../api/crds/index.js';
+import {
+  CONVERTIBLE_CRD_NAMES,
+  customResourceDefinitions,
+  INJECT_CA_FROM_ANNOTATION,
+  WEBHOOK_CERTIFICATE,
+} from '../../api/crds/index.js';
 import { CHART, REPO, helmSync } from '../helm-binary.js';
 
 type Obj = Record<string, unknown>;
 const NS = 'flotilla-system';
 
-const get = (o: unknown, path: string): unknown => path.split('.').reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Obj)[k] : undefined), o);
+const get = (o: unknown, path: string): unknown =>
+  path.split('.').reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Obj)[k] : undefined), o);
 
 /** `helm template` of the chart into flotilla-system with extra flags; fails the test when helm does. */
 function render(...flags: string[]): Obj[] {
   const r = helmSync(['template', 'flotilla', CHART, '--namespace', NS, ...flags]);
   assert.equal(r.status, 0, r.stderr);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj).filter((o) => o !== null);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Obj)
+    .filter((o) => o !== null);
 }
 const named = (objects: Obj[], kind: string, name: string): Obj => {
   const found = objects.filter((o) => o.kind === kind && get(o, 'metadata.name') === name);
   assert.equal(found.length, 1, `${kind} ${name}`);
   return found[0] as Obj;
 };
-const kinds = (objects: Obj[]): string[] => objects.map((o) => `${String(o.kind)}/${String(get(o, 'metadata.name'))}`).sort();
-const args = (objects: Obj[], deployment: string): string[] => get((get(named(objects, 'Deployment', deployment), 'spec.template.spec.containers') as Obj[])[0], 'args') as string[];
+const kinds = (objects: Obj[]): string[] =>
+  objects.map((o) => `${String(o.kind)}/${String(get(o, 'metadata.name'))}`).sort();
+const args = (objects: Obj[], deployment: string): string[] =>
+  get((get(named(objects, 'Deployment', deployment), 'spec.template.spec.containers') as Obj[])[0], 'args') as string[];
 
 void describe('the chart', () => {
   void it("has package.json's version as its version and appVersion", () => {
@@ -54,22 +64,56 @@ void describe('the chart', () => {
     for (const ns of ['default', 'flotilla']) {
       const r = helmSync(['template', 'flotilla', CHART, '--namespace', ns]);
       assert.equal(r.status, 1);
-      assert.match(r.stderr, new RegExp(`flotilla must be installed in namespace flotilla-system, not "${ns}": the CRDs' conversion webhook calls Service flotilla-webhook in flotilla-system`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `flotilla must be installed in namespace flotilla-system, not "${ns}": the CRDs' conversion webhook calls Service flotilla-webhook in flotilla-system`,
+        ),
+      );
     }
   });
 
   const refusals: Array<{ name: string; flags: string[]; message: RegExp }> = [
-    { name: 'an unknown certificate mode', flags: ['--set', 'certificates.mode=vault'], message: /at '\/certificates\/mode': value must be one of 'certgen', 'cert-manager'/ },
-    { name: 'a misspelt key', flags: ['--set', 'webhook.replica=3'], message: /at '\/webhook': additional properties 'replica' not allowed/ },
-    { name: 'negative replicas', flags: ['--set', 'controller.replicas=-1'], message: /at '\/controller\/replicas': minimum: got -1, want 0/ },
-    { name: 'an unknown failure policy', flags: ['--set', 'webhook.failurePolicy=Retry'], message: /at '\/webhook\/failurePolicy': value must be one of 'Fail', 'Ignore'/ },
-    { name: 'a webhook timeout over the apiserver limit', flags: ['--set', 'webhook.timeoutSeconds=31'], message: /at '\/webhook\/timeoutSeconds': maximum: got 31, want 30/ },
-    { name: 'an unknown log level', flags: ['--set', 'controller.logLevel=loud'], message: /at '\/controller\/logLevel': value must be one of 'error', 'warn', 'info', 'debug'/ },
-    { name: 'a malformed cert-manager duration', flags: ['--set', 'certificates.certManager.duration=90d'], message: /at '\/certificates\/certManager\/duration'/ },
+    {
+      name: 'an unknown certificate mode',
+      flags: ['--set', 'certificates.mode=vault'],
+      message: /at '\/certificates\/mode': value must be one of 'certgen', 'cert-manager'/,
+    },
+    {
+      name: 'a misspelt key',
+      flags: ['--set', 'webhook.replica=3'],
+      message: /at '\/webhook': additional properties 'replica' not allowed/,
+    },
+    {
+      name: 'negative replicas',
+      flags: ['--set', 'controller.replicas=-1'],
+      message: /at '\/controller\/replicas': minimum: got -1, want 0/,
+    },
+    {
+      name: 'an unknown failure policy',
+      flags: ['--set', 'webhook.failurePolicy=Retry'],
+      message: /at '\/webhook\/failurePolicy': value must be one of 'Fail', 'Ignore'/,
+    },
+    {
+      name: 'a webhook timeout over the apiserver limit',
+      flags: ['--set', 'webhook.timeoutSeconds=31'],
+      message: /at '\/webhook\/timeoutSeconds': maximum: got 31, want 30/,
+    },
+    {
+      name: 'an unknown log level',
+      flags: ['--set', 'controller.logLevel=loud'],
+      message: /at '\/controller\/logLevel': value must be one of 'error', 'warn', 'info', 'debug'/,
+    },
+    {
+      name: 'a malformed cert-manager duration',
+      flags: ['--set', 'certificates.certManager.duration=90d'],
+      message: /at '\/certificates\/certManager\/duration'/,
+    },
     {
       name: 'a wildcard in the template resources the controller may read',
       flags: ['--set-json', 'controller.rbac.templateResources=[{"apiGroups":["apps"],"resources":["*"]}]'],
-      message: /controller\.rbac\.templateResources\[0\]: \{"apiGroups":\["apps"\],"resources":\["\*"\]\}: no wildcards/,
+      message:
+        /controller\.rbac\.templateResources\[0\]: \{"apiGroups":\["apps"\],"resources":\["\*"\]\}: no wildcards/,
     },
   ];
   for (const r of refusals) {
@@ -82,47 +126,92 @@ void describe('the chart', () => {
 
   void it('renders in cert-manager mode a self-signed CA chain and the serving Certificate the CRDs name, and no certgen', () => {
     const objects = render('--set', 'certificates.mode=cert-manager');
-    assert.ok(!objects.some((o) => o.kind === 'Job' || get(o, 'metadata.name') === 'flotilla-certgen'), 'no certgen Jobs or RBAC');
+    assert.ok(
+      !objects.some((o) => o.kind === 'Job' || get(o, 'metadata.name') === 'flotilla-certgen'),
+      'no certgen Jobs or RBAC',
+    );
     assert.deepStrictEqual(get(named(objects, 'Issuer', 'flotilla-selfsigned'), 'spec'), { selfSigned: {} });
     const ca = named(objects, 'Certificate', 'flotilla-ca');
     assert.equal(get(ca, 'spec.isCA'), true);
     assert.equal(get(ca, 'spec.secretName'), 'flotilla-ca');
-    assert.deepStrictEqual(get(ca, 'spec.issuerRef'), { name: 'flotilla-selfsigned', kind: 'Issuer', group: 'cert-manager.io' });
+    assert.deepStrictEqual(get(ca, 'spec.issuerRef'), {
+      name: 'flotilla-selfsigned',
+      kind: 'Issuer',
+      group: 'cert-manager.io',
+    });
     assert.deepStrictEqual(get(named(objects, 'Issuer', 'flotilla-ca'), 'spec'), { ca: { secretName: 'flotilla-ca' } });
 
     const serving = named(objects, 'Certificate', WEBHOOK_CERTIFICATE.name);
     assert.equal(get(serving, 'metadata.namespace'), WEBHOOK_CERTIFICATE.namespace);
-    assert.deepStrictEqual(get(serving, 'spec.issuerRef'), { name: 'flotilla-ca', kind: 'Issuer', group: 'cert-manager.io' });
-    assert.deepStrictEqual(get(serving, 'spec.dnsNames'), ['flotilla-webhook', 'flotilla-webhook.flotilla-system', 'flotilla-webhook.flotilla-system.svc', 'flotilla-webhook.flotilla-system.svc.cluster.local']);
-    const mounted = (get(named(objects, 'Deployment', 'flotilla-webhook'), 'spec.template.spec.volumes') as Obj[]).find((v) => v.name === 'tls');
+    assert.deepStrictEqual(get(serving, 'spec.issuerRef'), {
+      name: 'flotilla-ca',
+      kind: 'Issuer',
+      group: 'cert-manager.io',
+    });
+    assert.deepStrictEqual(get(serving, 'spec.dnsNames'), [
+      'flotilla-webhook',
+      'flotilla-webhook.flotilla-system',
+      'flotilla-webhook.flotilla-system.svc',
+      'flotilla-webhook.flotilla-system.svc.cluster.local',
+    ]);
+    const mounted = (get(named(objects, 'Deployment', 'flotilla-webhook'), 'spec.template.spec.volumes') as Obj[]).find(
+      (v) => v.name === 'tls',
+    );
     assert.equal(get(serving, 'spec.secretName'), get(mounted, 'secret.secretName'));
 
     const injectFrom = `${WEBHOOK_CERTIFICATE.namespace}/${WEBHOOK_CERTIFICATE.name}`;
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
-      assert.deepStrictEqual(get(named(objects, kind, 'flotilla'), 'metadata.annotations'), { [INJECT_CA_FROM_ANNOTATION]: injectFrom });
+      assert.deepStrictEqual(get(named(objects, kind, 'flotilla'), 'metadata.annotations'), {
+        [INJECT_CA_FROM_ANNOTATION]: injectFrom,
+      });
     }
     // crds/ is not templated: the CRDs carry the same annotation statically.
-    for (const name of CONVERTIBLE_CRD_NAMES) assert.equal(customResourceDefinitions().find((c) => c.metadata.name === name)?.metadata.annotations?.[INJECT_CA_FROM_ANNOTATION], injectFrom);
+    for (const name of CONVERTIBLE_CRD_NAMES)
+      assert.equal(
+        customResourceDefinitions().find((c) => c.metadata.name === name)?.metadata.annotations?.[
+          INJECT_CA_FROM_ANNOTATION
+        ],
+        injectFrom,
+      );
   });
 
   void it('signs with a given issuer instead of creating a CA when certManager.issuerRef.name is set', () => {
-    const objects = render('--set', 'certificates.mode=cert-manager', '--set', 'certificates.certManager.issuerRef.name=corp-ca', '--set', 'certificates.certManager.issuerRef.kind=ClusterIssuer');
+    const objects = render(
+      '--set',
+      'certificates.mode=cert-manager',
+      '--set',
+      'certificates.certManager.issuerRef.name=corp-ca',
+      '--set',
+      'certificates.certManager.issuerRef.kind=ClusterIssuer',
+    );
     assert.equal(objects.filter((o) => o.kind === 'Issuer').length, 0);
-    assert.deepStrictEqual(objects.filter((o) => o.kind === 'Certificate').map((o) => get(o, 'metadata.name')), [WEBHOOK_CERTIFICATE.name]);
-    assert.deepStrictEqual(get(named(objects, 'Certificate', WEBHOOK_CERTIFICATE.name), 'spec.issuerRef'), { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
+    assert.deepStrictEqual(
+      objects.filter((o) => o.kind === 'Certificate').map((o) => get(o, 'metadata.name')),
+      [WEBHOOK_CERTIFICATE.name],
+    );
+    assert.deepStrictEqual(get(named(objects, 'Certificate', WEBHOOK_CERTIFICATE.name), 'spec.issuerRef'), {
+      name: 'corp-ca',
+      kind: 'ClusterIssuer',
+      group: 'cert-manager.io',
+    });
   });
 
   void it('carries the webhook values into both webhook configurations', () => {
     const objects = render(
-      '--set', 'webhook.failurePolicy=Ignore', '--set', 'webhook.timeoutSeconds=12',
-      '--set-json', 'webhook.namespaceSelector={"matchLabels":{"flotilla.io/policies":"enabled"}}',
+      '--set',
+      'webhook.failurePolicy=Ignore',
+      '--set',
+      'webhook.timeoutSeconds=12',
+      '--set-json',
+      'webhook.namespaceSelector={"matchLabels":{"flotilla.io/policies":"enabled"}}',
     );
     let checked = 0;
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
       for (const hook of get(named(objects, kind, 'flotilla'), 'webhooks') as Obj[]) {
         assert.equal(hook.failurePolicy, 'Ignore');
         assert.equal(hook.timeoutSeconds, 12);
-        if (hook.name !== 'clusters.validate.flotilla.io') assert.deepStrictEqual(hook.namespaceSelector, { matchLabels: { 'flotilla.io/policies': 'enabled' } });
+        if (hook.name !== 'clusters.validate.flotilla.io')
+          assert.deepStrictEqual(hook.namespaceSelector, { matchLabels: { 'flotilla.io/policies': 'enabled' } });
         else assert.equal(hook.namespaceSelector, undefined, 'Clusters are cluster-scoped');
         checked++;
       }
@@ -132,42 +221,100 @@ void describe('the chart', () => {
 
   void it('leaves out the install namespace by default, and an explicit empty-match selector sends every namespace', () => {
     const selectors = (objects: Obj[]) =>
-      ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].flatMap((kind) => (get(named(objects, kind, 'flotilla'), 'webhooks') as Obj[]).filter((h) => h.name !== 'clusters.validate.flotilla.io').map((h) => h.namespaceSelector));
-    assert.deepStrictEqual(selectors(render()), Array(2).fill({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NS] }] }));
-    assert.deepStrictEqual(selectors(render('--set-json', 'webhook.namespaceSelector={"matchLabels":{}}')), Array(2).fill({ matchLabels: {} }));
+      ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'].flatMap((kind) =>
+        (get(named(objects, kind, 'flotilla'), 'webhooks') as Obj[])
+          .filter((h) => h.name !== 'clusters.validate.flotilla.io')
+          .map((h) => h.namespaceSelector),
+      );
+    assert.deepStrictEqual(
+      selectors(render()),
+      Array(2).fill({ matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NS] }] }),
+    );
+    assert.deepStrictEqual(
+      selectors(render('--set-json', 'webhook.namespaceSelector={"matchLabels":{}}')),
+      Array(2).fill({ matchLabels: {} }),
+    );
   });
 
   void it('carries replicas, log level, leader election, the members kubeconfig and extra flags into the controller', () => {
     const objects = render(
-      '--set', 'controller.replicas=3', '--set', 'controller.logLevel=debug', '--set', 'controller.leaderElection.enabled=false',
-      '--set', 'controller.membersKubeconfig.secretName=members', '--set', 'controller.metricsPort=9090', '--set', 'controller.extraArgs[0]=--resync=10m',
+      '--set',
+      'controller.replicas=3',
+      '--set',
+      'controller.logLevel=debug',
+      '--set',
+      'controller.leaderElection.enabled=false',
+      '--set',
+      'controller.membersKubeconfig.secretName=members',
+      '--set',
+      'controller.metricsPort=9090',
+      '--set',
+      'controller.extraArgs[0]=--resync=10m',
     );
     const deployment = named(objects, 'Deployment', 'flotilla-controller');
     assert.equal(get(deployment, 'spec.replicas'), 3);
-    assert.deepStrictEqual(args(objects, 'flotilla-controller'), ['controller', '--leader-elect=false', '--log-level=debug', '--metrics-port=9090', '--members-kubeconfig=/etc/flotilla/members/kubeconfig', '--resync=10m']);
-    assert.deepStrictEqual(get(deployment, 'spec.template.spec.volumes'), [{ name: 'members-kubeconfig', secret: { secretName: 'members' } }]);
-    assert.deepStrictEqual(get(named(objects, 'Service', 'flotilla-controller-metrics'), 'spec.ports'), [{ name: 'http-metrics', port: 9090, targetPort: 'http-metrics' }]);
-    assert.ok(!objects.some((o) => get(o, 'metadata.name') === 'flotilla-controller-leader-election'), 'no Lease Role without leader election');
+    assert.deepStrictEqual(args(objects, 'flotilla-controller'), [
+      'controller',
+      '--leader-elect=false',
+      '--log-level=debug',
+      '--metrics-port=9090',
+      '--members-kubeconfig=/etc/flotilla/members/kubeconfig',
+      '--resync=10m',
+    ]);
+    assert.deepStrictEqual(get(deployment, 'spec.template.spec.volumes'), [
+      { name: 'members-kubeconfig', secret: { secretName: 'members' } },
+    ]);
+    assert.deepStrictEqual(get(named(objects, 'Service', 'flotilla-controller-metrics'), 'spec.ports'), [
+      { name: 'http-metrics', port: 9090, targetPort: 'http-metrics' },
+    ]);
+    assert.ok(
+      !objects.some((o) => get(o, 'metadata.name') === 'flotilla-controller-leader-election'),
+      'no Lease Role without leader election',
+    );
   });
 
   void it('leaves out every controller object when controller.enabled is false, and the webhook is whole', () => {
     const all = kinds(render());
     const without = kinds(render('--set', 'controller.enabled=false'));
-    assert.deepStrictEqual(all.filter((k) => !k.includes('/flotilla-controller')), without);
+    assert.deepStrictEqual(
+      all.filter((k) => !k.includes('/flotilla-controller')),
+      without,
+    );
     assert.ok(all.length - without.length >= 8, `${all.length} vs ${without.length}`);
   });
 
   void it('grants the controller Secrets only in the namespaces listed', () => {
     const objects = render('--set-json', 'controller.rbac.clusterSecretNamespaces=["flotilla-system","member-creds"]');
-    const roles = objects.filter((o) => o.kind === 'Role' && get(o, 'metadata.name') === 'flotilla-controller-cluster-secrets');
-    assert.deepStrictEqual(roles.map((r) => get(r, 'metadata.namespace')), ['flotilla-system', 'member-creds']);
-    assert.equal(render('--set-json', 'controller.rbac.clusterSecretNamespaces=[]').filter((o) => get(o, 'metadata.name') === 'flotilla-controller-cluster-secrets').length, 0);
+    const roles = objects.filter(
+      (o) => o.kind === 'Role' && get(o, 'metadata.name') === 'flotilla-controller-cluster-secrets',
+    );
+    assert.deepStrictEqual(
+      roles.map((r) => get(r, 'metadata.namespace')),
+      ['flotilla-system', 'member-creds'],
+    );
+    assert.equal(
+      render('--set-json', 'controller.rbac.clusterSecretNamespaces=[]').filter(
+        (o) => get(o, 'metadata.name') === 'flotilla-controller-cluster-secrets',
+      ).length,
+      0,
+    );
   });
 
   void it('pins the image by digest, sets the pull policy and pull secrets on every pod, and drops the PDB when told', () => {
     const digest = `sha256:${'a'.repeat(64)}`;
-    const objects = render('--set', `image.digest=${digest}`, '--set', 'image.pullPolicy=Always', '--set', 'imagePullSecrets[0].name=regcred', '--set', 'webhook.podDisruptionBudget.enabled=false');
-    const pods = objects.filter((o) => o.kind === 'Deployment' || o.kind === 'Job').map((o) => get(o, 'spec.template.spec') as Obj);
+    const objects = render(
+      '--set',
+      `image.digest=${digest}`,
+      '--set',
+      'image.pullPolicy=Always',
+      '--set',
+      'imagePullSecrets[0].name=regcred',
+      '--set',
+      'webhook.podDisruptionBudget.enabled=false',
+    );
+    const pods = objects
+      .filter((o) => o.kind === 'Deployment' || o.kind === 'Job')
+      .map((o) => get(o, 'spec.template.spec') as Obj);
     assert.equal(pods.length, 4);
     for (const pod of pods) {
       assert.deepStrictEqual(pod.imagePullSecrets, [{ name: 'regcred' }]);
@@ -181,7 +328,8 @@ void describe('the chart', () => {
 });
 
 void describe('hack/verify-deploy', () => {
-  const verify = (dir?: string) => spawnSync('bash', [join(REPO, 'hack/verify-deploy'), '--no-build', ...(dir ? [dir] : [])], { encoding: 'utf8' });
+  const verify = (dir?: string) =>
+    spawnSync('bash', [join(REPO, 'hack/verify-deploy'), '--no-build', ...(dir ? [dir] : [])], { encoding: 'utf8' });
   const withCopy = (edit: (dir: string) => void) => {
     const dir = mkdtempSync(join(tmpdir(), 'deploy-'));
     try {

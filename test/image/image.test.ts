@@ -37,36 +37,52 @@ function sh(cmd: string, args: string[]): string {
 void describe('the container image', () => {
   let image = '';
   let container = '';
-  let rw = '';     // the container's writable root, where test files are put
-  let root = '';   // the same root mounted read-only: what the programs run in
+  let rw = ''; // the container's writable root, where test files are put
+  let root = ''; // the same root mounted read-only: what the programs run in
   let work = '';
   const mounts: string[] = [];
 
   /** Runs a program from the image as UID 65532 in the read-only root; resolves with its output. */
   function inImage(args: string[]) {
-    return run(CHROOT, [`--userspec=${NONROOT}:${NONROOT}`, root, ...args], { encoding: 'utf8', maxBuffer: 64 * MiB, timeout: 60_000 });
+    return run(CHROOT, [`--userspec=${NONROOT}:${NONROOT}`, root, ...args], {
+      encoding: 'utf8',
+      maxBuffer: 64 * MiB,
+      timeout: 60_000,
+    });
   }
 
-  before(async () => {
-    const built = await run('bash', [join(repo, 'hack/image/build.sh')], { encoding: 'utf8', cwd: repo, maxBuffer: 64 * MiB, timeout: 40 * 60_000 });
-    image = built.stdout.trim().split('\n').pop() ?? '';
-    assert.ok(image, 'build.sh printed the image name');
-    container = sh('buildah', [...buildah, 'from', '--pull-never', image]).trim();
-    rw = sh('buildah', [...buildah, 'mount', container]).trim();
-    work = mkdtempSync(join(tmpdir(), 'flotilla-image-'));
-    // Test inputs go in through the writable layer, before the root is made read-only.
-    cpSync(join(repo, 'examples/quickstart'), join(rw, 'quickstart'), { recursive: true });
-    root = join(work, 'root');
-    mkdirSync(root);
-    sh('mount', ['--bind', rw, root]);
-    mounts.unshift(root);
-    sh('mount', ['-o', 'remount,bind,ro', root]);
-    // What the kubelet provides: /proc, /dev, and a writable /tmp (emptyDir) under a read-only root.
-    for (const [fs, target, opts] of [['proc', 'proc', []], ['tmpfs', 'tmp', ['-o', 'mode=1777']], ['devtmpfs', 'dev', []]] as const) {
-      sh('mount', ['-t', fs, ...opts, fs, join(root, target)]);
-      mounts.unshift(join(root, target));
-    }
-  }, { timeout: 45 * 60_000 });
+  before(
+    async () => {
+      const built = await run('bash', [join(repo, 'hack/image/build.sh')], {
+        encoding: 'utf8',
+        cwd: repo,
+        maxBuffer: 64 * MiB,
+        timeout: 40 * 60_000,
+      });
+      image = built.stdout.trim().split('\n').pop() ?? '';
+      assert.ok(image, 'build.sh printed the image name');
+      container = sh('buildah', [...buildah, 'from', '--pull-never', image]).trim();
+      rw = sh('buildah', [...buildah, 'mount', container]).trim();
+      work = mkdtempSync(join(tmpdir(), 'flotilla-image-'));
+      // Test inputs go in through the writable layer, before the root is made read-only.
+      cpSync(join(repo, 'examples/quickstart'), join(rw, 'quickstart'), { recursive: true });
+      root = join(work, 'root');
+      mkdirSync(root);
+      sh('mount', ['--bind', rw, root]);
+      mounts.unshift(root);
+      sh('mount', ['-o', 'remount,bind,ro', root]);
+      // What the kubelet provides: /proc, /dev, and a writable /tmp (emptyDir) under a read-only root.
+      for (const [fs, target, opts] of [
+        ['proc', 'proc', []],
+        ['tmpfs', 'tmp', ['-o', 'mode=1777']],
+        ['devtmpfs', 'dev', []],
+      ] as const) {
+        sh('mount', ['-t', fs, ...opts, fs, join(root, target)]);
+        mounts.unshift(join(root, target));
+      }
+    },
+    { timeout: 45 * 60_000 },
+  );
 
   after(() => {
     for (const m of mounts) spawnSync('umount', ['-l', m]);
@@ -96,7 +112,11 @@ void describe('the container image', () => {
 
   void it('renders the quickstart exactly as the checkout does', async () => {
     const inside = await inImage(['/usr/local/bin/flotilla', 'render', '-f', '/quickstart']);
-    const outside = await run(process.execPath, [join(repo, 'dist/cmd/flotilla/main.js'), 'render', '-f', join(repo, 'examples/quickstart')], { encoding: 'utf8', maxBuffer: 64 * MiB });
+    const outside = await run(
+      process.execPath,
+      [join(repo, 'dist/cmd/flotilla/main.js'), 'render', '-f', join(repo, 'examples/quickstart')],
+      { encoding: 'utf8', maxBuffer: 64 * MiB },
+    );
     assert.ok(inside.stdout.length > 0);
     assert.equal(inside.stdout, outside.stdout);
   });
@@ -104,12 +124,38 @@ void describe('the container image', () => {
   void it('serves the webhook’s /healthz over TLS from a read-only root', async (t) => {
     const tls = join(root, 'tmp/tls');
     // /tmp in the read-only root is the writable tmpfs mounted above, as an emptyDir would be.
-    await run(process.execPath, [join(repo, 'dist/cmd/flotilla/main.js'), 'certs', 'create', '--service', 'flotilla-webhook', '--namespace', 'flotilla-system', '--hosts', '127.0.0.1', '--cert-dir', tls]);
+    await run(process.execPath, [
+      join(repo, 'dist/cmd/flotilla/main.js'),
+      'certs',
+      'create',
+      '--service',
+      'flotilla-webhook',
+      '--namespace',
+      'flotilla-system',
+      '--hosts',
+      '127.0.0.1',
+      '--cert-dir',
+      tls,
+    ]);
     for (const f of ['ca.crt', 'tls.crt', 'tls.key']) chownSync(join(tls, f), NONROOT, NONROOT);
     chmodSync(tls, 0o755);
     const port = await freePort();
-    const server = spawn(CHROOT, [`--userspec=${NONROOT}:${NONROOT}`, root, '/usr/local/bin/flotilla', 'webhook',
-      '--tls-cert-file', '/tmp/tls/tls.crt', '--tls-private-key-file', '/tmp/tls/tls.key', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(
+      CHROOT,
+      [
+        `--userspec=${NONROOT}:${NONROOT}`,
+        root,
+        '/usr/local/bin/flotilla',
+        'webhook',
+        '--tls-cert-file',
+        '/tmp/tls/tls.crt',
+        '--tls-private-key-file',
+        '/tmp/tls/tls.key',
+        '--port',
+        String(port),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let log = '';
     server.stdout.setEncoding('utf8').on('data', (c: string) => (log += c));
     server.stderr.setEncoding('utf8').on('data', (c: string) => (log += c));
@@ -125,15 +171,16 @@ void describe('the container image', () => {
       await exited;
     });
     const ca = readFileSync(join(tls, 'ca.crt'));
-    const healthz = () => new Promise<number>((done) => {
-      const req = request({ host: '127.0.0.1', port, path: '/healthz', ca, timeout: 2000 }, (res) => {
-        res.resume();
-        done(res.statusCode ?? 0);
+    const healthz = () =>
+      new Promise<number>((done) => {
+        const req = request({ host: '127.0.0.1', port, path: '/healthz', ca, timeout: 2000 }, (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        });
+        req.on('error', () => done(0));
+        req.on('timeout', () => req.destroy());
+        req.end();
       });
-      req.on('error', () => done(0));
-      req.on('timeout', () => req.destroy());
-      req.end();
-    });
     const status = await eventually(healthz, (s) => s === 200, 30_000, 200);
     assert.equal(status, 200, `webhook log: ${log}`);
   });

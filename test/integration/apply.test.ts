@@ -49,7 +49,8 @@ const byName = (docs: Obj[], name: string) => {
   assert.ok(d, `no document named ${name}`);
   return d;
 };
-const get = (o: unknown, path: string): unknown => path.split('.').reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Obj)[k] : undefined), o);
+const get = (o: unknown, path: string): unknown =>
+  path.split('.').reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Obj)[k] : undefined), o);
 
 void describe('flotilla apply and diff on two member clusters', () => {
   const env = useEnvironment({ members: 2 });
@@ -73,14 +74,18 @@ void describe('flotilla apply and diff on two member clusters', () => {
     assert.equal(r.status, 200, `GET ${path} on ${member}`);
     return r.body;
   };
-  const deployment = (member: string, name = 'web', ns = 'shop') => read(member, `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
-  const configMap = (member: string, name: string, ns = 'shop') => read(member, `/api/v1/namespaces/${ns}/configmaps/${name}`);
-  const k = (member: string, args: string[], input?: unknown, extraEnv?: Record<string, string>) => kubectl(kubeconfigPath, ['--context', member, ...args], input, extraEnv);
+  const deployment = (member: string, name = 'web', ns = 'shop') =>
+    read(member, `/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
+  const configMap = (member: string, name: string, ns = 'shop') =>
+    read(member, `/api/v1/namespaces/${ns}/configmaps/${name}`);
+  const k = (member: string, args: string[], input?: unknown, extraEnv?: Record<string, string>) =>
+    kubectl(kubeconfigPath, ['--context', member, ...args], input, extraEnv);
 
   function writeInput(input: Input, to = fleet): void {
     rmSync(to, { recursive: true, force: true });
     mkdirSync(to, { recursive: true });
-    const write = (name: string, docs: Obj[]) => writeFileSync(join(to, name), docs.map((d) => stringify(d)).join('---\n'));
+    const write = (name: string, docs: Obj[]) =>
+      writeFileSync(join(to, name), docs.map((d) => stringify(d)).join('---\n'));
     write('clusters.yaml', input.clusters);
     write('templates.yaml', input.templates);
     write('propagation.yaml', input.propagation);
@@ -128,13 +133,23 @@ void describe('flotilla apply and diff on two member clusters', () => {
 
     const rendered = captureIO();
     assert.equal(await run(['render', '-f', fleet, '-o', 'json'], rendered), 0, rendered.err());
-    const placements = (JSON.parse(rendered.out()) as { placements: Array<{ cluster: string; object: Obj }> }).placements;
+    const placements = (JSON.parse(rendered.out()) as { placements: Array<{ cluster: string; object: Obj }> })
+      .placements;
     assert.equal(placements.length, 4);
     for (const p of placements) {
       const meta = p.object.metadata as { name: string; namespace: string; labels?: Obj; annotations?: Obj };
-      const live = await read(p.cluster, p.object.kind === 'Deployment' ? `/apis/apps/v1/namespaces/${meta.namespace}/deployments/${meta.name}` : `/api/v1/namespaces/${meta.namespace}/configmaps/${meta.name}`);
+      const live = await read(
+        p.cluster,
+        p.object.kind === 'Deployment'
+          ? `/apis/apps/v1/namespaces/${meta.namespace}/deployments/${meta.name}`
+          : `/api/v1/namespaces/${meta.namespace}/configmaps/${meta.name}`,
+      );
       assert.ok(live, `${p.cluster} has ${String(p.object.kind)} ${meta.name}`);
-      assert.deepEqual(mismatches(p.object, live), [], `${p.cluster}: ${String(p.object.kind)} ${meta.name} differs from the render`);
+      assert.deepEqual(
+        mismatches(p.object, live),
+        [],
+        `${p.cluster}: ${String(p.object.kind)} ${meta.name} differs from the render`,
+      );
       const liveMeta = live.metadata as { labels: Obj; annotations: Obj };
       assert.deepEqual(liveMeta.labels, { ...meta.labels, [PART_OF]: id });
       assert.deepEqual(Object.keys(liveMeta.annotations).sort(), [...Object.keys(meta.annotations ?? {}), HASH].sort());
@@ -154,13 +169,34 @@ void describe('flotilla apply and diff on two member clusters', () => {
       assert.match(String(annotations['applyset.kubernetes.io/tooling']), /^flotilla\/v\d/);
     }
     // kubectl computes the same id for its own parents, and refuses to operate on ours (another tool's).
-    const probe = await k(MEMBERS.eu, ['apply', '--server-side', '--prune', '--applyset=kubectl-probe', '-n', 'default', '-f', '-'], { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kubectl-probe', namespace: 'default' }, data: { a: 'b' } }, { KUBECTL_APPLYSET: 'true' });
+    const probe = await k(
+      MEMBERS.eu,
+      ['apply', '--server-side', '--prune', '--applyset=kubectl-probe', '-n', 'default', '-f', '-'],
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kubectl-probe', namespace: 'default' },
+        data: { a: 'b' },
+      },
+      { KUBECTL_APPLYSET: 'true' },
+    );
     assert.equal(probe.status, 0, probe.stderr);
     const probeParent = await read(MEMBERS.eu, '/api/v1/namespaces/default/secrets/kubectl-probe');
-    assert.equal((get(probeParent, 'metadata.labels') as Obj)['applyset.kubernetes.io/id'], applySetId({ name: 'kubectl-probe', namespace: 'default' }));
-    const refused = await k(MEMBERS.eu, ['apply', '--server-side', '--prune', '--applyset=flotilla-fleet', '-n', 'flotilla-system', '-f', '-'], { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web-config', namespace: 'shop' }, data: {} }, { KUBECTL_APPLYSET: 'true' });
+    assert.equal(
+      (get(probeParent, 'metadata.labels') as Obj)['applyset.kubernetes.io/id'],
+      applySetId({ name: 'kubectl-probe', namespace: 'default' }),
+    );
+    const refused = await k(
+      MEMBERS.eu,
+      ['apply', '--server-side', '--prune', '--applyset=flotilla-fleet', '-n', 'flotilla-system', '-f', '-'],
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web-config', namespace: 'shop' }, data: {} },
+      { KUBECTL_APPLYSET: 'true' },
+    );
     assert.notEqual(refused.status, 0);
-    assert.match(refused.stderr, /ApplySet parent object "secrets.\/flotilla-fleet" already exists and is managed by tooling "flotilla" instead of "kubectl"/);
+    assert.match(
+      refused.stderr,
+      /ApplySet parent object "secrets.\/flotilla-fleet" already exists and is managed by tooling "flotilla" instead of "kubectl"/,
+    );
     assert.ok(await configMap(MEMBERS.eu, 'web-config'), 'kubectl pruned nothing');
   });
 
@@ -177,7 +213,16 @@ void describe('flotilla apply and diff on two member clusters', () => {
   });
 
   it('diff shows a manual edit on a member; apply puts it back', async () => {
-    const edit = await k(MEMBERS.eu, ['-n', 'shop', 'patch', 'deployment', 'web', '--type=json', '-p', '[{"op":"remove","path":"/spec/template/spec/containers/0/env"}]']);
+    const edit = await k(MEMBERS.eu, [
+      '-n',
+      'shop',
+      'patch',
+      'deployment',
+      'web',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/template/spec/containers/0/env"}]',
+    ]);
     assert.equal(edit.status, 0, edit.stderr);
     const d = await diff();
     assert.equal(d.code, 1, d.err);
@@ -187,23 +232,33 @@ void describe('flotilla apply and diff on two member clusters', () => {
     const r = await apply();
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /eu-west: Deployment\.apps shop\/web configured/);
-    assert.deepEqual(get(await deployment(MEMBERS.eu), 'spec.template.spec.containers.0.env'), [{ name: 'CLUSTER_NAME', value: 'eu-west' }]);
+    assert.deepEqual(get(await deployment(MEMBERS.eu), 'spec.template.spec.containers.0.env'), [
+      { name: 'CLUSTER_NAME', value: 'eu-west' },
+    ]);
   });
 
   it('follows a changed override on every member', async () => {
     const input = quickstart();
     const runtime = byName(input.overrides, 'web-runtime');
-    ((((runtime.spec as Obj).overrideRules as Obj[])[0]?.overriders as Obj).argsOverrider as Obj[])[0]!.value = ['--log-level=error'];
+    ((((runtime.spec as Obj).overrideRules as Obj[])[0]?.overriders as Obj).argsOverrider as Obj[])[0]!.value = [
+      '--log-level=error',
+    ];
     writeInput(input);
     const r = await apply();
     assert.equal(r.code, 0, r.err);
-    for (const m of Object.values(MEMBERS)) assert.deepEqual(get(await deployment(m), 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=error']);
+    for (const m of Object.values(MEMBERS))
+      assert.deepEqual(get(await deployment(m), 'spec.template.spec.containers.0.args'), [
+        '--port=8080',
+        '--log-level=error',
+      ]);
   });
 
   it('--context delivers to one member only, with the replicas the whole fleet gives it', async () => {
     const input = quickstart();
     const runtime = byName(input.overrides, 'web-runtime');
-    ((((runtime.spec as Obj).overrideRules as Obj[])[0]?.overriders as Obj).argsOverrider as Obj[])[0]!.value = ['--log-level=debug'];
+    ((((runtime.spec as Obj).overrideRules as Obj[])[0]?.overriders as Obj).argsOverrider as Obj[])[0]!.value = [
+      '--log-level=debug',
+    ];
     writeInput(input);
     const r = await apply('--context', MEMBERS.eu);
     assert.equal(r.code, 0, r.err);
@@ -211,7 +266,11 @@ void describe('flotilla apply and diff on two member clusters', () => {
     const eu = await deployment(MEMBERS.eu);
     assert.deepEqual(get(eu, 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=debug']);
     assert.equal(get(eu, 'spec.replicas'), 5, 'weights 2:1 over eu-west and us-east, as without --context');
-    assert.deepEqual(get(await deployment(MEMBERS.us), 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=error'], 'us-east untouched');
+    assert.deepEqual(
+      get(await deployment(MEMBERS.us), 'spec.template.spec.containers.0.args'),
+      ['--port=8080', '--log-level=error'],
+      'us-east untouched',
+    );
   });
 
   it('gives fields back when an override rule, then a whole OverridePolicy, is removed', async () => {
@@ -222,21 +281,39 @@ void describe('flotilla apply and diff on two member clusters', () => {
     assert.equal((await apply()).code, 0);
     for (const m of Object.values(MEMBERS)) {
       const d = await deployment(m);
-      assert.equal((get(d, 'metadata.labels') as Obj)['flotilla.example.com/cluster'], undefined, `${m}: label removed`);
+      assert.equal(
+        (get(d, 'metadata.labels') as Obj)['flotilla.example.com/cluster'],
+        undefined,
+        `${m}: label removed`,
+      );
       assert.deepEqual(Object.keys(get(d, 'metadata.annotations') as Obj), [HASH], `${m}: annotations removed`);
       assert.equal(get(d, 'spec.template.spec.containers.0.env'), undefined, `${m}: env removed`);
-      assert.deepEqual(get(d, 'spec.template.spec.containers.0.args'), ['--port=8080', '--log-level=warn'], `${m}: the remaining rule still applies`);
+      assert.deepEqual(
+        get(d, 'spec.template.spec.containers.0.args'),
+        ['--port=8080', '--log-level=warn'],
+        `${m}: the remaining rule still applies`,
+      );
     }
     input.overrides = input.overrides.filter((o) => (o.metadata as Obj).name !== 'web-runtime');
     writeInput(input);
     assert.equal((await apply()).code, 0);
-    for (const m of Object.values(MEMBERS)) assert.deepEqual(get(await deployment(m), 'spec.template.spec.containers.0.args'), ['--port=8080'], `${m}: args back to the template`);
+    for (const m of Object.values(MEMBERS))
+      assert.deepEqual(
+        get(await deployment(m), 'spec.template.spec.containers.0.args'),
+        ['--port=8080'],
+        `${m}: args back to the template`,
+      );
   });
 
   it('--dry-run=server reports what would change and changes nothing', async () => {
     const input = quickstart();
     (byName(input.templates, 'web-config').data as Obj)['new-key'] = 'v';
-    input.templates.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry', namespace: 'shop', labels: { 'platform.example.com/shared': 'true' } }, data: { a: 'b' } });
+    input.templates.push({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'dry', namespace: 'shop', labels: { 'platform.example.com/shared': 'true' } },
+      data: { a: 'b' },
+    });
     writeInput(input);
     const before = String(get(await configMap(MEMBERS.eu, 'web-config'), 'metadata.resourceVersion'));
     const r = await apply('--dry-run=server');
@@ -248,8 +325,9 @@ void describe('flotilla apply and diff on two member clusters', () => {
     assert.equal(await configMap(MEMBERS.eu, 'dry'), undefined);
   });
 
-  it('--prune removes an untargeted member\'s copy and keeps the others and unrelated objects', async () => {
-    for (const m of Object.values(MEMBERS)) assert.equal((await k(m, ['-n', 'shop', 'create', 'configmap', 'unrelated', '--from-literal=a=b'])).status, 0);
+  it("--prune removes an untargeted member's copy and keeps the others and unrelated objects", async () => {
+    for (const m of Object.values(MEMBERS))
+      assert.equal((await k(m, ['-n', 'shop', 'create', 'configmap', 'unrelated', '--from-literal=a=b'])).status, 0);
     const input = quickstart();
     ((byName(input.propagation, 'web').spec as Obj).placement as Obj).clusterAffinity = { clusterNames: [MEMBERS.eu] };
     writeInput(input);
@@ -259,7 +337,14 @@ void describe('flotilla apply and diff on two member clusters', () => {
     const r = await apply('--prune');
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /us-east: Deployment\.apps shop\/web pruned/);
-    assert.equal(await eventually(() => deployment(MEMBERS.us), (x) => x === undefined, WAIT_MS), undefined);
+    assert.equal(
+      await eventually(
+        () => deployment(MEMBERS.us),
+        (x) => x === undefined,
+        WAIT_MS,
+      ),
+      undefined,
+    );
     assert.ok(await deployment(MEMBERS.eu), 'kept on eu-west');
     for (const m of Object.values(MEMBERS)) {
       assert.ok(await configMap(m, 'web-config'), `${m}: the ConfigMap of the other policy stays`);
@@ -275,29 +360,57 @@ void describe('flotilla apply and diff on two member clusters', () => {
     const r = await apply('--prune');
     assert.equal(r.code, 0, r.err);
     for (const m of Object.values(MEMBERS)) {
-      assert.equal(await eventually(() => configMap(m, 'web-config'), (x) => x === undefined, WAIT_MS), undefined, `${m}: pruned`);
+      assert.equal(
+        await eventually(
+          () => configMap(m, 'web-config'),
+          (x) => x === undefined,
+          WAIT_MS,
+        ),
+        undefined,
+        `${m}: pruned`,
+      );
       assert.ok(await configMap(m, 'unrelated'), `${m}: unrelated ConfigMap in the same namespace survives`);
       assert.ok(await read(m, '/api/v1/namespaces/shop'), `${m}: the namespace stays`);
       const parent = await read(m, '/api/v1/namespaces/flotilla-system/secrets/flotilla-fleet');
       // After a complete prune the parent records exactly what the set now holds.
-      assert.equal((get(parent, 'metadata.annotations') as Obj)['applyset.kubernetes.io/contains-group-kinds'], m === MEMBERS.eu ? 'Deployment.apps' : '');
+      assert.equal(
+        (get(parent, 'metadata.annotations') as Obj)['applyset.kubernetes.io/contains-group-kinds'],
+        m === MEMBERS.eu ? 'Deployment.apps' : '',
+      );
     }
     const listed = await k(MEMBERS.eu, ['get', 'deployments,configmaps', '-A', '-l', `${PART_OF}=${id}`, '-o', 'name']);
     assert.deepEqual(listed.stdout.trim().split('\n'), ['deployment.apps/web']);
   });
 
   it('leaves a foreign object of the same name alone under Abort, and takes it under Overwrite', async () => {
-    for (const m of Object.values(MEMBERS)) assert.equal((await k(m, ['-n', 'shop', 'create', 'configmap', 'foreign', '--from-literal=owner=someone-else'])).status, 0);
+    for (const m of Object.values(MEMBERS))
+      assert.equal(
+        (await k(m, ['-n', 'shop', 'create', 'configmap', 'foreign', '--from-literal=owner=someone-else'])).status,
+        0,
+      );
     const input = quickstart();
     input.templates = input.templates.filter((t) => t.kind !== 'ConfigMap');
     input.extra = [
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'foreign', namespace: 'shop' }, data: { owner: 'flotilla' } },
-      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'takeover', namespace: 'shop' }, spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'foreign' }] } },
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'foreign', namespace: 'shop' },
+        data: { owner: 'flotilla' },
+      },
+      {
+        apiVersion: 'policy.flotilla.io/v1alpha1',
+        kind: 'PropagationPolicy',
+        metadata: { name: 'takeover', namespace: 'shop' },
+        spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'foreign' }] },
+      },
     ];
     writeInput(input);
     const abort = await apply();
     assert.equal(abort.code, 1);
-    assert.match(abort.err, /conflict: eu-west: ConfigMap shop\/foreign: already exists on the member and is not part of this apply set/);
+    assert.match(
+      abort.err,
+      /conflict: eu-west: ConfigMap shop\/foreign: already exists on the member and is not part of this apply set/,
+    );
     assert.match(abort.err, /conflict: us-east: ConfigMap shop\/foreign:/);
     const untouched = await configMap(MEMBERS.eu, 'foreign');
     assert.deepEqual(get(untouched, 'data'), { owner: 'someone-else' });
@@ -328,7 +441,10 @@ void describe('flotilla apply and diff on two member clusters', () => {
     assert.equal((await k(MEMBERS.eu, ['-n', 'shop', 'set', 'image', 'deployment/web', 'web=drifted:2'])).status, 0);
     const pruned = await apply('--prune');
     assert.equal(pruned.code, 0, pruned.err);
-    assert.equal(get(await deployment(MEMBERS.eu), 'spec.template.spec.containers.0.image'), get(before, 'spec.template.spec.containers.0.image'));
+    assert.equal(
+      get(await deployment(MEMBERS.eu), 'spec.template.spec.containers.0.image'),
+      get(before, 'spec.template.spec.containers.0.image'),
+    );
   });
 
   it('applies a CRD and a custom resource of its kind from the same input', async () => {
@@ -342,12 +458,52 @@ void describe('flotilla apply and diff on two member clusters', () => {
           group: 'example.com',
           scope: 'Namespaced',
           names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+                },
+              },
+            },
+          ],
         },
       },
-      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'widgets' }, spec: { size: 3 } },
-      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'ClusterPropagationPolicy', metadata: { name: 'widgets' }, spec: { resourceSelectors: [{ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'widgets.example.com' }, { apiVersion: 'example.com/v1', kind: 'Widget' }] } },
-      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'OverridePolicy', metadata: { name: 'size', namespace: 'widgets' }, spec: { resourceSelectors: [{ apiVersion: 'example.com/v1', kind: 'Widget' }], overrideRules: [{ targetCluster: { clusterNames: [MEMBERS.us] }, overriders: { plaintext: [{ path: '/spec/size', operator: 'replace', value: 5 }] } }] } },
+      {
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'w1', namespace: 'widgets' },
+        spec: { size: 3 },
+      },
+      {
+        apiVersion: 'policy.flotilla.io/v1alpha1',
+        kind: 'ClusterPropagationPolicy',
+        metadata: { name: 'widgets' },
+        spec: {
+          resourceSelectors: [
+            { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'widgets.example.com' },
+            { apiVersion: 'example.com/v1', kind: 'Widget' },
+          ],
+        },
+      },
+      {
+        apiVersion: 'policy.flotilla.io/v1alpha1',
+        kind: 'OverridePolicy',
+        metadata: { name: 'size', namespace: 'widgets' },
+        spec: {
+          resourceSelectors: [{ apiVersion: 'example.com/v1', kind: 'Widget' }],
+          overrideRules: [
+            {
+              targetCluster: { clusterNames: [MEMBERS.us] },
+              overriders: { plaintext: [{ path: '/spec/size', operator: 'replace', value: 5 }] },
+            },
+          ],
+        },
+      },
     ];
     mkdirSync(crdInput);
     writeFileSync(join(crdInput, 'all.yaml'), docs.map((d) => stringify(d)).join('---\n'));
@@ -376,24 +532,61 @@ void describe('flotilla apply and diff on two member clusters', () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'gadgets.example.org' },
-      spec: { group: 'example.org', scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+      spec: {
+        group: 'example.org',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
     };
     assert.equal((await k(MEMBERS.eu, ['apply', '--server-side', '-f', '-'], crd)).status, 0);
-    assert.equal((await k(MEMBERS.eu, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/gadgets.example.org'])).status, 0);
+    assert.equal(
+      (await k(MEMBERS.eu, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/gadgets.example.org'])).status,
+      0,
+    );
     const gadgets = join(dir, 'gadgets');
     mkdirSync(gadgets);
     const docs: Obj[] = [
-      { apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name: 'g1', namespace: 'gadgets' }, spec: { on: true } },
+      {
+        apiVersion: 'example.org/v1',
+        kind: 'Gadget',
+        metadata: { name: 'g1', namespace: 'gadgets' },
+        spec: { on: true },
+      },
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'g-config', namespace: 'gadgets' }, data: { a: 'b' } },
-      { apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'PropagationPolicy', metadata: { name: 'gadgets', namespace: 'gadgets' }, spec: { resourceSelectors: [{ apiVersion: 'example.org/v1', kind: 'Gadget' }, { apiVersion: 'v1', kind: 'ConfigMap' }] } },
+      {
+        apiVersion: 'policy.flotilla.io/v1alpha1',
+        kind: 'PropagationPolicy',
+        metadata: { name: 'gadgets', namespace: 'gadgets' },
+        spec: {
+          resourceSelectors: [
+            { apiVersion: 'example.org/v1', kind: 'Gadget' },
+            { apiVersion: 'v1', kind: 'ConfigMap' },
+          ],
+        },
+      },
     ];
     writeFileSync(join(gadgets, 'all.yaml'), docs.map((d) => stringify(d)).join('---\n'));
-    await eventually(async () => (await getJson(kc(MEMBERS.eu), '/apis/example.org/v1')).status, (s) => s === 200, WAIT_MS);
+    await eventually(
+      async () => (await getJson(kc(MEMBERS.eu), '/apis/example.org/v1')).status,
+      (s) => s === 200,
+      WAIT_MS,
+    );
     const r = await flotilla(['apply', '-f', gadgets]);
     assert.equal(r.code, 1);
     assert.match(r.out, /eu-west: Gadget\.example\.org gadgets\/g1 created/);
     assert.match(r.out, /us-east: ConfigMap gadgets\/g-config created/);
-    assert.match(r.err, /^error: us-east: Gadget\.example\.org gadgets\/g1: unknown kind: the member does not serve example\.org\/v1$/m);
+    assert.match(
+      r.err,
+      /^error: us-east: Gadget\.example\.org gadgets\/g1: unknown kind: the member does not serve example\.org\/v1$/m,
+    );
     assert.ok(await read(MEMBERS.eu, '/apis/example.org/v1/namespaces/gadgets/gadgets/g1'));
   });
 
@@ -414,14 +607,16 @@ void describe('flotilla apply and diff on two member clusters', () => {
     await env().startCluster(handle(MEMBERS.us));
     const back = await apply();
     assert.equal(back.code, 0, back.err);
-    for (const m of Object.values(MEMBERS)) assert.equal(get(await deployment(m), 'metadata.labels.release'), 'three', `${m} converged`);
+    for (const m of Object.values(MEMBERS))
+      assert.equal(get(await deployment(m), 'metadata.labels.release'), 'three', `${m} converged`);
   });
 });
 
 /** Paths where `want` (the render) is not what `got` (the live object) holds; server defaults are ignored. */
 function mismatches(want: unknown, got: unknown, path = ''): string[] {
   if (Array.isArray(want)) {
-    if (!Array.isArray(got) || got.length !== want.length) return [`${path}: ${JSON.stringify(got)} is not a list of ${want.length}`];
+    if (!Array.isArray(got) || got.length !== want.length)
+      return [`${path}: ${JSON.stringify(got)} is not a list of ${want.length}`];
     return want.flatMap((w, i) => mismatches(w, got[i], `${path}[${i}]`));
   }
   if (want && typeof want === 'object') {

@@ -26,12 +26,20 @@ const WAIT_MS = 30_000;
 const POLICY = 'policy.flotilla.io/v1beta1';
 const SECRETS_NS = 'flotilla-system';
 
-const configMap = (data: Record<string, string>): Obj => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'team' }, data });
+const configMap = (data: Record<string, string>): Obj => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'settings', namespace: 'team' },
+  data,
+});
 const propagation: Obj = {
   apiVersion: POLICY,
   kind: 'PropagationPolicy',
   metadata: { name: 'settings', namespace: 'team' },
-  spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }], placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } } },
+  spec: {
+    resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+    placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } },
+  },
 };
 const cluster = (name: string, region: string): Obj => ({
   apiVersion: 'cluster.flotilla.io/v1alpha1',
@@ -72,8 +80,10 @@ void describe('flotilla controller: members from Cluster secretRefs', () => {
   const CLUSTER = (name: string) => `/apis/cluster.flotilla.io/v1alpha1/clusters/${name}`;
   const SECRET = (name: string) => `/api/v1/namespaces/${SECRETS_NS}/secrets/${name}-credentials`;
   const BINDING = '/apis/work.flotilla.io/v1alpha1/namespaces/team/resourcebindings/settings-configmap';
-  const ready = (c: Obj | undefined) => (((c?.status as Obj | undefined)?.conditions as Obj[] | undefined) ?? []).find((x) => x.type === 'Ready');
-  const bindingState = (b: Obj | undefined, name: string) => (((b?.status as Obj | undefined)?.clusters as Obj[] | undefined) ?? []).find((c) => c.name === name);
+  const ready = (c: Obj | undefined) =>
+    (((c?.status as Obj | undefined)?.conditions as Obj[] | undefined) ?? []).find((x) => x.type === 'Ready');
+  const bindingState = (b: Obj | undefined, name: string) =>
+    (((b?.status as Obj | undefined)?.clusters as Obj[] | undefined) ?? []).find((c) => c.name === name);
 
   before(async () => {
     const e = env();
@@ -82,44 +92,91 @@ void describe('flotilla controller: members from Cluster secretRefs', () => {
     m2 = client(e.members[1] as ClusterHandle);
     kubeconfigs = e.members.map((m) => readFileSync(m.kubeconfigPath, 'utf8'));
     const crds = customResourceDefinitions();
-    const installed = await kubectl(e.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
+    const installed = await kubectl(e.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: crds,
+    });
     assert.equal(installed.status, 0, installed.stderr);
-    await waitForCRDsEstablished(e.hub, crds.map((c) => c.metadata.name));
+    await waitForCRDsEstablished(
+      e.hub,
+      crds.map((c) => c.metadata.name),
+    );
     await applyManifests(e.hub, [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } },
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SECRETS_NS } },
     ]);
     await apply(hub, SECRET('member1'), secret('member1', kubeconfigs[0] ?? ''));
-    await apply(hub, SECRET('member2'), secret('member2', execKubeconfig(e.members[1]?.server ?? 'https://127.0.0.1:1')));
+    await apply(
+      hub,
+      SECRET('member2'),
+      secret('member2', execKubeconfig(e.members[1]?.server ?? 'https://127.0.0.1:1')),
+    );
     await apply(hub, CLUSTER('member1'), cluster('member1', 'eu'));
     await apply(hub, CLUSTER('member2'), cluster('member2', 'us'));
     await apply(hub, CM, configMap({ mode: 'hub' }));
     await apply(hub, '/apis/policy.flotilla.io/v1beta1/namespaces/team/propagationpolicies/settings', propagation);
     out = capturingIO(stop.signal);
-    controller = run(['controller', '--kubeconfig', e.hub.kubeconfigPath, '--metrics-port', '0', '--namespace', SECRETS_NS, '--probe-interval', '1s', '--probe-timeout', '2s', '--log-level', 'debug'], out);
+    controller = run(
+      [
+        'controller',
+        '--kubeconfig',
+        e.hub.kubeconfigPath,
+        '--metrics-port',
+        '0',
+        '--namespace',
+        SECRETS_NS,
+        '--probe-interval',
+        '1s',
+        '--probe-timeout',
+        '2s',
+        '--log-level',
+        'debug',
+      ],
+      out,
+    );
   });
 
   after(async () => {
-    if (process.env.FLOTILLA_CONTROLLER_LOG) (await import('node:fs')).writeFileSync(process.env.FLOTILLA_CONTROLLER_LOG, out.err());
+    if (process.env.FLOTILLA_CONTROLLER_LOG)
+      (await import('node:fs')).writeFileSync(process.env.FLOTILLA_CONTROLLER_LOG, out.err());
     stop.abort();
     assert.equal(await controller, 0, out.err());
-    assert.ok(!/BEGIN (RSA |EC )?PRIVATE KEY|client-key-data: [A-Za-z0-9]|LS0tLS1CRUdJTi/.test(out.err()), "no credentials in the logs");
+    assert.ok(
+      !/BEGIN (RSA |EC )?PRIVATE KEY|client-key-data: [A-Za-z0-9]|LS0tLS1CRUdJTi/.test(out.err()),
+      'no credentials in the logs',
+    );
   });
 
   void it('connects a member from its Secret, delivers to it and marks its Cluster Ready', async () => {
-    const cm = await until(() => get(m1, CM), (o) => o !== undefined);
+    const cm = await until(
+      () => get(m1, CM),
+      (o) => o !== undefined,
+    );
     assert.deepEqual(cm?.data, { mode: 'hub' });
-    const c = await until(() => get(hub, CLUSTER('member1')), (o) => ready(o)?.status === 'True');
+    const c = await until(
+      () => get(hub, CLUSTER('member1')),
+      (o) => ready(o)?.status === 'True',
+    );
     assert.equal(ready(c)?.status, 'True', JSON.stringify(c?.status));
     assert.equal(ready(c)?.reason, 'MemberReady');
   });
 
   void it('refuses a kubeconfig that would run a program, says why on the Cluster and in the binding, and runs nothing', async () => {
-    const c = await until(() => get(hub, CLUSTER('member2')), (o) => ready(o)?.status === 'False');
+    const c = await until(
+      () => get(hub, CLUSTER('member2')),
+      (o) => ready(o)?.status === 'False',
+    );
     assert.equal(ready(c)?.reason, 'InvalidCredentials');
     assert.match(String(ready(c)?.message), /users\["u"\]\.exec: only inline credentials are accepted/);
-    const b = await until(() => get(hub, BINDING), (o) => bindingState(o, 'member2')?.state === 'Unreachable');
-    assert.match(String(bindingState(b, 'member2')?.message), /no access to cluster member2: its Secret flotilla-system\/member2-credentials: users\["u"\]\.exec/);
+    const b = await until(
+      () => get(hub, BINDING),
+      (o) => bindingState(o, 'member2')?.state === 'Unreachable',
+    );
+    assert.match(
+      String(bindingState(b, 'member2')?.message),
+      /no access to cluster member2: its Secret flotilla-system\/member2-credentials: users\["u"\]\.exec/,
+    );
     assert.equal(bindingState(b, 'member1')?.state, 'Applied');
     assert.equal(await get(m2, CM), undefined, 'nothing reached member2');
     assert.throws(() => readFileSync('/tmp/flotilla-exec-ran'), /ENOENT/, 'the exec command never ran');
@@ -127,11 +184,20 @@ void describe('flotilla controller: members from Cluster secretRefs', () => {
 
   void it('connects the member as soon as its Secret is corrected, without a restart', async () => {
     await apply(hub, SECRET('member2'), secret('member2', kubeconfigs[1] ?? ''));
-    const cm = await until(() => get(m2, CM), (o) => o !== undefined);
+    const cm = await until(
+      () => get(m2, CM),
+      (o) => o !== undefined,
+    );
     assert.deepEqual(cm?.data, { mode: 'hub' });
-    const c = await until(() => get(hub, CLUSTER('member2')), (o) => ready(o)?.status === 'True');
+    const c = await until(
+      () => get(hub, CLUSTER('member2')),
+      (o) => ready(o)?.status === 'True',
+    );
     assert.equal(ready(c)?.status, 'True');
-    const b = await until(() => get(hub, BINDING), (o) => bindingState(o, 'member2')?.state === 'Applied');
+    const b = await until(
+      () => get(hub, BINDING),
+      (o) => bindingState(o, 'member2')?.state === 'Applied',
+    );
     assert.equal(bindingState(b, 'member2')?.state, 'Applied');
   });
 
@@ -139,31 +205,56 @@ void describe('flotilla controller: members from Cluster secretRefs', () => {
     const e = env();
     await e.stopCluster('member2');
     try {
-      const c = await until(() => get(hub, CLUSTER('member2')), (o) => ready(o)?.status === 'False');
+      const c = await until(
+        () => get(hub, CLUSTER('member2')),
+        (o) => ready(o)?.status === 'False',
+      );
       assert.equal(ready(c)?.reason, 'MemberNotReady', JSON.stringify(ready(c)));
       await apply(hub, CM, configMap({ mode: 'during-outage' }));
-      const live1 = await until(() => get(m1, CM), (o) => (o?.data as Obj | undefined)?.mode === 'during-outage');
+      const live1 = await until(
+        () => get(m1, CM),
+        (o) => (o?.data as Obj | undefined)?.mode === 'during-outage',
+      );
       assert.equal((live1?.data as Obj).mode, 'during-outage');
-      const b = await until(() => get(hub, BINDING), (o) => bindingState(o, 'member2')?.state === 'Unreachable');
+      const b = await until(
+        () => get(hub, BINDING),
+        (o) => bindingState(o, 'member2')?.state === 'Unreachable',
+      );
       assert.match(String(bindingState(b, 'member2')?.message), /^not ready: /);
     } finally {
       await e.startCluster('member2');
     }
-    const c = await until(() => get(hub, CLUSTER('member2')), (o) => ready(o)?.status === 'True');
+    const c = await until(
+      () => get(hub, CLUSTER('member2')),
+      (o) => ready(o)?.status === 'True',
+    );
     assert.equal(ready(c)?.status, 'True');
-    const live2 = await until(() => get(m2, CM), (o) => (o?.data as Obj | undefined)?.mode === 'during-outage');
+    const live2 = await until(
+      () => get(m2, CM),
+      (o) => (o?.data as Obj | undefined)?.mode === 'during-outage',
+    );
     assert.equal((live2?.data as Obj).mode, 'during-outage');
   });
 
   void it('stops targeting a deleted Cluster and removes nothing there', async () => {
     const r = await hub.request({ method: 'DELETE', path: CLUSTER('member2') });
     assert.ok(r.status < 300, `HTTP ${r.status}`);
-    const b = await until(() => get(hub, BINDING), (o) => bindingState(o, 'member2') === undefined);
+    const b = await until(
+      () => get(hub, BINDING),
+      (o) => bindingState(o, 'member2') === undefined,
+    );
     assert.equal(bindingState(b, 'member2'), undefined, 'member2 is no longer a target');
     // Once disconnected, a template edit reaches member1 only.
     await apply(hub, CM, configMap({ mode: 'after-delete' }));
-    await until(() => get(m1, CM), (o) => (o?.data as Obj | undefined)?.mode === 'after-delete');
+    await until(
+      () => get(m1, CM),
+      (o) => (o?.data as Obj | undefined)?.mode === 'after-delete',
+    );
     await new Promise((res) => setTimeout(res, 1_000));
-    assert.equal(((await get(m2, CM))?.data as Obj | undefined)?.mode, 'during-outage', 'a member the controller no longer reaches keeps what it had');
+    assert.equal(
+      ((await get(m2, CM))?.data as Obj | undefined)?.mode,
+      'during-outage',
+      'a member the controller no longer reaches keeps what it had',
+    );
   });
 });

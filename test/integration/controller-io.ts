@@ -25,6 +25,12 @@ export async function getObject(c: KubeClient, path: string): Promise<Obj | unde
 
 /** Server-side apply as a platform team would (field manager platform-team, force). */
 export async function applyObject(c: KubeClient, path: string, body: Obj): Promise<void> {
-  const r = await c.request({ method: 'PATCH', path, query: { fieldManager: 'platform-team', force: 'true' }, contentType: 'application/apply-patch+yaml', body });
+  const r = await c.request({
+    method: 'PATCH',
+    path,
+    query: { fieldManager: 'platform-team', force: 'true' },
+    contentType: 'application/apply-patch+yaml',
+    body,
+  });
   assert.ok(r.status < 300, `apply ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
 }

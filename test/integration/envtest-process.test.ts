@@ -51,7 +51,12 @@ function startListener(port: number, log: string): Promise<ManagedProcess> {
 
 void describe('ManagedProcess', () => {
   void it('stops the whole process group, grandchildren included', async () => {
-    const p = await ManagedProcess.start('group', 'bash', ['-c', 'sleep 300 & sleep 300 & wait'], join(dir, 'group.log'));
+    const p = await ManagedProcess.start(
+      'group',
+      'bash',
+      ['-c', 'sleep 300 & sleep 300 & wait'],
+      join(dir, 'group.log'),
+    );
     for (let i = 0; i < 250 && groupMembers(p.pid).length < 3; i++) await sleep(20);
     assert.equal(groupMembers(p.pid).length, 3, 'bash and two sleeps');
     await p.stop(5000);
@@ -62,7 +67,12 @@ void describe('ManagedProcess', () => {
 
   void it('escalates to SIGKILL when the group ignores SIGTERM for the grace period', async () => {
     const log = join(dir, 'stubborn.log');
-    const p = await ManagedProcess.start('stubborn', 'bash', ['-c', "trap '' TERM; echo trap-$((1+1)); sleep 300 & wait"], log);
+    const p = await ManagedProcess.start(
+      'stubborn',
+      'bash',
+      ['-c', "trap '' TERM; echo trap-$((1+1)); sleep 300 & wait"],
+      log,
+    );
     // Wait until bash has installed the trap (a loaded machine can take longer than any fixed sleep); the
     // marker is computed so the command line the log starts with does not already contain it.
     for (let i = 0; i < 250 && !readFileSync(log, 'utf8').includes('trap-2'); i++) await sleep(20);
@@ -86,10 +96,18 @@ void describe('ManagedProcess', () => {
 
 void describe('waitUntilReady', () => {
   void it('fails with PROCESS_EXITED and the log tail when the process dies first', async () => {
-    const p = await ManagedProcess.start('dies', 'bash', ['-c', 'echo cannot start: bad flag; exit 3'], join(dir, 'dies.log'));
+    const p = await ManagedProcess.start(
+      'dies',
+      'bash',
+      ['-c', 'echo cannot start: bad flag; exit 3'],
+      join(dir, 'dies.log'),
+    );
     await assert.rejects(
       waitUntilReady(p, () => Promise.resolve(false), 10_000),
-      (err: unknown) => err instanceof EnvtestError && err.code === 'PROCESS_EXITED' && /code 3[\s\S]*cannot start: bad flag/.test(err.message),
+      (err: unknown) =>
+        err instanceof EnvtestError &&
+        err.code === 'PROCESS_EXITED' &&
+        /code 3[\s\S]*cannot start: bad flag/.test(err.message),
     );
   });
 
@@ -109,7 +127,11 @@ void describe('waitUntilReady', () => {
     const p = await ManagedProcess.start('idle', 'sleep', ['300'], join(dir, 'probe.log'));
     let calls = 0;
     try {
-      await waitUntilReady(p, () => (++calls < 3 ? Promise.reject(new Error('connection refused')) : Promise.resolve(true)), 10_000);
+      await waitUntilReady(
+        p,
+        () => (++calls < 3 ? Promise.reject(new Error('connection refused')) : Promise.resolve(true)),
+        10_000,
+      );
       assert.equal(calls, 3);
     } finally {
       await p.stop(1000);
@@ -126,13 +148,17 @@ void describe('starting on a port someone else took', () => {
     const retries: number[] = [];
     let listener: ManagedProcess | undefined;
     try {
-      await retryOnPortInUse(5, (n) => retries.push(n), async () => {
-        const port = ports.length === 0 ? taken : await freePort();
-        ports.push(port);
-        listener = await startListener(port, log);
-        const p = listener;
-        await waitUntilReady(p, () => Promise.resolve(p.logTail().includes('listening')), 10_000);
-      });
+      await retryOnPortInUse(
+        5,
+        (n) => retries.push(n),
+        async () => {
+          const port = ports.length === 0 ? taken : await freePort();
+          ports.push(port);
+          listener = await startListener(port, log);
+          const p = listener;
+          await waitUntilReady(p, () => Promise.resolve(p.logTail().includes('listening')), 10_000);
+        },
+      );
       assert.equal(ports.length, 2);
       assert.notEqual(ports[1], taken);
       assert.deepEqual(retries, [2]);
@@ -149,11 +175,15 @@ void describe('starting on a port someone else took', () => {
     let attempts = 0;
     try {
       await assert.rejects(
-        retryOnPortInUse(3, () => undefined, async () => {
-          attempts++;
-          const p = await startListener(taken, join(dir, 'give-up.log'));
-          await waitUntilReady(p, () => Promise.resolve(p.logTail().includes('listening')), 10_000);
-        }),
+        retryOnPortInUse(
+          3,
+          () => undefined,
+          async () => {
+            attempts++;
+            const p = await startListener(taken, join(dir, 'give-up.log'));
+            await waitUntilReady(p, () => Promise.resolve(p.logTail().includes('listening')), 10_000);
+          },
+        ),
         (err: unknown) => err instanceof EnvtestError && err.code === 'PORT_IN_USE',
       );
       assert.equal(attempts, 3);
@@ -165,11 +195,20 @@ void describe('starting on a port someone else took', () => {
   void it('does not retry a failure that has nothing to do with the port', async () => {
     let attempts = 0;
     await assert.rejects(
-      retryOnPortInUse(5, () => undefined, async () => {
-        attempts++;
-        const p = await ManagedProcess.start('dies', 'bash', ['-c', 'echo no such file; exit 1'], join(dir, 'other.log'));
-        await waitUntilReady(p, () => Promise.resolve(false), 10_000);
-      }),
+      retryOnPortInUse(
+        5,
+        () => undefined,
+        async () => {
+          attempts++;
+          const p = await ManagedProcess.start(
+            'dies',
+            'bash',
+            ['-c', 'echo no such file; exit 1'],
+            join(dir, 'other.log'),
+          );
+          await waitUntilReady(p, () => Promise.resolve(false), 10_000);
+        },
+      ),
       (err: unknown) => err instanceof EnvtestError && err.code === 'PROCESS_EXITED',
     );
     assert.equal(attempts, 1);

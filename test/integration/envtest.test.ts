@@ -42,7 +42,9 @@ function deployment(ns: string, name: string, image: string) {
 
 /** HTTP status of a client-node ApiException, or undefined for anything else. */
 function statusOf(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number' ? err.code : undefined;
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'number'
+    ? err.code
+    : undefined;
 }
 
 async function readConfigMap(cluster: ClusterHandle, ns: string, name: string) {
@@ -52,7 +54,6 @@ async function readConfigMap(cluster: ClusterHandle, ns: string, name: string) {
 function managers(entries: V1ManagedFieldsEntry[] | undefined): string[] {
   return (entries ?? []).map((e) => `${e.manager ?? ''}/${e.operation ?? ''}`);
 }
-
 
 /**
  * True while the pid names a process that has not terminated. A zombie (terminated, not yet reaped by
@@ -73,7 +74,8 @@ function processesMentioning(text: string): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text) && running(Number(entry))) found.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(text) && running(Number(entry)))
+        found.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
@@ -98,7 +100,10 @@ void describe('a hub and two member clusters', () => {
 
   void it('starts all three apiservers on distinct addresses, each serving the pinned Kubernetes version', async (t) => {
     t.diagnostic(`hub + 2 members ready ${((Date.now() - startedAt) / 1000).toFixed(1)} s after the suite began`);
-    assert.deepEqual(all().map((c) => c.name), ['hub', 'member1', 'member2']);
+    assert.deepEqual(
+      all().map((c) => c.name),
+      ['hub', 'member1', 'member2'],
+    );
     assert.equal(new Set(all().map((c) => c.server)).size, 3);
     for (const c of all()) {
       assert.match(c.server, /^https:\/\/127\.0\.0\.1:\d+$/);
@@ -111,10 +116,17 @@ void describe('a hub and two member clusters', () => {
   void it('keeps the clusters apart: an object made on member1 is absent on member2 and on the hub', async () => {
     const [member1, member2] = env().members;
     assert.ok(member1 && member2);
-    await applyManifests(member1, [namespace('only-on-member1'), configMap('only-on-member1', 'marker', { on: 'member1' })]);
+    await applyManifests(member1, [
+      namespace('only-on-member1'),
+      configMap('only-on-member1', 'marker', { on: 'member1' }),
+    ]);
     assert.deepEqual((await readConfigMap(member1, 'only-on-member1', 'marker')).data, { on: 'member1' });
     for (const other of [member2, env().hub]) {
-      await assert.rejects(readConfigMap(other, 'only-on-member1', 'marker'), (err) => statusOf(err) === 404, other.name);
+      await assert.rejects(
+        readConfigMap(other, 'only-on-member1', 'marker'),
+        (err) => statusOf(err) === 404,
+        other.name,
+      );
     }
   });
 
@@ -141,7 +153,10 @@ void describe('a hub and two member clusters', () => {
       const cm = await readConfigMap(c, 'ssa-client-node', 'settings');
       assert.deepEqual(cm.data, { cluster: c.name });
       assert.ok(managers(cm.metadata?.managedFields).includes('flotilla-test/Apply'), c.name);
-      const dep = await c.kubeConfig().makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: 'ssa-client-node', name: 'web' });
+      const dep = await c
+        .kubeConfig()
+        .makeApiClient(AppsV1Api)
+        .readNamespacedDeployment({ namespace: 'ssa-client-node', name: 'web' });
       assert.equal(dep.spec?.replicas, 2);
       assert.equal(dep.spec?.template.spec?.containers[0]?.image, `registry.example/web:${c.name}`);
     }
@@ -164,7 +179,10 @@ void describe('a hub and two member clusters', () => {
       const cm = await readConfigMap(c, 'ssa-kubectl', 'settings');
       assert.deepEqual(cm.data, { cluster: c.name, via: 'kubectl' });
       assert.ok(managers(cm.metadata?.managedFields).includes('kubectl/Apply'), c.name);
-      const dep = await c.kubeConfig().makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: 'ssa-kubectl', name: 'web' });
+      const dep = await c
+        .kubeConfig()
+        .makeApiClient(AppsV1Api)
+        .readNamespacedDeployment({ namespace: 'ssa-kubectl', name: 'web' });
       assert.equal(dep.spec?.template.spec?.containers[0]?.image, `registry.example/web:${c.name}`);
     }
   });
@@ -172,8 +190,15 @@ void describe('a hub and two member clusters', () => {
   void it('writes a members kubeconfig whose context for each member reaches that member', async () => {
     for (const member of env().members) {
       const out = await kubectl(env().membersKubeconfigPath, [
-        '--context', member.name,
-        'get', 'configmap', 'settings', '-n', 'ssa-client-node', '-o', 'jsonpath={.data.cluster}',
+        '--context',
+        member.name,
+        'get',
+        'configmap',
+        'settings',
+        '-n',
+        'ssa-client-node',
+        '-o',
+        'jsonpath={.data.cluster}',
       ]);
       assert.equal(out.status, 0, out.stderr);
       assert.equal(out.stdout, member.name);
@@ -184,23 +209,49 @@ void describe('a hub and two member clusters', () => {
 
   void it('reports a CRD as established only once its custom resources can be applied', async () => {
     const hub = env().hub;
-    await applyManifests(hub, [{
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'widgets.envtest.flotilla.io' },
-      spec: {
-        group: 'envtest.flotilla.io',
-        scope: 'Namespaced',
-        names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-        versions: [{
-          name: 'v1', served: true, storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } },
-        }],
+    await applyManifests(hub, [
+      {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'widgets.envtest.flotilla.io' },
+        spec: {
+          group: 'envtest.flotilla.io',
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+                },
+              },
+            },
+          ],
+        },
       },
-    }]);
+    ]);
     await waitForCRDsEstablished(hub, ['widgets.envtest.flotilla.io']);
-    await applyManifests(hub, [{ apiVersion: 'envtest.flotilla.io/v1', kind: 'Widget', metadata: { namespace: 'default', name: 'w' }, spec: { size: 3 } }]);
-    const out = await kubectl(hub.kubeconfigPath, ['get', 'widgets', 'w', '-n', 'default', '-o', 'jsonpath={.spec.size}']);
+    await applyManifests(hub, [
+      {
+        apiVersion: 'envtest.flotilla.io/v1',
+        kind: 'Widget',
+        metadata: { namespace: 'default', name: 'w' },
+        spec: { size: 3 },
+      },
+    ]);
+    const out = await kubectl(hub.kubeconfigPath, [
+      'get',
+      'widgets',
+      'w',
+      '-n',
+      'default',
+      '-o',
+      'jsonpath={.spec.size}',
+    ]);
     assert.equal(out.stdout, '3', out.stderr);
   });
 
@@ -240,7 +291,9 @@ interface ChildRun {
 }
 
 function startChildEnvironment(): Promise<ChildRun> {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, harnessUrl], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD, harnessUrl], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -263,25 +316,33 @@ function startChildEnvironment(): Promise<ChildRun> {
 void describe('an interrupted test run', () => {
   const cases: Array<{ signal: NodeJS.Signals; how: string; graceMs: number }> = [
     // graceMs bounds the wait for cleanup that trails the exit; the wait ends as soon as cleanup is seen.
-    { signal: 'SIGTERM', how: 'its signal handler stops the environment, then the process ends by the signal', graceMs: 10_000 },
+    {
+      signal: 'SIGTERM',
+      how: 'its signal handler stops the environment, then the process ends by the signal',
+      graceMs: 10_000,
+    },
     { signal: 'SIGKILL', how: 'the watchdog notices the process is gone and kills what it left', graceMs: 15_000 },
   ];
   for (const c of cases) {
-    void it(`leaves no etcd or apiserver behind when the test process gets ${c.signal}: ${c.how}`, { timeout: START_TIMEOUT_MS }, async () => {
-      const run = await startChildEnvironment();
-      assert.equal(run.pids.length, 4, 'etcd, two apiservers and the watchdog');
-      assert.ok(run.pids.every(running));
-      assert.ok(existsSync(run.dir));
-      run.kill(c.signal);
-      assert.deepEqual(await run.exit, { code: null, signal: c.signal });
-      // SIGKILL runs no handler: cleanup is the watchdog's, which polls once a second.
-      const deadline = Date.now() + c.graceMs;
-      while (Date.now() < deadline && (run.pids.some(running) || existsSync(run.dir))) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.deepEqual(run.pids.filter(running), []);
-      assert.deepEqual(await eventually(() => processesMentioning(run.dir), isEmpty, 5000), []);
-      assert.equal(existsSync(run.dir), false);
-    });
+    void it(
+      `leaves no etcd or apiserver behind when the test process gets ${c.signal}: ${c.how}`,
+      { timeout: START_TIMEOUT_MS },
+      async () => {
+        const run = await startChildEnvironment();
+        assert.equal(run.pids.length, 4, 'etcd, two apiservers and the watchdog');
+        assert.ok(run.pids.every(running));
+        assert.ok(existsSync(run.dir));
+        run.kill(c.signal);
+        assert.deepEqual(await run.exit, { code: null, signal: c.signal });
+        // SIGKILL runs no handler: cleanup is the watchdog's, which polls once a second.
+        const deadline = Date.now() + c.graceMs;
+        while (Date.now() < deadline && (run.pids.some(running) || existsSync(run.dir))) {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.deepEqual(run.pids.filter(running), []);
+        assert.deepEqual(await eventually(() => processesMentioning(run.dir), isEmpty, 5000), []);
+        assert.equal(existsSync(run.dir), false);
+      },
+    );
   }
 });

@@ -31,12 +31,18 @@ const GROUP = 'policy.flotilla.io';
 const SYSTEM_NS = 'flotilla-system';
 const NS = 'webhook-it';
 
-
 function cliIO(): CommandIO & { err: () => string } {
   const stderr = new PassThrough();
   let err = '';
   stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal: new AbortController().signal, err: () => err };
+  return {
+    stdout: new PassThrough(),
+    stderr,
+    stdin: new PassThrough(),
+    env: {},
+    signal: new AbortController().signal,
+    err: () => err,
+  };
 }
 
 const policy = (kind: string, name: string, spec: Obj, version = 'v1alpha1'): Obj => ({
@@ -57,23 +63,61 @@ void describe('the apiserver calling the webhook', () => {
   const api = () => env().hub.kubeConfig().makeApiClient(CustomObjectsApi);
   /** Requests the webhook answered on a path, any outcome. */
   const calls = (path: string): number =>
-    [...handler.registry.render().matchAll(new RegExp(`^flotilla_webhook_requests_total\\{path="${path}",outcome="[a-z_]+"\\} (\\d+)$`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0);
+    [
+      ...handler.registry
+        .render()
+        .matchAll(new RegExp(`^flotilla_webhook_requests_total\\{path="${path}",outcome="[a-z_]+"\\} (\\d+)$`, 'gm')),
+    ].reduce((n, m) => n + Number(m[1]), 0);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'webhook-it-'));
-    await applyManifests(env().hub, [SYSTEM_NS, NS].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })));
+    await applyManifests(
+      env().hub,
+      [SYSTEM_NS, NS].map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+    );
 
     const create = cliIO();
-    const created = await flotilla(['certs', 'create', '--service', 'flotilla-webhook', '--namespace', SYSTEM_NS, '--secret', 'flotilla-webhook-cert', '--hosts', '127.0.0.1', '--cert-dir', dir, '--kubeconfig', kubeconfig()], create);
+    const created = await flotilla(
+      [
+        'certs',
+        'create',
+        '--service',
+        'flotilla-webhook',
+        '--namespace',
+        SYSTEM_NS,
+        '--secret',
+        'flotilla-webhook-cert',
+        '--hosts',
+        '127.0.0.1',
+        '--cert-dir',
+        dir,
+        '--kubeconfig',
+        kubeconfig(),
+      ],
+      create,
+    );
     assert.equal(created, 0, create.err());
 
     const clusters = env().hub.kubeConfig().makeApiClient(CustomObjectsApi);
     inventory = new PollingInventory({
       intervalMs: 200,
-      list: async () => ((await clusters.listClusterCustomObject({ group: 'cluster.flotilla.io', version: 'v1alpha1', plural: 'clusters' })) as { items: ClusterInfo[] }).items,
+      list: async () =>
+        (
+          (await clusters.listClusterCustomObject({
+            group: 'cluster.flotilla.io',
+            version: 'v1alpha1',
+            plural: 'clusters',
+          })) as { items: ClusterInfo[] }
+        ).items,
     });
     handler = new WebhookHandler({ inventory });
-    const server = new WebhookServer({ handler, certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), port: 0, host: '127.0.0.1' });
+    const server = new WebhookServer({
+      handler,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      port: 0,
+      host: '127.0.0.1',
+    });
     const started = await server.start(abort.signal);
     stopped = started.stopped;
     const url = (path: string) => `https://127.0.0.1:${started.address.port}${path}`;
@@ -84,15 +128,42 @@ void describe('the apiserver calling the webhook', () => {
       if (c.spec.conversion) c.spec.conversion.webhook.clientConfig = { url: url('/convert') };
       return c;
     });
-    const configs = parseAllDocuments(readFileSync(join(ROOT, 'deploy/webhook/webhookconfigurations.yaml'), 'utf8')).map((d) => d.toJS() as { webhooks: Array<{ clientConfig: { service?: { path: string }; url?: string } }> });
-    for (const c of configs) for (const w of c.webhooks) w.clientConfig = { url: url(w.clientConfig.service?.path ?? '') };
-    const applied = await kubectl(kubeconfig(), ['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [...crds, ...configs] });
+    const configs = parseAllDocuments(
+      readFileSync(join(ROOT, 'deploy/webhook/webhookconfigurations.yaml'), 'utf8'),
+    ).map((d) => d.toJS() as { webhooks: Array<{ clientConfig: { service?: { path: string }; url?: string } }> });
+    for (const c of configs)
+      for (const w of c.webhooks) w.clientConfig = { url: url(w.clientConfig.service?.path ?? '') };
+    const applied = await kubectl(kubeconfig(), ['apply', '--server-side', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [...crds, ...configs],
+    });
     assert.equal(applied.status, 0, applied.stderr);
 
     const patch = cliIO();
-    const patched = await flotilla(['certs', 'patch', '--secret', 'flotilla-webhook-cert', '--namespace', SYSTEM_NS, '--validating', 'flotilla', '--mutating', 'flotilla', '--kubeconfig', kubeconfig()], patch);
+    const patched = await flotilla(
+      [
+        'certs',
+        'patch',
+        '--secret',
+        'flotilla-webhook-cert',
+        '--namespace',
+        SYSTEM_NS,
+        '--validating',
+        'flotilla',
+        '--mutating',
+        'flotilla',
+        '--kubeconfig',
+        kubeconfig(),
+      ],
+      patch,
+    );
     assert.equal(patched, 0, patch.err());
-    await waitForCRDsEstablished(env().hub, customResourceDefinitions().map((c) => c.metadata.name), 60_000);
+    await waitForCRDsEstablished(
+      env().hub,
+      customResourceDefinitions().map((c) => c.metadata.name),
+      60_000,
+    );
     await inventory.start(abort.signal);
 
     // The apiserver picks up webhook configuration changes asynchronously: wait until a dry run reaches us.
@@ -100,7 +171,8 @@ void describe('the apiserver calling the webhook', () => {
     const reached = await eventually(
       () => kubectl(kubeconfig(), ['create', '--dry-run=server', '-f', '-'], probe),
       (r) => r.status === 0 && calls('/validate') > 0,
-      60_000, 100,
+      60_000,
+      100,
     );
     assert.ok(reached.status === 0 && calls('/validate') > 0, `the webhook was never called: ${reached.stderr}`);
   });
@@ -112,31 +184,80 @@ void describe('the apiserver calling the webhook', () => {
   });
 
   void it("denies an invalid policy, and kubectl's message carries the field path", async () => {
-    const bad = policy('PropagationPolicy', 'wrong-namespace', { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'elsewhere' }] });
+    const bad = policy('PropagationPolicy', 'wrong-namespace', {
+      resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'elsewhere' }],
+    });
     const r = await kubectl(kubeconfig(), ['apply', '-f', '-'], bad);
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /admission webhook "policies\.validate\.flotilla\.io" denied the request: spec\.resourceSelectors\[0\]\.namespace: Invalid value: "elsewhere"/);
+    assert.match(
+      r.stderr,
+      /admission webhook "policies\.validate\.flotilla\.io" denied the request: spec\.resourceSelectors\[0\]\.namespace: Invalid value: "elsewhere"/,
+    );
   });
 
   void it('denies an invalid Cluster with the field path', async () => {
-    const r = await kubectl(kubeconfig(), ['apply', '-f', '-'], { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'proxied' }, spec: { proxyURL: 'ftp://proxy.example.com' } });
+    const r = await kubectl(kubeconfig(), ['apply', '-f', '-'], {
+      apiVersion: 'cluster.flotilla.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'proxied' },
+      spec: { proxyURL: 'ftp://proxy.example.com' },
+    });
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /admission webhook "clusters\.validate\.flotilla\.io" denied the request: spec\.proxyURL: Invalid value: "ftp:\/\/proxy\.example\.com"/);
+    assert.match(
+      r.stderr,
+      /admission webhook "clusters\.validate\.flotilla\.io" denied the request: spec\.proxyURL: Invalid value: "ftp:\/\/proxy\.example\.com"/,
+    );
   });
 
   void it('stores the defaults of the mutating webhook, and keeps the permanent id across updates', async () => {
-    const spec = { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }], placement: { spreadConstraints: [{}], replicaScheduling: { replicaSchedulingType: 'Divided' } } };
-    await api().createNamespacedCustomObject({ group: GROUP, version: 'v1alpha1', namespace: NS, plural: 'propagationpolicies', body: policy('PropagationPolicy', 'web', spec) });
-    const stored = (await api().getNamespacedCustomObject({ group: GROUP, version: 'v1beta1', namespace: NS, plural: 'propagationpolicies', name: 'web' })) as { metadata: { labels: Record<string, string>; resourceVersion: string }; spec: Obj };
+    const spec = {
+      resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
+      placement: { spreadConstraints: [{}], replicaScheduling: { replicaSchedulingType: 'Divided' } },
+    };
+    await api().createNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'propagationpolicies',
+      body: policy('PropagationPolicy', 'web', spec),
+    });
+    const stored = (await api().getNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1beta1',
+      namespace: NS,
+      plural: 'propagationpolicies',
+      name: 'web',
+    })) as { metadata: { labels: Record<string, string>; resourceVersion: string }; spec: Obj };
     const id = stored.metadata.labels[PERMANENT_ID_LABEL];
     assert.match(id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    assert.deepStrictEqual(stored.spec.resourceSelectors, [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: NS }]);
-    assert.deepStrictEqual(stored.spec.placement, { spreadConstraints: [{ spreadByField: 'cluster', minGroups: 1 }], replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' } });
+    assert.deepStrictEqual(stored.spec.resourceSelectors, [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: NS },
+    ]);
+    assert.deepStrictEqual(stored.spec.placement, {
+      spreadConstraints: [{ spreadByField: 'cluster', minGroups: 1 }],
+      replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' },
+    });
 
     // A replace from a manifest that does not know the id keeps it.
-    const replacement = { ...policy('PropagationPolicy', 'web', { ...spec, priority: 5 }), metadata: { name: 'web', namespace: NS, resourceVersion: stored.metadata.resourceVersion } };
-    await api().replaceNamespacedCustomObject({ group: GROUP, version: 'v1alpha1', namespace: NS, plural: 'propagationpolicies', name: 'web', body: replacement });
-    const updated = (await api().getNamespacedCustomObject({ group: GROUP, version: 'v1alpha1', namespace: NS, plural: 'propagationpolicies', name: 'web' })) as { metadata: { labels: Record<string, string> }; spec: Obj };
+    const replacement = {
+      ...policy('PropagationPolicy', 'web', { ...spec, priority: 5 }),
+      metadata: { name: 'web', namespace: NS, resourceVersion: stored.metadata.resourceVersion },
+    };
+    await api().replaceNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'propagationpolicies',
+      name: 'web',
+      body: replacement,
+    });
+    const updated = (await api().getNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'propagationpolicies',
+      name: 'web',
+    })) as { metadata: { labels: Record<string, string> }; spec: Obj };
     assert.equal(updated.metadata.labels[PERMANENT_ID_LABEL], id);
     assert.equal(updated.spec.priority, 5);
   });
@@ -144,17 +265,37 @@ void describe('the apiserver calling the webhook', () => {
   void it('converts on read in the other version', async () => {
     const before = calls('/convert');
     const overriders = { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 2 }] };
-    const created = await kubectl(kubeconfig(), ['create', '-f', '-'], policy('OverridePolicy', 'legacy', { targetCluster: { clusterNames: ['east'] }, overriders }));
+    const created = await kubectl(
+      kubeconfig(),
+      ['create', '-f', '-'],
+      policy('OverridePolicy', 'legacy', { targetCluster: { clusterNames: ['east'] }, overriders }),
+    );
     assert.equal(created.status, 0, created.stderr);
 
-    const beta = await kubectl(kubeconfig(), ['get', `overridepolicies.v1beta1.${GROUP}`, 'legacy', '-n', NS, '-o', 'json']);
+    const beta = await kubectl(kubeconfig(), [
+      'get',
+      `overridepolicies.v1beta1.${GROUP}`,
+      'legacy',
+      '-n',
+      NS,
+      '-o',
+      'json',
+    ]);
     assert.equal(beta.status, 0, beta.stderr);
     const b = JSON.parse(beta.stdout) as { apiVersion: string; metadata: { annotations: Obj }; spec: Obj };
     assert.equal(b.apiVersion, `${GROUP}/v1beta1`);
     assert.deepStrictEqual(b.spec, { overrideRules: [{ targetCluster: { clusterNames: ['east'] }, overriders }] });
     assert.ok(b.metadata.annotations[CONVERSION_ANNOTATION]);
 
-    const alpha = await kubectl(kubeconfig(), ['get', `overridepolicies.v1alpha1.${GROUP}`, 'legacy', '-n', NS, '-o', 'json']);
+    const alpha = await kubectl(kubeconfig(), [
+      'get',
+      `overridepolicies.v1alpha1.${GROUP}`,
+      'legacy',
+      '-n',
+      NS,
+      '-o',
+      'json',
+    ]);
     const a = JSON.parse(alpha.stdout) as { apiVersion: string; metadata: { annotations?: Obj }; spec: Obj };
     assert.equal(a.apiVersion, `${GROUP}/v1alpha1`);
     assert.deepStrictEqual(a.spec, { targetCluster: { clusterNames: ['east'] }, overriders });
@@ -163,11 +304,20 @@ void describe('the apiserver calling the webhook', () => {
   });
 
   void it('passes on warnings, including one about a cluster the hub does not have', async () => {
-    const made = await kubectl(kubeconfig(), ['apply', '-f', '-'], { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name: 'east' }, spec: { region: 'eu' } });
+    const made = await kubectl(kubeconfig(), ['apply', '-f', '-'], {
+      apiVersion: 'cluster.flotilla.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'east' },
+      spec: { region: 'eu' },
+    });
     assert.equal(made.status, 0, made.stderr);
     await eventually(() => inventory.clusters()?.some((c) => c.metadata?.name === 'east') ?? false, Boolean, 30_000);
-    const replicas = (n: number) => ({ overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: n }] } });
-    const op = policy('OverridePolicy', 'noisy', { overrideRules: [replicas(1), { targetCluster: { clusterNames: ['east', 'wset'] }, ...replicas(2) }, replicas(3)] });
+    const replicas = (n: number) => ({
+      overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: n }] },
+    });
+    const op = policy('OverridePolicy', 'noisy', {
+      overrideRules: [replicas(1), { targetCluster: { clusterNames: ['east', 'wset'] }, ...replicas(2) }, replicas(3)],
+    });
     const r = await kubectl(kubeconfig(), ['apply', '-f', '-'], op);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /^Warning: .*spec\.overrideRules\[2\].*spec\.overrideRules\[0\]/m);
@@ -179,18 +329,42 @@ void describe('the apiserver calling the webhook', () => {
   // mutating webhook does see malformed objects (defaulting tolerates any shape); the validating one does not.
   void it('lets the schema reject a malformed object before the validating webhook sees it', async () => {
     const before = calls('/validate');
-    const r = await kubectl(kubeconfig(), ['create', '-f', '-'], policy('OverridePolicy', 'malformed', { overrideRules: [{ overriders: { plaintext: [{ path: '/a', operator: 'upsert' }] } }] }));
+    const r = await kubectl(
+      kubeconfig(),
+      ['create', '-f', '-'],
+      policy('OverridePolicy', 'malformed', {
+        overrideRules: [{ overriders: { plaintext: [{ path: '/a', operator: 'upsert' }] } }],
+      }),
+    );
     assert.equal(r.status, 1);
-    assert.match(r.stderr, /spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.operator: Unsupported value: "upsert"/);
+    assert.match(
+      r.stderr,
+      /spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.operator: Unsupported value: "upsert"/,
+    );
     assert.doesNotMatch(r.stderr, /admission webhook/);
     assert.equal(calls('/validate'), before);
   });
 
   void it('put the CA bundle where `certs patch` was told to', async () => {
-    const r = await kubectl(kubeconfig(), ['get', 'validatingwebhookconfiguration/flotilla', 'mutatingwebhookconfiguration/flotilla', `crd/overridepolicies.${GROUP}`, '-o', 'json']);
+    const r = await kubectl(kubeconfig(), [
+      'get',
+      'validatingwebhookconfiguration/flotilla',
+      'mutatingwebhookconfiguration/flotilla',
+      `crd/overridepolicies.${GROUP}`,
+      '-o',
+      'json',
+    ]);
     const items = (JSON.parse(r.stdout) as { items: Obj[] }).items;
     const ca = readFileSync(join(dir, 'ca.crt')).toString('base64');
-    for (const hook of [...((items[0]?.webhooks ?? []) as Array<{ clientConfig: Obj }>), ...((items[1]?.webhooks ?? []) as Array<{ clientConfig: Obj }>)]) assert.equal(hook.clientConfig.caBundle, ca);
-    assert.equal((items[2] as { spec: { conversion: { webhook: { clientConfig: Obj } } } }).spec.conversion.webhook.clientConfig.caBundle, ca);
+    for (const hook of [
+      ...((items[0]?.webhooks ?? []) as Array<{ clientConfig: Obj }>),
+      ...((items[1]?.webhooks ?? []) as Array<{ clientConfig: Obj }>),
+    ])
+      assert.equal(hook.clientConfig.caBundle, ca);
+    assert.equal(
+      (items[2] as { spec: { conversion: { webhook: { clientConfig: Obj } } } }).spec.conversion.webhook.clientConfig
+        .caBundle,
+      ca,
+    );
   });
 });

@@ -14,7 +14,12 @@ export const PROPAGATION_POLICY = 'PropagationPolicy';
 export const CLUSTER_PROPAGATION_POLICY = 'ClusterPropagationPolicy';
 export const OVERRIDE_POLICY = 'OverridePolicy';
 export const CLUSTER_OVERRIDE_POLICY = 'ClusterOverridePolicy';
-export const POLICY_KINDS = [PROPAGATION_POLICY, CLUSTER_PROPAGATION_POLICY, OVERRIDE_POLICY, CLUSTER_OVERRIDE_POLICY] as const;
+export const POLICY_KINDS = [
+  PROPAGATION_POLICY,
+  CLUSTER_PROPAGATION_POLICY,
+  OVERRIDE_POLICY,
+  CLUSTER_OVERRIDE_POLICY,
+] as const;
 export type PolicyKind = (typeof POLICY_KINDS)[number];
 
 export interface ObjectMeta {

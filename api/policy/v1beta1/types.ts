@@ -27,7 +27,13 @@ export type {
   RuleWithCluster,
 } from '../v1alpha1/types.js';
 
-export { POLICY_KINDS, PROPAGATION_POLICY, CLUSTER_PROPAGATION_POLICY, OVERRIDE_POLICY, CLUSTER_OVERRIDE_POLICY } from '../v1alpha1/types.js';
+export {
+  POLICY_KINDS,
+  PROPAGATION_POLICY,
+  CLUSTER_PROPAGATION_POLICY,
+  OVERRIDE_POLICY,
+  CLUSTER_OVERRIDE_POLICY,
+} from '../v1alpha1/types.js';
 export type { PolicyKind } from '../v1alpha1/types.js';
 
 export const GROUP = 'policy.flotilla.io';

@@ -49,7 +49,14 @@ export function expand<T>(value: T, ctx: OverrideContext, overrider: string): T 
 export function containerListPaths(kind: string, includeInit: boolean): string[] {
   let base: string | undefined;
   if (kind === 'Pod') base = '/spec';
-  else if (kind === 'ReplicaSet' || kind === 'Deployment' || kind === 'DaemonSet' || kind === 'StatefulSet' || kind === 'Job') base = '/spec/template/spec';
+  else if (
+    kind === 'ReplicaSet' ||
+    kind === 'Deployment' ||
+    kind === 'DaemonSet' ||
+    kind === 'StatefulSet' ||
+    kind === 'Job'
+  )
+    base = '/spec/template/spec';
   if (base === undefined) return [];
   return includeInit ? [`${base}/containers`, `${base}/initContainers`] : [`${base}/containers`];
 }

@@ -15,7 +15,11 @@ function patchDocument(document: unknown, ops: unknown[], ctx: OverrideContext, 
   ops.forEach((raw: unknown, k: number) => {
     const op = (isObject(raw) ? raw : {}) as Partial<SubOperation>;
     try {
-      doc = applyOperation(doc, { op: String(op.operator), path: String(op.subPath ?? ''), value: expand(op.value, ctx, name) }).doc;
+      doc = applyOperation(doc, {
+        op: String(op.operator),
+        path: String(op.subPath ?? ''),
+        value: expand(op.value, ctx, name),
+      }).doc;
     } catch (err: unknown) {
       if (err instanceof PatchError || err instanceof OverrideError) {
         throw new OverrideError(`${name}.${format}[${k}]: ${err.message}`, { cause: err });
@@ -34,7 +38,10 @@ function serialize(write: () => string, name: string, fieldPath: string, format:
   try {
     return write();
   } catch (err: unknown) {
-    throw new OverrideError(`${name}: cannot write ${fieldPath} back as ${format}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new OverrideError(
+      `${name}: cannot write ${fieldPath} back as ${format}: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 }
 
@@ -42,7 +49,8 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
   const fieldPath = String(o.fieldPath ?? '');
   const got = getValue(doc, fieldPath);
   if (!got.found) throw new OverrideError(`${name}: the field ${fieldPath} does not exist on this object`);
-  if (typeof got.value !== 'string') throw new OverrideError(`${name}: Get object's value by overrider's path(${fieldPath}) is not string`);
+  if (typeof got.value !== 'string')
+    throw new OverrideError(`${name}: Get object's value by overrider's path(${fieldPath}) is not string`);
   const yamlOps = arr(o.yaml) ?? [];
   const jsonOps = arr(o.json) ?? [];
   let text: string;
@@ -61,7 +69,10 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
     try {
       parsed = JSON.parse(got.value);
     } catch (err: unknown) {
-      throw new OverrideError(`${name}: ${fieldPath} does not hold valid JSON: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new OverrideError(
+        `${name}: ${fieldPath} does not hold valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
     const patched = patchDocument(parsed, jsonOps, ctx, name, 'json');
     text = serialize(() => JSON.stringify(patched), name, fieldPath, 'JSON');

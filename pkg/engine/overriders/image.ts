@@ -16,14 +16,26 @@ function rewrite(image: string, o: ImageOverrider, value: string | undefined, na
   }
 }
 
-export function applyImageOverrider(doc: unknown, o: ImageOverrider, ctx: OverrideContext, name: string, kind: string): unknown {
+export function applyImageOverrider(
+  doc: unknown,
+  o: ImageOverrider,
+  ctx: OverrideContext,
+  name: string,
+  kind: string,
+): unknown {
   const value = o.value === undefined ? undefined : expand(String(o.value), ctx, name);
   const predicatePath = isObject(o.predicate) ? str(o.predicate.path) : undefined;
   if (predicatePath !== undefined) {
     if (!predicatePath.startsWith('/')) throw new OverrideError(`${name}: imagePath should be start with / character`);
     const got = getValue(doc, predicatePath);
-    if (!got.found) throw new OverrideError(`${name}: failed to obtain imageValue with predicate path(${predicatePath}), error: the path does not exist`);
-    if (typeof got.value !== 'string') throw new OverrideError(`${name}: failed to obtain imageValue with predicate path(${predicatePath}), error: failed to convert path(${predicatePath}) to string`);
+    if (!got.found)
+      throw new OverrideError(
+        `${name}: failed to obtain imageValue with predicate path(${predicatePath}), error: the path does not exist`,
+      );
+    if (typeof got.value !== 'string')
+      throw new OverrideError(
+        `${name}: failed to obtain imageValue with predicate path(${predicatePath}), error: failed to convert path(${predicatePath}) to string`,
+      );
     return write(doc, { op: 'replace', path: got.pointer, value: rewrite(got.value, o, value, name) }, ctx, name);
   }
   const out = doc;

@@ -31,12 +31,33 @@ function each<T>(list: unknown, fn: (o: T, i: number) => void): void {
 /** Applies every overrider of one rule to `doc` (mutated in place) and returns the root. */
 export function applyOverriders(doc: unknown, overriders: Overriders, ctx: OverrideContext, kind: string): unknown {
   let out = doc;
-  each<ImageOverrider>(overriders.imageOverrider, (o, i) => (out = applyImageOverrider(out, o, ctx, `imageOverrider[${i}]`, kind)));
-  each<CommandArgsOverrider>(overriders.commandOverrider, (o, i) => (out = applyCommandArgsOverrider(out, o, 'command', ctx, `commandOverrider[${i}]`, kind)));
-  each<CommandArgsOverrider>(overriders.argsOverrider, (o, i) => (out = applyCommandArgsOverrider(out, o, 'args', ctx, `argsOverrider[${i}]`, kind)));
-  each<LabelAnnotationOverrider>(overriders.labelsOverrider, (o, i) => (out = applyMetadataOverrider(out, o, 'labels', ctx, `labelsOverrider[${i}]`)));
-  each<LabelAnnotationOverrider>(overriders.annotationsOverrider, (o, i) => (out = applyMetadataOverrider(out, o, 'annotations', ctx, `annotationsOverrider[${i}]`)));
-  each<FieldOverrider>(overriders.fieldOverrider, (o, i) => (out = applyFieldOverrider(out, o, ctx, `fieldOverrider[${i}]`)));
-  each<PlaintextOverrider>(overriders.plaintext, (o, i) => (out = applyPlaintextOverrider(out, o, ctx, `plaintext[${i}]`)));
+  each<ImageOverrider>(
+    overriders.imageOverrider,
+    (o, i) => (out = applyImageOverrider(out, o, ctx, `imageOverrider[${i}]`, kind)),
+  );
+  each<CommandArgsOverrider>(
+    overriders.commandOverrider,
+    (o, i) => (out = applyCommandArgsOverrider(out, o, 'command', ctx, `commandOverrider[${i}]`, kind)),
+  );
+  each<CommandArgsOverrider>(
+    overriders.argsOverrider,
+    (o, i) => (out = applyCommandArgsOverrider(out, o, 'args', ctx, `argsOverrider[${i}]`, kind)),
+  );
+  each<LabelAnnotationOverrider>(
+    overriders.labelsOverrider,
+    (o, i) => (out = applyMetadataOverrider(out, o, 'labels', ctx, `labelsOverrider[${i}]`)),
+  );
+  each<LabelAnnotationOverrider>(
+    overriders.annotationsOverrider,
+    (o, i) => (out = applyMetadataOverrider(out, o, 'annotations', ctx, `annotationsOverrider[${i}]`)),
+  );
+  each<FieldOverrider>(
+    overriders.fieldOverrider,
+    (o, i) => (out = applyFieldOverrider(out, o, ctx, `fieldOverrider[${i}]`)),
+  );
+  each<PlaintextOverrider>(
+    overriders.plaintext,
+    (o, i) => (out = applyPlaintextOverrider(out, o, ctx, `plaintext[${i}]`)),
+  );
   return out;
 }

@@ -5,9 +5,19 @@ import type { PlaintextOverrider } from '../../../api/policy/v1alpha1/types.js';
 import { PatchError } from '../patch.js';
 import { expand, OverrideError, write, type OverrideContext } from './context.js';
 
-export function applyPlaintextOverrider(doc: unknown, o: PlaintextOverrider, ctx: OverrideContext, name: string): unknown {
+export function applyPlaintextOverrider(
+  doc: unknown,
+  o: PlaintextOverrider,
+  ctx: OverrideContext,
+  name: string,
+): unknown {
   try {
-    return write(doc, { op: String(o.operator), path: String(o.path ?? ''), value: expand(o.value, ctx, name) }, ctx, name);
+    return write(
+      doc,
+      { op: String(o.operator), path: String(o.path ?? ''), value: expand(o.value, ctx, name) },
+      ctx,
+      name,
+    );
   } catch (err: unknown) {
     if (err instanceof PatchError) throw new OverrideError(`${name}: ${err.message}`, { cause: err });
     throw err;

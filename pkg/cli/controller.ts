@@ -172,13 +172,11 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   work.abort();
   await running;
   if (!lostLeadership)
-    await elector
-      .release()
-      .catch((e: unknown) =>
-        logger.warn('could not release the Lease; another replica takes over when it expires', {
-          error: e instanceof Error ? e.message : String(e),
-        }),
-      );
+    await elector.release().catch((e: unknown) =>
+      logger.warn('could not release the Lease; another replica takes over when it expires', {
+        error: e instanceof Error ? e.message : String(e),
+      }),
+    );
   logger.info('controller stopped');
   return lostLeadership ? 1 : 0;
 }

@@ -13,6 +13,14 @@ import { CLUSTER_SPEC, OVERRIDE_SPEC, PROPAGATION_SPEC, type Schema } from '../v
 export const POLICY_GROUP = 'policy.flotilla.io';
 export const CLUSTER_GROUP = 'cluster.flotilla.io';
 export const WORK_GROUP = 'work.flotilla.io';
+/** The ResourceBinding kind the controller writes: one per template. */
+export const BINDING = {
+  group: WORK_GROUP,
+  version: 'v1alpha1',
+  apiVersion: `${WORK_GROUP}/v1alpha1`,
+  kind: 'ResourceBinding',
+  plural: 'resourcebindings',
+} as const;
 
 /** Where the apiserver sends ConversionReviews; `flotilla certs patch` fills in the CA bundle. */
 export const CONVERSION_SERVICE = {
@@ -526,13 +534,13 @@ function bindingCRD(): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `resourcebindings.${WORK_GROUP}`, labels: LABELS },
+    metadata: { name: `${BINDING.plural}.${WORK_GROUP}`, labels: LABELS },
     spec: {
       group: WORK_GROUP,
       names: {
-        kind: 'ResourceBinding',
-        listKind: 'ResourceBindingList',
-        plural: 'resourcebindings',
+        kind: BINDING.kind,
+        listKind: `${BINDING.kind}List`,
+        plural: BINDING.plural,
         singular: 'resourcebinding',
         shortNames: ['rb'],
         categories: ['flotilla'],

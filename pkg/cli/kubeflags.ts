@@ -62,12 +62,12 @@ export async function loadKubeConfigFor(
     new UsageError(`no cluster to talk to: pass --kubeconfig FILE or set $KUBECONFIG; ${why}`);
   // Nothing to try: say so without loading the client.
   if (!source.file && !source.kubeconfigEnv && !source.homeFile && !source.inCluster) throw none('no kubeconfig found');
-  const [{ loadKubeConfig }, { KubeconfigError }] = await Promise.all([
+  const [{ loadContext }, { KubeconfigError }] = await Promise.all([
     import('../kube/kubeconfig.js'),
     import('../kube/errors.js'),
   ]);
   try {
-    return loadKubeConfig(source);
+    return loadContext(source);
   } catch (err: unknown) {
     if (err instanceof KubeconfigError && err.code === 'NONE') throw none(err.message);
     throw err;

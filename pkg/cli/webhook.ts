@@ -9,16 +9,10 @@ import {
   type ClusterInfo,
   type Logger,
 } from '../webhook/index.js';
+import { createLogger } from '../runtime/log.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { WebhookFlags } from './commands.js';
 import { loadKubeConfigFor } from './kubeflags.js';
-
-function jsonLogger(stream: NodeJS.WritableStream): Logger {
-  const write = (level: string, msg: string, fields?: Record<string, unknown>) => {
-    stream.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
-  };
-  return { info: (m, f) => write('info', m, f), error: (m, f) => write('error', m, f) };
-}
 
 /**
  * The Cluster list for warnings, when a kubeconfig applies (--kubeconfig, $KUBECONFIG or a pod's service
@@ -66,7 +60,7 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
   if (!/^\d+$/.test(values.port) || port > 65535)
     throw new UsageError(`--port must be a port number (0 to 65535), got ${JSON.stringify(values.port)}`);
 
-  const logger = jsonLogger(io.stderr);
+  const logger = createLogger({ level: 'info', stream: io.stderr });
   let inventory: PollingInventory | undefined;
   try {
     inventory = await clusterInventory(values, io, logger);

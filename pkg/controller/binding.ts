@@ -7,16 +7,15 @@
 // (`web-deployment`, `web-service`). A cluster-scoped template's binding lives in the controller's
 // namespace under the same rule. A name longer than 253 characters is cut and ends in a hash.
 
+import { BINDING } from '../../api/crds/index.js';
 import { createHash } from 'node:crypto';
 
 import { isObject, type JsonObject } from '../kube/objects.js';
 import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
 
-export const BINDING_GROUP = 'work.flotilla.io';
-export const BINDING_VERSION = 'v1alpha1';
-export const BINDING_API_VERSION = `${BINDING_GROUP}/${BINDING_VERSION}`;
-export const BINDING_KIND = 'ResourceBinding';
-export const BINDING_PLURAL = 'resourcebindings';
+export const BINDING_API_VERSION = BINDING.apiVersion;
+export const BINDING_KIND = BINDING.kind;
+export const BINDING_PLURAL = BINDING.plural;
 
 export interface PolicyRef {
   kind: string;

@@ -3,7 +3,7 @@
 // out). Pure: api/validation has no clients, clock or environment. Templates are never judged here.
 
 import { toValidationShape } from '../../api/conversion/index.js';
-import { formatFieldError, invalid, validateObject } from '../../api/validation/index.js';
+import { formatFieldError, invalid, validateObject, type FieldError } from '../../api/validation/index.js';
 import { refOf } from './inputs.js';
 
 /** The API groups the webhook guards (policies and Clusters, either project's group). */
@@ -14,7 +14,8 @@ const ADMITTED_GROUPS = new Set([
   'cluster.karmada.io',
 ]);
 
-function groupOf(o: unknown): string {
+/** The API group of an object's apiVersion ('' for the core group). */
+export function groupOf(o: unknown): string {
   const v = refOf(o).apiVersion;
   return v.includes('/') ? v.slice(0, v.indexOf('/')) : '';
 }
@@ -24,29 +25,45 @@ export function isAdmitted(o: unknown): boolean {
   return ADMITTED_GROUPS.has(groupOf(o));
 }
 
+export interface AdmissionCheck {
+  /** Every field error the webhook would deny `o` for; empty when it would allow it or does not judge it. */
+  errors: FieldError[];
+  warnings: string[];
+}
+
 /**
- * Why the webhook would deny `o`, one formatted field error per entry (`field.path: Type: value: detail`);
- * empty when it would allow it or does not judge it. Judged offline (no permanent-id requirement, no
- * UPDATE immutability, no known clusters: those only add warnings), v1beta1 policies in their v1alpha1
- * form as the webhook judges them. Never throws.
+ * The webhook's rules for one object, offline (no permanent-id requirement, no UPDATE immutability),
+ * v1beta1 policies judged in their v1alpha1 form as the webhook judges them. `clusters` are the Cluster
+ * objects known, for the warnings about cluster names no Cluster has. Never throws.
  */
-export function admissionErrors(o: unknown): string[] {
-  if (!isAdmitted(o)) return [];
+export function admissionCheck(
+  o: unknown,
+  options: { clusters?: ReadonlyArray<{ metadata?: { name?: string } }> } = {},
+): AdmissionCheck {
+  if (!isAdmitted(o)) return { errors: [], warnings: [] };
   let object: unknown = o;
   if (refOf(o).apiVersion === 'policy.flotilla.io/v1beta1') {
     try {
       object = toValidationShape(o as Record<string, unknown>);
     } catch (err: unknown) {
-      return [
-        formatFieldError(
-          invalid('apiVersion', 'policy.flotilla.io/v1beta1', err instanceof Error ? err.message : String(err)),
-        ),
-      ];
+      return {
+        errors: [invalid('apiVersion', 'policy.flotilla.io/v1beta1', err instanceof Error ? err.message : String(err))],
+        warnings: [],
+      };
     }
   }
   try {
-    return validateObject(object).errors.map(formatFieldError);
+    const { errors, warnings } = validateObject(object, options.clusters ? { clusters: [...options.clusters] } : {});
+    return { errors, warnings };
   } catch (err: unknown) {
-    return [`internal error: ${err instanceof Error ? err.message : String(err)}`];
+    return {
+      errors: [invalid('', '', `internal error: ${err instanceof Error ? err.message : String(err)}`)],
+      warnings: [],
+    };
   }
+}
+
+/** Why the webhook would deny `o`, one formatted field error per entry (`field.path: Type: value: detail`). */
+export function admissionErrors(o: unknown): string[] {
+  return admissionCheck(o).errors.map(formatFieldError);
 }

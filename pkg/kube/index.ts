@@ -11,7 +11,7 @@ export {
 } from './errors.js';
 export {
   loadKubeconfig,
-  loadKubeConfig,
+  loadContext,
   readKubeconfigFile,
   configForContext,
   contextNames,

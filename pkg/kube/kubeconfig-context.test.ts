@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KubeconfigError, type KubeconfigErrorCode } from './errors.js';
-import { loadKubeConfig } from './kubeconfig.js';
+import { loadContext } from './kubeconfig.js';
 
 interface Entry {
   name: string;
@@ -30,7 +30,7 @@ function kubeconfig(entries: Entry[], current?: string): string {
   });
 }
 
-describe('loadKubeConfig', () => {
+describe('loadContext', () => {
   let dir = '';
   const file = (name: string, text: string): string => {
     const path = join(dir, name);
@@ -57,7 +57,7 @@ describe('loadKubeConfig', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('merges every $KUBECONFIG file as kubectl does: the first current-context and the first of each name win', () => {
-    const kc = loadKubeConfig({ kubeconfigEnv: [join(dir, 'missing'), a, b].join(':'), homeFile: join(dir, 'home') });
+    const kc = loadContext({ kubeconfigEnv: [join(dir, 'missing'), a, b].join(':'), homeFile: join(dir, 'home') });
     assert.deepEqual(
       kc.getContexts().map((c) => c.name),
       ['alpha', 'shared', 'beta'],
@@ -67,13 +67,13 @@ describe('loadKubeConfig', () => {
   });
 
   it('resolves relative paths against the file that holds them', () => {
-    const kc = loadKubeConfig({ kubeconfigEnv: `${a}:${b}`, context: 'beta' });
+    const kc = loadContext({ kubeconfigEnv: `${a}:${b}`, context: 'beta' });
     assert.equal(kc.getCurrentContext(), 'beta');
     assert.equal(kc.getCurrentCluster()?.caFile, join(dir, 'sub', 'ca.crt'));
   });
 
   it('reads only the explicit file when one is given', () => {
-    const kc = loadKubeConfig({ file: b, kubeconfigEnv: a });
+    const kc = loadContext({ file: b, kubeconfigEnv: a });
     assert.deepEqual(
       kc.getContexts().map((c) => c.name),
       ['beta', 'shared'],
@@ -82,13 +82,13 @@ describe('loadKubeConfig', () => {
   });
 
   it('reads ~/.kube/config only when $KUBECONFIG is unset', () => {
-    assert.equal(loadKubeConfig({ homeFile: a }).getCurrentContext(), 'alpha');
-    assert.equal(loadKubeConfig({ homeFile: a, kubeconfigEnv: b }).getCurrentContext(), 'beta');
+    assert.equal(loadContext({ homeFile: a }).getCurrentContext(), 'alpha');
+    assert.equal(loadContext({ homeFile: a, kubeconfigEnv: b }).getCurrentContext(), 'beta');
   });
 
   it('skips empty files in $KUBECONFIG', () => {
     const empty = file('empty', '\n');
-    assert.equal(loadKubeConfig({ kubeconfigEnv: `${empty}:${b}` }).getCurrentContext(), 'beta');
+    assert.equal(loadContext({ kubeconfigEnv: `${empty}:${b}` }).getCurrentContext(), 'beta');
   });
 
   it("uses the pod's service account when nothing else applies", () => {
@@ -96,7 +96,7 @@ describe('loadKubeConfig', () => {
     mkdirSync(sa);
     writeFileSync(join(sa, 'token'), 't');
     writeFileSync(join(sa, 'namespace'), 'flotilla-system\n');
-    const kc = loadKubeConfig({
+    const kc = loadContext({
       homeFile: join(dir, 'nohome'),
       inCluster: { host: 'fd00::1', port: '443', serviceAccountDir: sa },
     });
@@ -107,7 +107,7 @@ describe('loadKubeConfig', () => {
 
   const failures: Array<{
     name: string;
-    source: () => Parameters<typeof loadKubeConfig>[0];
+    source: () => Parameters<typeof loadContext>[0];
     code: KubeconfigErrorCode;
     message: RegExp;
   }> = [
@@ -169,7 +169,7 @@ describe('loadKubeConfig', () => {
   for (const f of failures) {
     it(`throws ${f.code} when ${f.name}`, () => {
       assert.throws(
-        () => loadKubeConfig(f.source()),
+        () => loadContext(f.source()),
         (e: unknown) => e instanceof KubeconfigError && e.code === f.code && f.message.test(e.message),
       );
     });

@@ -22,7 +22,7 @@ import { KubeconfigError, displayServer } from './errors.js';
 export interface KubeconfigSource {
   /** `--kubeconfig`: read this file and nothing else; it must exist. */
   file?: string | undefined;
-  /** `--context`: the context to use instead of the current-context (loadKubeConfig only). */
+  /** `--context`: the context to use instead of the current-context (loadContext only). */
   context?: string | undefined;
   /** The value of $KUBECONFIG: files separated by the platform's path delimiter (`:`), merged. */
   kubeconfigEnv?: string | undefined;
@@ -167,7 +167,7 @@ export function loadKubeconfig(source: KubeconfigSource): LoadedKubeconfig {
  * KubeconfigError: NONE when no source applies, UNREADABLE for a missing or malformed file, NO_CONTEXT when
  * the context is unset or unknown or names a cluster or user that is not defined.
  */
-export function loadKubeConfig(source: KubeconfigSource): KubeConfig {
+export function loadContext(source: KubeconfigSource): KubeConfig {
   const kc = loadKubeconfig(source).config;
   const names = contextNames(kc);
   const known = names.length > 0 ? `contexts: ${names.join(', ')}` : 'it defines no contexts';

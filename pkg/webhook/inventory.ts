@@ -2,7 +2,7 @@
 // poll interval old, and polling has no watch to restart: a failed list keeps the last good one.
 
 import type { ClusterInfo, Inventory } from './validating.js';
-import type { Logger } from './server.js';
+import type { Logger } from '../runtime/log.js';
 
 export interface PollingInventoryOptions {
   /** Lists the Cluster objects (client-node in the CLI; a stub in tests). */

@@ -19,15 +19,13 @@ import { createSecureContext } from 'node:tls';
 
 // pair.js, not the package index: the index loads node-forge, which only certificate creation needs.
 import { checkKeyPair } from '../certs/pair.js';
+import type { Logger } from '../runtime/log.js';
 import type { Counter } from '../runtime/metrics.js';
 import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
 
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+export type { Logger } from '../runtime/log.js';
 
-const SILENT: Logger = { info: () => undefined, error: () => undefined };
+const SILENT: Logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
 
 export class WebhookServerError extends Error {
   readonly code: 'TLS' | 'LISTEN';

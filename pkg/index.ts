@@ -1,4 +1,4 @@
-// Flotilla's library surface: `render` and `validate` as DESIGN.md gives them. Everything else is internal.
+// Flotilla's library surface: `render` and `validate` as docs/architecture.md gives them. Everything else is internal.
 
 import { validateObject, aggregate } from '../api/validation/index.js';
 import { render, type RenderResult, type RenderInput } from './engine/index.js';

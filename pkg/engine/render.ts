@@ -45,7 +45,7 @@ class RuleError extends OverrideError {
   }
 }
 
-/** The library contract of DESIGN.md. */
+/** The library contract (docs/architecture.md, README "Library"). */
 export interface RenderResult {
   placements: Placement[];
   unmatched: ObjectRef[];
@@ -260,7 +260,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
   return result;
 }
 
-/** DESIGN.md's `render`: per-cluster objects, unmatched templates and errors. Never throws for bad input. */
+/** The library's `render` (docs/architecture.md): per-cluster objects, unmatched templates and errors. Never throws for bad input. */
 export function render(input: RenderInput): RenderResult {
   const r = renderDetailed(input);
   return {

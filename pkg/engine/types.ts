@@ -1,5 +1,5 @@
 // Engine-internal types. The public result shape (RenderResult) is in pkg/engine/render.ts and matches
-// DESIGN.md exactly; what is here carries more (rules, changed paths) for --explain.
+// the library contract (README "Library", docs/architecture.md) exactly; what is here carries more (rules, changed paths) for --explain.
 
 import type { ClusterFacts } from '../../api/variables/index.js';
 import type { JsonObject } from './json.js';

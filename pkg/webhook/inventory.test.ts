@@ -13,7 +13,12 @@ void describe('PollingInventory', () => {
     const errors: string[] = [];
     const inventory = new PollingInventory({
       list: () => (results.shift() ?? (() => Promise.resolve([])))(),
-      logger: { info: () => undefined, warn: () => undefined, debug: () => undefined, error: (m) => void errors.push(m) },
+      logger: {
+        info: () => undefined,
+        warn: () => undefined,
+        debug: () => undefined,
+        error: (m) => void errors.push(m),
+      },
     });
     await inventory.refresh();
     assert.equal(inventory.clusters(), undefined);

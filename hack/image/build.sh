@@ -10,6 +10,12 @@
 #                  package manager (node carries its own CA roots and time zone data)
 # The stand-ins are cached as tarballs under $XDG_CACHE_HOME/flotilla/image/ and as images in buildah's store.
 #
+# The image is rebuilt only when what goes into it changed: the sha256 of the Containerfile, the files it
+# copies (package.json, package-lock.json, tsconfig*.json, the non-test sources under api/, pkg/, cmd/), the
+# node version and the base choice is the image's label io.flotilla.inputs; an image of that tag carrying
+# the same hash is used as it is (its revision label then names the commit it was first built from).
+# FLOTILLA_IMAGE_REBUILD=1 builds anyway.
+#
 # Environment:
 #   IMAGE                    the tag to build (default localhost/flotilla:<package.json version>)
 #   FLOTILLA_IMAGE_BASES     "default" (only the Containerfile's bases), "stand-in" (only local stand-ins) or
@@ -110,6 +116,22 @@ make_runtime_rootfs() {
   printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$1/etc/group"
 }
 
+# inputs_hash: what decides the image's content (see the top of this file).
+inputs_hash() {
+  {
+    printf 'node %s\nbases %s\n' "$node_version" "${FLOTILLA_IMAGE_BASES:-auto}"
+    sha256sum Containerfile .containerignore package.json package-lock.json tsconfig.json tsconfig.image.json
+    find api pkg cmd -type f ! -name '*.test.ts' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -d' ' -f1
+}
+hash="$(inputs_hash)"
+if [ "${FLOTILLA_IMAGE_REBUILD:-0}" != 1 ] && has_image "$image" &&
+   [ "$("${B[@]}" inspect --type image --format '{{index .OCIv1.Config.Labels "io.flotilla.inputs"}}' "$image" 2>/dev/null)" = "$hash" ]; then
+  say "$image is up to date (inputs $hash)"
+  echo "$image"
+  exit 0
+fi
+
 bases="${FLOTILLA_IMAGE_BASES:-auto}"
 args=()
 if [ "$bases" = auto ]; then
@@ -136,6 +158,7 @@ source_url="$(git remote get-url origin 2>/dev/null || true)"
 say "building $image"
 "${B[@]}" bud --isolation chroot --layers -f Containerfile -t "$image" \
   --build-arg "VERSION=$version" --build-arg "REVISION=$revision" --build-arg "SOURCE=$source_url" \
+  --label "io.flotilla.inputs=$hash" \
   "${args[@]}" . >&2
 # With the vfs driver every cached layer is a full copy of the filesystem: drop the dangling build-stage
 # images rather than let each build leave another half-gigabyte behind. The stand-in bases stay.

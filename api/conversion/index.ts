@@ -9,6 +9,7 @@
 //
 // Only `apiVersion`, `spec` and `metadata.annotations[CONVERSION_ANNOTATION]` ever change.
 
+import { quote } from '../internal/quote.js';
 import { CONVERSION_ANNOTATION } from '../policy/v1beta1/types.js';
 
 export { CONVERSION_ANNOTATION } from '../policy/v1beta1/types.js';
@@ -71,17 +72,19 @@ export function convertObject(object: Record<string, unknown>, desiredAPIVersion
   const from = versionOf(object.apiVersion);
   if (from === undefined) {
     throw new ConversionError(
-      `apiVersion ${JSON.stringify(object.apiVersion)} is not convertible; supported: ${[V1ALPHA1, V1BETA1, KARMADA_V1ALPHA1].join(', ')}`,
+      `${object.apiVersion === undefined || object.apiVersion === null ? 'apiVersion is missing' : `apiVersion ${quote(object.apiVersion)} is not convertible`}; supported: ${[V1ALPHA1, V1BETA1, KARMADA_V1ALPHA1].join(', ')}`,
     );
   }
   if (desiredAPIVersion !== V1ALPHA1 && desiredAPIVersion !== V1BETA1) {
     throw new ConversionError(
-      `desired apiVersion ${JSON.stringify(desiredAPIVersion)} is not supported; supported: ${CONVERTIBLE_VERSIONS.join(', ')}`,
+      `desired apiVersion ${quote(desiredAPIVersion)} is not supported; supported: ${CONVERTIBLE_VERSIONS.join(', ')}`,
     );
   }
   const kind = object.kind;
   if (typeof kind !== 'string' || (!PROPAGATION_KINDS.has(kind) && !OVERRIDE_KINDS.has(kind))) {
-    throw new ConversionError(`kind ${JSON.stringify(kind)} is not a policy.flotilla.io kind`);
+    throw new ConversionError(
+      kind === undefined || kind === null ? 'kind is missing' : `kind ${quote(kind)} is not a policy.flotilla.io kind`,
+    );
   }
   if (has(object, 'metadata') && !isObject(object.metadata)) throw new ConversionError('metadata must be an object');
   if (has(object, 'spec') && object.spec !== null && !isObject(object.spec))

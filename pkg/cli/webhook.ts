@@ -73,6 +73,7 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
   const handler: WebhookHandler = new WebhookHandler({
     ...(inventory ? { inventory } : {}),
     ready: (): boolean => server.ready,
+    logger,
   });
   const server: WebhookServer = new WebhookServer({
     handler,

@@ -4,6 +4,7 @@
 // - it is one, but its request is missing or malformed → an error response inside the review, carrying
 //   whatever uid could be read, so the apiserver reports it against the right request.
 
+import { describeField } from '../../api/internal/quote.js';
 import { boundMessage, boundWarnings, objectTooBig } from './limits.js';
 import {
   ADMISSION_API_VERSIONS,
@@ -37,7 +38,7 @@ export function reviewVersion<V extends string>(body: unknown, kind: string, ver
   const apiVersion = body.apiVersion;
   if (body.kind !== kind || typeof apiVersion !== 'string' || !(versions as readonly string[]).includes(apiVersion)) {
     throw new BadRequestError(
-      `expected kind ${kind} with apiVersion ${versions.join(' or ')}, got kind ${JSON.stringify(body.kind ?? null)} apiVersion ${JSON.stringify(apiVersion ?? null)}`,
+      `expected kind ${kind} with apiVersion ${versions.join(' or ')}, got ${describeField('kind', body.kind)}, ${describeField('apiVersion', apiVersion)}`,
     );
   }
   return apiVersion as V;

@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 
+import type { Logger } from '../runtime/log.js';
 import { CONTENT_TYPE as METRICS_CONTENT_TYPE, Registry, type Counter, type Histogram } from '../runtime/metrics.js';
 import { truncate } from '../../api/validation/index.js';
 import { BadRequestError, admissionReview, decodeAdmissionReview, errored } from './admission.js';
@@ -42,6 +43,8 @@ export interface HandlerOptions {
   maxBodyBytes?: number;
   /** Largest answer in bytes; a review whose answer would be larger gets an error inside instead. */
   maxResponseBytes?: number;
+  /** Told of every answer with status 500, with its cause (the server logs it). */
+  logger?: Pick<Logger, 'error'>;
 }
 
 type Outcome =
@@ -122,8 +125,10 @@ export class WebhookHandler {
   private readonly latency: Histogram;
   private readonly maxBodyBytes: number;
   private readonly maxResponseBytes: number;
+  private readonly logger: Pick<Logger, 'error'> | undefined;
 
   constructor(opts: HandlerOptions = {}) {
+    this.logger = opts.logger;
     const newId = opts.newId ?? randomUUID;
     const inventory = opts.inventory ?? EMPTY_INVENTORY;
     const ready = opts.ready ?? (() => true);
@@ -267,11 +272,14 @@ export class WebhookHandler {
       return route.handle(typeof req.body === 'string' ? req.body : req.body.toString('utf8'));
     } catch (e: unknown) {
       if (e instanceof BadRequestError) return { response: statusResponse(400, e.message), outcome: 'bad_request' };
-      // Not reachable by design (reviews catch their own failures); kept so no input can escape as a throw.
-      return {
-        response: statusResponse(500, `internal error: ${e instanceof Error ? e.message : String(e)}`),
-        outcome: 'error',
-      };
+      // Reviews catch their own failures; whatever still escapes is answered 500 and logged with its cause.
+      const cause = e instanceof Error ? e.message : String(e);
+      this.logger?.error('internal error answering a request', {
+        path,
+        error: boundMessage(cause),
+        ...(e instanceof Error && e.stack ? { stack: e.stack.split('\n').slice(0, 12).join('\n') } : {}),
+      });
+      return { response: statusResponse(500, `internal error: ${boundMessage(cause)}`), outcome: 'error' };
     }
   }
 

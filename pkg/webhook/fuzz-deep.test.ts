@@ -11,7 +11,8 @@ import { WebhookHandler } from './handler.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
 
 type Obj = Record<string, unknown>;
-const PLACEHOLDER = '"\u0000deep\u0000"';
+/** A string no review holds, replaced in the JSON text by the deep value. */
+const PLACEHOLDER = 'deep-value-goes-here-7f3a';
 
 const policy = (): Obj => ({
   apiVersion: 'policy.flotilla.io/v1alpha1',
@@ -56,10 +57,10 @@ function paths(o: unknown, prefix: string[] = []): string[][] {
 /** The review as JSON text with the value at `path` replaced by `deep` (text, spliced in: it cannot be stringified). */
 function withDeep(review: Obj, path: string[], deep: string): string {
   const copy = structuredClone(review);
-  let cur = copy as Obj;
+  let cur: Obj = copy;
   for (const k of path.slice(0, -1)) cur = cur[k] as Obj;
-  cur[path[path.length - 1] ?? ''] = PLACEHOLDER.slice(1, -1);
-  return JSON.stringify(copy).replace(PLACEHOLDER.replace(/\u0000/g, '\\u0000'), deep);
+  cur[path[path.length - 1] ?? ''] = PLACEHOLDER;
+  return JSON.stringify(copy).replace(`"${PLACEHOLDER}"`, deep);
 }
 
 const deepArray = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;

@@ -136,6 +136,91 @@ void describe('WebhookServer on the wire', () => {
     }
   });
 
+  void it('closes a connection that never reads one large answer, though the whole answer fits in the kernel buffers', async () => {
+    // One 2.5 MB answer per connection, the client paused: Node calls it written ('finish') at once, as it
+    // is all in the kernel's send buffer; the client never acknowledges it, so the server closes.
+    const request = raw('/convert', bigConversion(2_500_000));
+    const sockets: TLSSocket[] = [];
+    const closed: Array<Promise<number>> = [];
+    const started = Date.now();
+    for (let i = 0; i < 2; i++) {
+      const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+        socket.write(request);
+        socket.pause();
+      });
+      socket.on('error', () => undefined);
+      closed.push(new Promise((resolve) => socket.once('close', () => resolve(Date.now() - started))));
+      sockets.push(socket);
+    }
+    try {
+      assert.ok(
+        (await eventually(
+          () => server.awaitingReceipt,
+          (n) => n > 0,
+          10_000,
+        )) > 0,
+        'answers wait for receipt',
+      );
+      // Closed on the server's side after the write timeout: nothing waits, nothing is held.
+      assert.equal(
+        await eventually(
+          () => server.awaitingReceipt,
+          (n) => n === 0,
+          10 * WRITE_TIMEOUT_MS + 5_000,
+        ),
+        0,
+      );
+      assert.equal(
+        await eventually(
+          () => server.inFlightBytes,
+          (b) => b === 0,
+          5_000,
+        ),
+        0,
+        'their bytes are free',
+      );
+      // A paused client sees the server's close only once it reads: it does now, and finds the end.
+      for (const s of sockets) s.resume();
+      const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 5_000).unref());
+      const times = await Promise.race([Promise.all(closed), late]);
+      assert.notEqual(times, 'late', 'the server closed every never-reading connection');
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
+
+  void it('keeps the connection of a client that reads its large answer and sends the next request', async () => {
+    const big = raw('/convert', bigConversion(1_000_000));
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => socket.write(big));
+    socket.on('error', () => undefined);
+    let received = '';
+    socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+    try {
+      await eventually(
+        () => received.length,
+        (n) => n > 1_000_000,
+        10_000,
+      );
+      // Read in full; the next request, within the write timeout, on the same connection; then idle past it.
+      received = '';
+      socket.write(raw('/validate', small));
+      assert.deepEqual(
+        await eventually(
+          () => statusLines(received),
+          (l) => l.length > 0,
+          5_000,
+        ),
+        ['HTTP/1.1 200 OK'],
+      );
+      assert.equal(server.inFlightBytes, 0, 'what the large answer held is free');
+      await new Promise((r) => setTimeout(r, 3 * WRITE_TIMEOUT_MS));
+      assert.equal(socket.destroyed, false, 'still open: small answers keep the keep-alive timeout');
+      assert.equal(server.awaitingReceipt, 0);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   void it('answers 503 with Retry-After at once when a body would pass the in-flight ceiling, and still serves', async () => {
     // Three connections each send 2.5 MiB of a body (under the 3 MiB body limit) and stop just short of
     // its end, so 7.5 MiB of the 8 MiB ceiling stays held.

@@ -21,6 +21,7 @@ import { createSecureContext } from 'node:tls';
 import { checkKeyPair } from '../certs/pair.js';
 import type { Logger } from '../runtime/log.js';
 import type { Counter } from '../runtime/metrics.js';
+import { SendQueues } from './unacked.js';
 import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
 
 export type { Logger } from '../runtime/log.js';
@@ -49,6 +50,8 @@ export interface WebhookServerOptions {
   shutdownGraceMs?: number;
   /** Ceiling on the bytes held for requests in flight (bodies being read, answers being written); default 16 MiB. */
   maxInFlightBytes?: number;
+  /** The kernel's send queues (tests give a fake). */
+  sendQueues?: SendQueues;
   /** How long an answer may take to be written out (read by the client) before its connection is closed; default 10 s. */
   writeTimeoutMs?: number;
   /** Most connections open at once; more are closed as they arrive. Default 1,024. */
@@ -56,8 +59,11 @@ export interface WebhookServerOptions {
   logger?: Logger;
 }
 
-/** Idle connections are kept longer than clients keep theirs (Go's transport: 90 s); see start(). */
-const IDLE_CONNECTION_TIMEOUT_MS = 120_000;
+/**
+ * Idle connections are kept a little longer than the apiserver keeps its own (Go's transport: 90 s), so
+ * the apiserver closes first and never sends on a connection we just closed; see start().
+ */
+const IDLE_CONNECTION_TIMEOUT_MS = 95_000;
 /** A request's headers must arrive within this, and the whole request within REQUEST_TIMEOUT_MS (408 after). */
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -78,6 +84,15 @@ const WRITE_TIMEOUT_MS = 10_000;
  */
 const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
 const MAX_CONNECTIONS = 1024;
+/**
+ * An answer this large may sit whole in the kernel's buffers after 'finish' (loopback buffers reach
+ * megabytes), so 'finish' says nothing about the client reading it: its bytes stay counted until the
+ * kernel's send queue is empty, and its connection is closed after the write timeout unless the client
+ * sends its next request first (awaitReceipt). Smaller answers are released at 'finish'.
+ */
+const LARGE_ANSWER_BYTES = 64 * 1024;
+/** How often a connection that owes the client a large answer is looked at. */
+const RECEIPT_POLL_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
 /** After an error answer that closes the connection, how long the rest of what the client sends is read. */
 const LINGER_MS = 1_000;
@@ -125,9 +140,18 @@ export class WebhookServer {
   private readonly owed = new WeakMap<Duplex, Owed>();
   /** Connections already answered with a connection-level error (a broken parser reports again and again). */
   private readonly failed = new WeakSet<Duplex>();
+  /** Connections whose large answer the client has not acknowledged yet: what to call once it has. */
+  private readonly awaiting = new Map<Duplex, () => void>();
+  private readonly sendQueues: SendQueues;
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.inFlight = new InFlightBytes(opts.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES);
+    this.sendQueues = opts.sendQueues ?? new SendQueues();
+  }
+
+  /** Connections whose large answer the client has not acknowledged yet. */
+  get awaitingReceipt(): number {
+    return this.awaiting.size;
   }
 
   /** True while listening with a certificate and not stopping; /readyz reports it. */
@@ -170,8 +194,8 @@ export class WebhookServer {
     );
     server.requestTimeout = REQUEST_TIMEOUT_MS;
     server.headersTimeout = HEADERS_TIMEOUT_MS;
-    // Keep idle connections longer than clients do (Go's transport: 90 s), so the apiserver reuses them
-    // rather than paying a TLS handshake whenever its load rises, and never sends on one we just closed.
+    // Keep idle connections a little longer than the apiserver does (Go's transport: 90 s), so it reuses
+    // them rather than paying a TLS handshake whenever its load rises, and never sends on one we just closed.
     server.keepAliveTimeout = IDLE_CONNECTION_TIMEOUT_MS;
     server.maxConnections = this.opts.maxConnections ?? MAX_CONNECTIONS;
     server.on('clientError', (err: NodeJS.ErrnoException, socket) => this.onClientError(err, socket));
@@ -315,6 +339,8 @@ export class WebhookServer {
     const handler = this.opts.handler;
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
+    // A client that sends its next request has read the previous answer.
+    this.awaiting.get(req.socket)?.();
     this.owe(req, res);
     const limit = handler.bodyLimit;
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -391,23 +417,83 @@ export class WebhookServer {
   private send(res: ServerResponse, r: HttpResponse): void {
     let answer = r;
     let body = Buffer.from(answer.body);
+    let held = 0;
     if (this.inFlight.take(body.length)) {
-      const held = body.length;
-      res.once('close', () => this.inFlight.give(held));
+      held = body.length;
     } else {
       answer = this.opts.handler.overloaded(res.req.url ?? '/', this.inFlight.limit, RETRY_AFTER_SECONDS);
       body = Buffer.from(answer.body);
     }
-    const timer = setTimeout(() => res.destroy(), this.opts.writeTimeoutMs ?? WRITE_TIMEOUT_MS);
+    const release = () => {
+      this.inFlight.give(held);
+      held = 0;
+    };
+    const writeTimeout = this.opts.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
+    const deadline = Date.now() + writeTimeout;
+    const timer = setTimeout(() => res.destroy(), writeTimeout);
     timer.unref();
-    res.once('close', () => clearTimeout(timer));
-    res.once('finish', () => clearTimeout(timer));
+    let watching = false;
+    res.once('close', () => {
+      clearTimeout(timer);
+      if (!watching) release();
+    });
+    // Taken now: Node detaches the socket from a keep-alive response before 'finish'.
+    const socket = res.socket;
+    res.once('finish', () => {
+      clearTimeout(timer);
+      if (body.length < LARGE_ANSWER_BYTES || !socket || socket.destroyed) return release();
+      watching = true;
+      this.awaitReceipt(socket, release, deadline);
+    });
     try {
       res.writeHead(answer.status, { ...answer.headers, 'content-length': body.length });
       res.end(body);
     } catch {
       res.destroy();
     }
+  }
+
+  /**
+   * Watches a connection whose large answer Node has handed to the kernel. Its bytes stay counted until the
+   * kernel's send queue for the connection is empty (the client's side has acknowledged them; where the
+   * queues cannot be read, until the deadline). The connection is closed at `deadline` unless the client
+   * has sent its next request by then: a client that does not read leaves its own receive buffer full
+   * and its connection idle, and TCP alone cannot tell that from one that read and went quiet, so a
+   * connection idle that long after a large answer is closed either way (the apiserver, which reads its
+   * answers, opens another when it needs one).
+   */
+  private awaitReceipt(
+    socket: Duplex & { localPort?: number; remotePort?: number },
+    release: () => void,
+    deadline: number,
+  ): void {
+    let poll: NodeJS.Timeout | undefined;
+    let released = false;
+    const free = () => {
+      if (released) return;
+      released = true;
+      release();
+    };
+    const done = () => {
+      clearTimeout(poll);
+      socket.off('close', done);
+      if (this.awaiting.get(socket) === done) this.awaiting.delete(socket);
+      free();
+    };
+    const check = () => {
+      if (socket.destroyed) return done();
+      if (!released && this.sendQueues.unacknowledged(socket.localPort, socket.remotePort) === 0) free();
+      if (Date.now() >= deadline) {
+        socket.destroy();
+        return done();
+      }
+      poll = setTimeout(check, released ? Math.max(0, deadline - Date.now()) : RECEIPT_POLL_MS);
+      poll.unref();
+    };
+    this.awaiting.get(socket)?.();
+    this.awaiting.set(socket, done);
+    socket.once('close', done);
+    check();
   }
 }
 

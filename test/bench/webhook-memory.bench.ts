@@ -10,7 +10,10 @@
 //      (2.9 MB ConversionReviews, and 2.9 MB AdmissionReviews whose one value fails several rules) and then
 //      never read a byte; an ordinary client keeps sending reviews meanwhile and counts what it gets
 //      (200, or 503 with Retry-After once the in-flight ceiling is reached);
-//   3. a parse-cache attack: /validate requests, 8 at a time, each carrying a fresh 2 MB string, in turn a
+//   3. slow readers per route: 40 connections each send one review whose answer is large (2.5 MB on
+//      /convert and /validate; on /mutate the body is large) and never read; every second for 14 s the
+//      webhook's resident set and its established connections (from /proc/net/tcp) are printed;
+//   4. a parse-cache attack: /validate requests, 8 at a time, each carrying a fresh 2 MB string, in turn a
 //      templated value (`${cluster.name}` in it) and a plaintext path, so no parse cache ever hits.
 //
 // Prints the figures per phase and exits non-zero when the high-water mark passes the limit.
@@ -26,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 
 import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import { admissionRequestReview, conversionRequestReview } from '../../pkg/webhook/index.js';
+import { parseTables } from '../../pkg/webhook/unacked.js';
 import { overridePolicy, type Obj } from '../builders.js';
 
 const LIMIT_BYTES = 256 * 1024 * 1024;
@@ -163,6 +167,39 @@ function cacheAttackBody(i: number): string {
   return JSON.stringify(admissionRequestReview({ object }));
 }
 
+/** Established connections whose local port is `port`, from the kernel's tables. */
+function connectionsTo(port: number): number {
+  const texts = ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((p) => {
+    try {
+      return [readFileSync(p, 'utf8')];
+    } catch {
+      return [];
+    }
+  });
+  return [...parseTables(texts).keys()].filter((k) => k.startsWith(`${port}:`)).length;
+}
+
+/** 40 clients, one large-answer review each, never read; RSS and open connections every second for 14 s. */
+async function slowReaders(port: number, pid: number, path: string, body: string): Promise<string[]> {
+  const sockets: TLSSocket[] = [];
+  for (let i = 0; i < NEVER_READING_CLIENTS; i++) {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      socket.write(raw(path, body));
+      socket.pause();
+    });
+    socket.on('error', () => undefined);
+    sockets.push(socket);
+  }
+  const line: string[] = [];
+  for (let t = 1; t <= 14; t++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    line.push(`${mib(memoryOf(pid)?.rss ?? NaN)} / ${connectionsTo(port)}`);
+  }
+  for (const s of sockets) s.destroy();
+  await new Promise((r) => setTimeout(r, 500));
+  return line;
+}
+
 // ---- the run -------------------------------------------------------------------------------------------
 
 async function startServer(dir: string): Promise<{ child: ChildProcess; port: number }> {
@@ -216,6 +253,7 @@ async function main(): Promise<number> {
   const agent = new Agent({ keepAlive: true, maxSockets: CACHE_ATTACK_CONCURRENCY });
   const sockets: TLSSocket[] = [];
   const rows: Array<[string, string, string]> = [];
+  let slowTable: Array<[string, string[]]> = [];
   try {
     process.stdout.write(
       `Node ${process.version}, ${availableParallelism()} cores; webhook pid ${pid}, default heap settings; limit ${mib(LIMIT_BYTES)}\n`,
@@ -244,6 +282,24 @@ async function main(): Promise<number> {
     ]);
     for (const s of sockets) s.destroy();
 
+    const big = policyWithValue('big', 'v'.repeat(2_500_000));
+    const slow: Array<[string, string[]]> = [];
+    const convert = JSON.stringify(conversionRequestReview([big], 'policy.flotilla.io/v1beta1'));
+    slow.push(['/convert', await slowReaders(port, pid, '/convert', convert)]);
+    const labels = { k: '"'.repeat(1_200_000) };
+    const denial = JSON.stringify(
+      admissionRequestReview({
+        object: { ...policyWithValue('big', 1), metadata: { name: 'big', namespace: 'shop', labels } },
+      }),
+    );
+    slow.push(['/validate', await slowReaders(port, pid, '/validate', denial)]);
+    slow.push([
+      '/mutate',
+      await slowReaders(port, pid, '/mutate', JSON.stringify(admissionRequestReview({ object: big }))),
+    ]);
+    slowTable = slow;
+    rows.push(['slow readers, 3 routes (table below)', mib(samples.phase()), '']);
+
     const attack: Answer[] = [];
     let next = 0;
     await Promise.all(
@@ -270,6 +326,13 @@ async function main(): Promise<number> {
 
   process.stdout.write(`\n| phase | peak VmRSS | answers |\n|---|---|---|\n`);
   for (const [phase, peak, answers] of rows) process.stdout.write(`| ${phase} | ${peak} | ${answers} |\n`);
+  process.stdout.write(
+    `\nSlow readers: ${NEVER_READING_CLIENTS} clients, one review each, never reading; VmRSS / established connections to the webhook, each second\n`,
+  );
+  process.stdout.write(
+    `| route | ${Array.from({ length: 14 }, (_, i) => `${i + 1} s`).join(' | ')} |\n|---|${'---|'.repeat(14)}\n`,
+  );
+  for (const [route, cells] of slowTable) process.stdout.write(`| ${route} | ${cells.join(' | ')} |\n`);
   const within = hwm < LIMIT_BYTES;
   process.stdout.write(
     `\nVmHWM (peak resident set over the whole run): ${mib(hwm)} — ${within ? 'within' : 'OVER'} the ${mib(LIMIT_BYTES)} limit\n`,

@@ -85,10 +85,10 @@ const WRITE_TIMEOUT_MS = 10_000;
 const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
 const MAX_CONNECTIONS = 1024;
 /**
- * An answer this large may sit whole in the kernel's buffers after 'finish' (loopback buffers reach
- * megabytes), so 'finish' says nothing about the client reading it: its bytes stay counted until the
- * kernel's send queue is empty, and its connection is closed after the write timeout unless the client
- * sends its next request first (awaitReceipt). Smaller answers are released at 'finish'.
+ * An answer this large may sit whole in the kernel's send buffer after 'finish' (loopback buffers reach
+ * megabytes), so 'finish' says nothing about the client taking it: its bytes stay counted until the
+ * kernel's send queue for the connection is empty, and the connection is closed when it is not empty by
+ * the write timeout (awaitReceipt). Smaller answers are released at 'finish'.
  */
 const LARGE_ANSWER_BYTES = 64 * 1024;
 /** How often a connection that owes the client a large answer is looked at. */
@@ -454,13 +454,11 @@ export class WebhookServer {
   }
 
   /**
-   * Watches a connection whose large answer Node has handed to the kernel. Its bytes stay counted until the
-   * kernel's send queue for the connection is empty (the client's side has acknowledged them; where the
-   * queues cannot be read, until the deadline). The connection is closed at `deadline` unless the client
-   * has sent its next request by then: a client that does not read leaves its own receive buffer full
-   * and its connection idle, and TCP alone cannot tell that from one that read and went quiet, so a
-   * connection idle that long after a large answer is closed either way (the apiserver, which reads its
-   * answers, opens another when it needs one).
+   * Watches a connection whose large answer Node has handed to the kernel, until the client has it: the
+   * kernel's send queue for the connection is empty (every byte acknowledged by the client's side), or
+   * the client sends its next request. Its bytes stay counted until then. A connection whose answer is
+   * still not acknowledged at `deadline` is closed; where the kernel's queues cannot be read, only the
+   * next request counts as receipt, so such a connection idle at `deadline` is closed too.
    */
   private awaitReceipt(
     socket: Duplex & { localPort?: number; remotePort?: number },
@@ -468,26 +466,20 @@ export class WebhookServer {
     deadline: number,
   ): void {
     let poll: NodeJS.Timeout | undefined;
-    let released = false;
-    const free = () => {
-      if (released) return;
-      released = true;
-      release();
-    };
     const done = () => {
       clearTimeout(poll);
       socket.off('close', done);
       if (this.awaiting.get(socket) === done) this.awaiting.delete(socket);
-      free();
+      release();
     };
     const check = () => {
       if (socket.destroyed) return done();
-      if (!released && this.sendQueues.unacknowledged(socket.localPort, socket.remotePort) === 0) free();
+      if (this.sendQueues.unacknowledged(socket.localPort, socket.remotePort) === 0) return done();
       if (Date.now() >= deadline) {
         socket.destroy();
         return done();
       }
-      poll = setTimeout(check, released ? Math.max(0, deadline - Date.now()) : RECEIPT_POLL_MS);
+      poll = setTimeout(check, RECEIPT_POLL_MS);
       poll.unref();
     };
     this.awaiting.get(socket)?.();

@@ -10,9 +10,9 @@
 //      (2.9 MB ConversionReviews, and 2.9 MB AdmissionReviews whose one value fails several rules) and then
 //      never read a byte; an ordinary client keeps sending reviews meanwhile and counts what it gets
 //      (200, or 503 with Retry-After once the in-flight ceiling is reached);
-//   3. slow readers per route: 40 connections each send one review whose answer is large (2.5 MB on
-//      /convert and /validate; on /mutate the body is large) and never read; every second for 14 s the
-//      webhook's resident set and its established connections (from /proc/net/tcp) are printed;
+//   3. slow readers per route, each on a fresh webhook: 40 connections each send one 2.5 MB review (the
+//      answer is as large on /convert, small on /validate and /mutate) and never read; the webhook's
+//      resident set and its established connections (/proc/net/tcp) at start and every second for 14 s;
 //   4. a parse-cache attack: /validate requests, 8 at a time, each carrying a fresh 2 MB string, in turn a
 //      templated value (`${cluster.name}` in it) and a plaintext path, so no parse cache ever hits.
 //
@@ -179,9 +179,15 @@ function connectionsTo(port: number): number {
   return [...parseTables(texts).keys()].filter((k) => k.startsWith(`${port}:`)).length;
 }
 
-/** 40 clients, one large-answer review each, never read; RSS and open connections every second for 14 s. */
-async function slowReaders(port: number, pid: number, path: string, body: string): Promise<string[]> {
+/**
+ * A fresh webhook; 40 clients, one review each, never read; the webhook's RSS and open connections every
+ * second for 14 s.
+ */
+async function slowReaders(dir: string, path: string, body: string): Promise<string[]> {
+  const { child, port } = await startServer(dir);
+  const pid = child.pid ?? 0;
   const sockets: TLSSocket[] = [];
+  const line: string[] = [`${mib(memoryOf(pid)?.rss ?? NaN)} / ${connectionsTo(port)}`];
   for (let i = 0; i < NEVER_READING_CLIENTS; i++) {
     const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
       socket.write(raw(path, body));
@@ -190,13 +196,13 @@ async function slowReaders(port: number, pid: number, path: string, body: string
     socket.on('error', () => undefined);
     sockets.push(socket);
   }
-  const line: string[] = [];
   for (let t = 1; t <= 14; t++) {
     await new Promise((r) => setTimeout(r, 1000));
     line.push(`${mib(memoryOf(pid)?.rss ?? NaN)} / ${connectionsTo(port)}`);
   }
   for (const s of sockets) s.destroy();
-  await new Promise((r) => setTimeout(r, 500));
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
   return line;
 }
 
@@ -285,20 +291,16 @@ async function main(): Promise<number> {
     const big = policyWithValue('big', 'v'.repeat(2_500_000));
     const slow: Array<[string, string[]]> = [];
     const convert = JSON.stringify(conversionRequestReview([big], 'policy.flotilla.io/v1beta1'));
-    slow.push(['/convert', await slowReaders(port, pid, '/convert', convert)]);
+    slow.push(['/convert', await slowReaders(dir, '/convert', convert)]);
     const labels = { k: '"'.repeat(1_200_000) };
     const denial = JSON.stringify(
       admissionRequestReview({
         object: { ...policyWithValue('big', 1), metadata: { name: 'big', namespace: 'shop', labels } },
       }),
     );
-    slow.push(['/validate', await slowReaders(port, pid, '/validate', denial)]);
-    slow.push([
-      '/mutate',
-      await slowReaders(port, pid, '/mutate', JSON.stringify(admissionRequestReview({ object: big }))),
-    ]);
+    slow.push(['/validate', await slowReaders(dir, '/validate', denial)]);
+    slow.push(['/mutate', await slowReaders(dir, '/mutate', JSON.stringify(admissionRequestReview({ object: big })))]);
     slowTable = slow;
-    rows.push(['slow readers, 3 routes (table below)', mib(samples.phase()), '']);
 
     const attack: Answer[] = [];
     let next = 0;
@@ -330,7 +332,7 @@ async function main(): Promise<number> {
     `\nSlow readers: ${NEVER_READING_CLIENTS} clients, one review each, never reading; VmRSS / established connections to the webhook, each second\n`,
   );
   process.stdout.write(
-    `| route | ${Array.from({ length: 14 }, (_, i) => `${i + 1} s`).join(' | ')} |\n|---|${'---|'.repeat(14)}\n`,
+    `| route | 0 s | ${Array.from({ length: 14 }, (_, i) => `${i + 1} s`).join(' | ')} |\n|---|${'---|'.repeat(15)}\n`,
   );
   for (const [route, cells] of slowTable) process.stdout.write(`| ${route} | ${cells.join(' | ')} |\n`);
   const within = hwm < LIMIT_BYTES;

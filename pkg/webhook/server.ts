@@ -446,7 +446,9 @@ export class WebhookServer {
       this.awaitReceipt(socket, release, deadline);
     });
     try {
-      res.writeHead(answer.status, { ...answer.headers, 'content-length': body.length });
+      // Shedding load sheds the connection too: a client told to come back in a second opens a new one.
+      const close = answer.status === 503 ? { connection: 'close' } : {};
+      res.writeHead(answer.status, { ...answer.headers, ...close, 'content-length': body.length });
       res.end(body);
     } catch {
       res.destroy();

@@ -1,6 +1,7 @@
 // Cluster rules beyond the schema: taints as Kubernetes validates node taints (key a qualified name, value
 // a label value, effect one of three, unique by key and effect), and the proxy URL scheme Karmada accepts.
 
+import { clusterNotActedUpon } from './not-acted-upon.js';
 import { invalid, required, unsupported, type FieldError } from './errors.js';
 import { isValidLabelValue, validateLabelName } from './names.js';
 import { arr, child, index, obj, objectsOf, str, type Obj } from './shape.js';
@@ -71,5 +72,6 @@ export function validateCluster(cluster: Obj): Findings {
   const proxyURL = str(spec, 'proxyURL');
   if (proxyURL) errors.push(...validateProxyURL(proxyURL, 'spec.proxyURL'));
   if (str(spec, 'zone')) warnings.push('spec.zone is deprecated and never used for matching: use spec.zones');
+  warnings.push(...clusterNotActedUpon(spec));
   return { errors, warnings };
 }

@@ -6,6 +6,7 @@
 // fills in the rest; offline there is neither, so an absent field is read as what those defaults would
 // make it wherever a rule depends on it (noted at each place).
 
+import { propagationNotActedUpon } from './not-acted-upon.js';
 import { forbidden, invalid, required, unsupported, type FieldError } from './errors.js';
 import { isQualifiedName, validateLabelName } from './names.js';
 import {
@@ -356,6 +357,6 @@ export function validatePropagationPolicy(policy: Obj, ctx: PropagationContext):
   const spec = obj(policy, 'spec');
   if (!spec) return { errors: [], warnings: [] };
   const findings = validatePropagationSpec(spec, ctx.namespace);
-  findings.warnings.push(...clusterWarnings(spec, ctx.knownClusters));
+  findings.warnings.push(...clusterWarnings(spec, ctx.knownClusters), ...propagationNotActedUpon(spec));
   return findings;
 }

@@ -1,0 +1,64 @@
+// Karmada fields Flotilla accepts (so a Karmada policy or Cluster file is taken unchanged) but does not act
+// upon yet. Each one present gets a warning naming the field and what Flotilla does instead: at admission,
+// in `flotilla validate` and in `flotilla render`, never in silence. docs/karmada-fields.md keeps the table
+// of every Karmada field; a field that starts being acted upon leaves this list and changes its row there.
+
+import { arr, bool, obj, objectsOf, str, type Obj } from './shape.js';
+
+const NOT_ACTED = 'is accepted but not acted upon';
+
+/** Warnings for the fields of a PropagationPolicy/ClusterPropagationPolicy spec that Flotilla does not act upon. */
+export function propagationNotActedUpon(spec: Obj): string[] {
+  const out: string[] = [];
+  if (bool(spec, 'propagateDeps') === true)
+    out.push(
+      `spec.propagateDeps ${NOT_ACTED}: the ConfigMaps, Secrets and ServiceAccounts a workload uses are not propagated with it; select them in a policy`,
+    );
+  if (obj(spec, 'failover'))
+    out.push(`spec.failover ${NOT_ACTED}: workloads are not moved off a failed cluster or an unhealthy copy`);
+  if (obj(spec, 'suspension'))
+    out.push(`spec.suspension ${NOT_ACTED}: changes are dispatched to every targeted cluster`);
+  if (bool(spec, 'preserveResourcesOnDeletion') === true)
+    out.push(`spec.preserveResourcesOnDeletion ${NOT_ACTED}: a deleted template is removed from every member`);
+  if (obj(spec, 'schedulePriority'))
+    out.push(`spec.schedulePriority ${NOT_ACTED}: templates are scheduled in the order they change`);
+  if (str(spec, 'activationPreference') === 'Lazy')
+    out.push(`spec.activationPreference ${NOT_ACTED}: policy changes reach the templates it claims at once`);
+  if ((arr(spec, 'dependentOverrides')?.length ?? 0) > 0)
+    out.push(
+      `spec.dependentOverrides ${NOT_ACTED}: the policy applies without waiting for the OverridePolicies it names`,
+    );
+  const placement = obj(spec, 'placement');
+  if (obj(placement, 'workloadAffinity'))
+    out.push(`spec.placement.workloadAffinity ${NOT_ACTED}: templates are placed one by one, not grouped by label`);
+  for (const [i, term] of objectsOf(arr(placement, 'clusterAffinities'))) {
+    if ((arr(term, 'overflowAffinities')?.length ?? 0) > 0)
+      out.push(
+        `spec.placement.clusterAffinities[${i}].overflowAffinities ${NOT_ACTED}: replicas are not spilled over to them`,
+      );
+  }
+  for (const [i, t] of objectsOf(arr(placement, 'clusterTolerations'))) {
+    if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null)
+      out.push(
+        `spec.placement.clusterTolerations[${i}].tolerationSeconds ${NOT_ACTED}: NoExecute taints evict nothing yet, so the toleration holds without a time limit`,
+      );
+  }
+  return out;
+}
+
+/** Warnings for the fields of a Cluster spec that Flotilla does not act upon. */
+export function clusterNotActedUpon(spec: Obj): string[] {
+  const out: string[] = [];
+  if (str(spec, 'syncMode') === 'Pull')
+    out.push(
+      `spec.syncMode ${NOT_ACTED}: Pull: the controller pushes to the cluster through its secretRef; no agent runs in it`,
+    );
+  if (str(spec, 'proxyURL'))
+    out.push(
+      `spec.proxyURL ${NOT_ACTED}: the member is reached as its secretRef's kubeconfig says (a kubeconfig proxy-url is honoured)`,
+    );
+  if (obj(spec, 'proxyHeader')) out.push(`spec.proxyHeader ${NOT_ACTED}: no header is added to requests to the member`);
+  if (obj(spec, 'impersonatorSecretRef'))
+    out.push(`spec.impersonatorSecretRef ${NOT_ACTED}: requests to the member use the secretRef's credentials`);
+  return out;
+}

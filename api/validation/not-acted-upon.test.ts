@@ -18,6 +18,7 @@ const cluster = (spec: Record<string, unknown>) => ({
 
 const CASES: Array<[string, Record<string, unknown>, RegExp]> = [
   ['propagateDeps', { propagateDeps: true }, /^spec\.propagateDeps is accepted but not acted upon: /],
+  ['association', { association: true }, /^spec\.association is accepted but not acted upon: /],
   [
     'failover',
     {

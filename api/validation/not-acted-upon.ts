@@ -14,6 +14,10 @@ export function propagationNotActedUpon(spec: Obj): string[] {
     out.push(
       `spec.propagateDeps ${NOT_ACTED}: the ConfigMaps, Secrets and ServiceAccounts a workload uses are not propagated with it; select them in a policy`,
     );
+  if (bool(spec, 'association') === true)
+    out.push(
+      `spec.association ${NOT_ACTED}: (deprecated for propagateDeps) dependencies are not propagated with the workload`,
+    );
   if (obj(spec, 'failover'))
     out.push(`spec.failover ${NOT_ACTED}: workloads are not moved off a failed cluster or an unhealthy copy`);
   if (obj(spec, 'suspension'))

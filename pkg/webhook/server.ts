@@ -21,7 +21,7 @@ import { createSecureContext } from 'node:tls';
 import { checkKeyPair } from '../certs/pair.js';
 import type { Logger } from '../runtime/log.js';
 import type { Counter } from '../runtime/metrics.js';
-import { SendQueues } from './unacked.js';
+import { SendQueues, type SendQueueReader } from './unacked.js';
 import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
 
 export type { Logger } from '../runtime/log.js';
@@ -51,7 +51,7 @@ export interface WebhookServerOptions {
   /** Ceiling on the bytes held for requests in flight (bodies being read, answers being written); default 16 MiB. */
   maxInFlightBytes?: number;
   /** The kernel's send queues (tests give a fake). */
-  sendQueues?: SendQueues;
+  sendQueues?: SendQueueReader;
   /** How long an answer may take to be written out (read by the client) before its connection is closed; default 10 s. */
   writeTimeoutMs?: number;
   /** Most connections open at once; more are closed as they arrive. Default 1,024. */
@@ -142,7 +142,7 @@ export class WebhookServer {
   private readonly failed = new WeakSet<Duplex>();
   /** Connections whose large answer the client has not acknowledged yet: what to call once it has. */
   private readonly awaiting = new Map<Duplex, () => void>();
-  private readonly sendQueues: SendQueues;
+  private readonly sendQueues: SendQueueReader;
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.inFlight = new InFlightBytes(opts.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES);

@@ -35,7 +35,12 @@ export function parseTables(texts: readonly string[]): Map<string, number> {
   return out;
 }
 
-export class SendQueues {
+/** What the server asks of the kernel's send queues (SendQueues; tests give a fixed answer). */
+export interface SendQueueReader {
+  unacknowledged(localPort: number | undefined, remotePort: number | undefined): number | undefined;
+}
+
+export class SendQueues implements SendQueueReader {
   private table: Map<string, number> | undefined;
   private readAt = -Infinity;
 

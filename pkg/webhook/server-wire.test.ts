@@ -15,7 +15,7 @@ import { createCA, createServingCert } from '../certs/index.js';
 import { WebhookHandler } from './handler.js';
 import { admissionRequestReview, conversionRequestReview } from './reviews.js';
 import { WebhookServer } from './server.js';
-import type { SendQueueReader } from './unacked.js';
+import { SendQueues, type SendQueueReader } from './unacked.js';
 
 const WRITE_TIMEOUT_MS = 400;
 const IN_FLIGHT_BYTES = 8 * 1024 * 1024;
@@ -61,8 +61,7 @@ void describe('WebhookServer on the wire', () => {
   let dir: string;
   let port: number;
   let server: WebhookServer;
-  let stopped: Promise<void>;
-  const abort = new AbortController();
+  let stop: () => Promise<void>;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'flotilla-wire-'));
@@ -70,23 +69,11 @@ void describe('WebhookServer on the wire', () => {
     const pair = createServingCert(ca, { commonName: 'flotilla-webhook', ipAddresses: ['127.0.0.1'] });
     writeFileSync(join(dir, 'tls.crt'), pair.certPem);
     writeFileSync(join(dir, 'tls.key'), pair.keyPem);
-    server = new WebhookServer({
-      handler: new WebhookHandler(),
-      certFile: join(dir, 'tls.crt'),
-      keyFile: join(dir, 'tls.key'),
-      port: 0,
-      host: '127.0.0.1',
-      writeTimeoutMs: WRITE_TIMEOUT_MS,
-      maxInFlightBytes: IN_FLIGHT_BYTES,
-    });
-    const started = await server.start(abort.signal);
-    port = started.address.port;
-    stopped = started.stopped;
+    ({ server, port, stop } = await serverWith(new SendQueues()));
   });
 
   after(async () => {
-    abort.abort();
-    await stopped;
+    await stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -137,7 +124,7 @@ void describe('WebhookServer on the wire', () => {
     }
   });
 
-  /** A second server on this test's certificate, with the kernel's send queues answered by `reader`. */
+  /** A server on this test's certificate and limits, with the kernel's send queues answered by `reader`. */
   async function serverWith(
     reader: SendQueueReader,
   ): Promise<{ server: WebhookServer; port: number; stop: () => Promise<void> }> {

@@ -33,21 +33,16 @@ import {
   applySetId,
   groupKindString,
   parentObject,
-  parseGroupKind,
   readParent,
-  type ParentRef,
   type ParentState,
 } from './applyset.js';
 import { apiError, type KubeClient } from './client.js';
 import {
   DeliveryCore,
-  createdFor,
-  liveMetaOf,
   scopeObject,
   serverSideApply,
   type ApplyOutcome,
   type ConflictResolution,
-  type LiveMeta,
   type OwnerMark,
 } from './delivery.js';
 import { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
@@ -62,61 +57,16 @@ import {
   type ObjectId,
 } from './objects.js';
 import { sleep } from '../runtime/clock.js';
+import type { Action, ApplierOptions, DesiredObject, MemberReport, ObjectResult } from './applier-types.js';
+import { applySetMark } from './applyset-mark.js';
+import { CRD_GROUP, untilEstablished } from './crd-wait.js';
+import { SetListings } from './set-listing.js';
+import { SetPruner, keyOf } from './set-prune.js';
+import { RunLog, Unreachable } from './applier-run.js';
 
 export type { ConflictResolution } from './delivery.js';
-
-export type Action = 'created' | 'configured' | 'unchanged' | 'pruned' | 'conflict' | 'failed';
-export type ApplyMode = 'apply' | 'dry-run' | 'diff';
-
-export interface DesiredObject {
-  object: JsonObject;
-  conflictResolution: ConflictResolution;
-}
-
-export interface ObjectResult extends ObjectId {
-  action: Action;
-  /** Why it is a conflict or failed (the apiserver's message when it gave one), or a note. */
-  message?: string;
-  /** Warnings the apiserver sent with its answer. */
-  warnings?: string[];
-  /** Failed because the member stopped answering; the member's report says so once. */
-  unreachable?: boolean;
-  /** diff mode: the live object and the object after apply, without server fields; null when absent. */
-  live?: JsonObject | null;
-  after?: JsonObject | null;
-}
-
-export interface MemberReport {
-  member: string;
-  /** scheme://host:port */
-  server: string;
-  results: ObjectResult[];
-  /** Problems that are about the member rather than one object (unreachable, ApplySet parent, listing). */
-  errors: string[];
-  unreachable: boolean;
-}
-
-export interface ApplierOptions {
-  fieldManager: string;
-  parent: ParentRef;
-  /** `flotilla/<version>`, written to the parent's tooling annotation. */
-  tooling: string;
-  mode: ApplyMode;
-  prune: boolean;
-  /** How long to wait for a CRD to become Established and served. Default 60 s. */
-  establishTimeoutMs?: number;
-  /** Called once per object as soon as its outcome is known. */
-  onResult?: (member: string, result: ObjectResult) => void;
-  /** Called once the number of objects to apply is known. */
-  onPlan?: (member: string, objects: number) => void;
-  signal?: AbortSignal;
-}
-
-const CRD_GROUP = 'apiextensions.k8s.io';
-/** Most pages of one LIST followed (500 objects each); an apiserver that keeps going is an error. */
-const MAX_LIST_PAGES = 10_000;
-const META_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
-const LIST_PAGE = 500;
+export type { Action, ApplierOptions, ApplyMode, DesiredObject, MemberReport, ObjectResult } from './applier-types.js';
+export { applySetMark } from './applyset-mark.js';
 
 interface Item {
   id: ObjectId;
@@ -129,42 +79,15 @@ interface Item {
   result?: ObjectResult;
 }
 
-interface Listing {
-  items: Map<string, LiveMeta>;
-}
-
-class Unreachable extends Error {}
-
-/**
- * The command line's mark: membership of the ApplySet `id`. A namespace the applier created for the set's
- * objects (CREATED_BY_LABEL=<id>) is not in the set — pruning a namespace deletes everything in it — but
- * when the input later names it, it joins the set without a conflict: it was this set's doing.
- */
-export function applySetMark(id: string, o: { namespaceAdoption?: boolean } = {}): OwnerMark {
-  const mark: OwnerMark = {
-    namespaceMark: id,
-    ours: 'part of this apply set',
-    mark(object) {
-      const meta = metadataOf(object);
-      const labels = isObject(meta.labels) ? meta.labels : (meta.labels = {});
-      labels[PART_OF_LABEL] = id;
-    },
-    owns: (live) =>
-      ownString(live.labels, PART_OF_LABEL) === id || (o.namespaceAdoption === true && createdFor(live, mark)),
-  };
-  return mark;
-}
-
 export class MemberApplier {
   readonly member: string;
   private readonly client: KubeClient;
   private readonly o: ApplierOptions;
   private readonly discovery: Discovery;
   private readonly id: string;
-  private readonly results: ObjectResult[] = [];
-  private readonly errors: string[] = [];
-  private unreachable: TransportError | undefined;
-  private readonly listings = new Map<string, Promise<Listing>>();
+  private readonly log: RunLog;
+  private readonly listings: SetListings;
+  private readonly pruner: SetPruner;
   private readonly core: DeliveryCore;
   private readonly mark: OwnerMark;
   private readonly namespaceMark: OwnerMark;
@@ -178,6 +101,18 @@ export class MemberApplier {
     this.discovery = new Discovery(client);
     this.id = applySetId(options.parent);
     this.core = new DeliveryCore(client, { fieldManager: options.fieldManager });
+    this.listings = new SetListings(client, this.id, options.signal);
+    this.log = new RunLog(member, options.signal, options.onResult);
+    this.pruner = new SetPruner({
+      client,
+      core: this.core,
+      discovery: this.discovery,
+      listings: this.listings,
+      log: this.log,
+      id: this.id,
+      mode: options.mode,
+      signal: options.signal,
+    });
     this.mark = applySetMark(this.id);
     this.namespaceMark = applySetMark(this.id, { namespaceAdoption: true });
   }
@@ -194,16 +129,17 @@ export class MemberApplier {
     } catch (err: unknown) {
       if (err instanceof TransportError) this.markUnreachable(err);
       else if (!(err instanceof Unreachable) && !this.o.signal?.aborted)
-        this.errors.push(err instanceof Error ? err.message : String(err));
+        this.log.errors.push(err instanceof Error ? err.message : String(err));
     }
-    if (this.unreachable) this.errors.unshift(`unreachable: ${this.unreachable.message}`);
-    if (this.o.signal?.aborted) this.errors.push('interrupted: the remaining work was not done');
+    const log = this.log;
+    if (log.unreachable) log.errors.unshift(`unreachable: ${log.unreachable.message}`);
+    if (this.o.signal?.aborted) log.errors.push('interrupted: the remaining work was not done');
     return {
       member: this.member,
       server: this.client.server,
-      results: this.results,
-      errors: this.errors,
-      unreachable: this.unreachable !== undefined,
+      results: log.results,
+      errors: log.errors,
+      unreachable: log.unreachable !== undefined,
     };
   }
 
@@ -234,7 +170,7 @@ export class MemberApplier {
 
     if (this.o.prune && touch) {
       const complete = await this.prune(items, parent, applied, appliedNamespaces);
-      if (writes && complete && !this.unreachable)
+      if (writes && complete && !this.log.unreachable)
         await this.writeParent(parent, applied, [this.o.parent.namespace, ...appliedNamespaces]);
     }
   }
@@ -390,7 +326,7 @@ export class MemberApplier {
         );
         return;
       }
-      const existing = (await this.listing(info, i.id.namespace, false)).items.get(i.id.name) ?? null;
+      const existing = (await this.listings.get(info, i.id.namespace, false)).items.get(i.id.name) ?? null;
       const mark = i.group === '' && i.id.kind === 'Namespace' ? this.namespaceMark : this.mark;
       const request = {
         info,
@@ -471,7 +407,14 @@ export class MemberApplier {
           return;
         }
         try {
-          const why = await this.untilEstablished(name, deadline);
+          const why = await untilEstablished(
+            this.client,
+            name,
+            deadline,
+            this.o.establishTimeoutMs ?? 60_000,
+            () => this.checkGoing(),
+            this.o.signal,
+          );
           if (why) {
             for (const i of mine) this.finish(i, 'failed', `CustomResourceDefinition ${name} is not ready: ${why}`);
             return;
@@ -485,28 +428,6 @@ export class MemberApplier {
         }
       }),
     );
-  }
-
-  /** '' once Established, else the last reason seen when the deadline passed. */
-  private async untilEstablished(name: string, deadline: number): Promise<string> {
-    for (;;) {
-      this.checkGoing();
-      const res = await this.client.request<{
-        status?: { conditions?: Array<{ type?: string; status?: string; message?: string }> };
-      }>({
-        method: 'GET',
-        path: `/apis/${CRD_GROUP}/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
-      });
-      let why = `HTTP ${res.status}`;
-      if (res.status === 200) {
-        const conditions = res.body?.status?.conditions ?? [];
-        if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) return '';
-        const names = conditions.find((c) => c.type === 'NamesAccepted' && c.status === 'False');
-        why = names?.message ? `names not accepted: ${names.message}` : 'not Established yet';
-      }
-      if (Date.now() > deadline) return `${why} after ${this.o.establishTimeoutMs ?? 60_000} ms`;
-      await sleep(200, this.o.signal);
-    }
   }
 
   private async untilServed(i: Item, deadline: number): Promise<string> {
@@ -562,58 +483,6 @@ export class MemberApplier {
 
   // ---- listing and pruning -----------------------------------------------------------------------------
 
-  /** Metadata of the objects of one kind in one namespace ('' for cluster-scoped), all or only this set's. */
-  private listing(info: ResourceInfo, namespace: string | undefined, onlySet: boolean): Promise<Listing> {
-    const ns = info.namespaced ? (namespace ?? '') : '';
-    const all = this.listings.get(`${info.group}/${info.kind}|${ns}|all`);
-    if (all) return all;
-    const key = `${info.group}/${info.kind}|${ns}|${onlySet ? 'set' : 'all'}`;
-    let p = this.listings.get(key);
-    if (!p) {
-      p = this.fetchListing(info, ns, onlySet);
-      this.listings.set(key, p);
-    }
-    return p;
-  }
-
-  private async fetchListing(info: ResourceInfo, namespace: string, onlySet: boolean): Promise<Listing> {
-    const items = new Map<string, LiveMeta>();
-    let cont: string | undefined;
-    let pages = 0;
-    do {
-      if (++pages > MAX_LIST_PAGES)
-        throw new Error(
-          `listing ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: more than ${MAX_LIST_PAGES} pages`,
-        );
-      const res = await this.client.request<{
-        metadata?: { continue?: string };
-        items?: Array<{ metadata?: JsonObject }>;
-      }>({
-        method: 'GET',
-        path: resourcePath(info, namespace || undefined),
-        query: {
-          limit: String(LIST_PAGE),
-          continue: cont,
-          labelSelector: onlySet ? `${PART_OF_LABEL}=${this.id}` : undefined,
-        },
-        accept: META_LIST_ACCEPT,
-        signal: this.o.signal,
-      });
-      if (res.status >= 400)
-        throw new Error(
-          `cannot list ${groupKindString(info.group, info.kind)}${namespace ? ` in namespace ${namespace}` : ''}: ${apiError(res).message}`,
-        );
-      for (const it of res.body?.items ?? []) {
-        const m = it.metadata ?? {};
-        const name = ownString(m, 'name');
-        if (!name) continue;
-        items.set(name, liveMetaOf(it));
-      }
-      cont = res.body?.metadata?.continue || undefined;
-    } while (cont);
-    return { items };
-  }
-
   /** Deletes (or, in dry-run/diff, reports) this set's objects that are no longer desired. True when complete. */
   private async prune(
     items: Item[],
@@ -621,7 +490,7 @@ export class MemberApplier {
     applied: Set<string>,
     appliedNamespaces: Set<string>,
   ): Promise<boolean> {
-    if (this.unreachable) return false;
+    if (this.log.unreachable) return false;
     const keep = new Set(
       items.filter((i) => i.info || i.deferred).map((i) => keyOf(i.group, i.id.kind, i.id.namespace, i.id.name)),
     );
@@ -631,110 +500,22 @@ export class MemberApplier {
     );
     const kinds = new Set([...parent.groupKinds, ...applied]);
     const namespaces = new Set([...parent.namespaces, ...appliedNamespaces, this.o.parent.namespace]);
-    let complete = true;
-    const candidates: Array<{ info: ResourceInfo; namespace: string | undefined; meta: LiveMeta }> = [];
-    await Promise.all(
-      [...kinds].map(async (gk) => {
-        const { group, kind } = parseGroupKind(gk);
-        let info: ResourceInfo;
-        try {
-          info = await this.discovery.resolveGroupKind(group, kind);
-        } catch (err: unknown) {
-          if (err instanceof UnknownKindError) return; // the kind is gone from the member, and its objects with it
-          throw err;
-        }
-        const scopes = info.namespaced ? [...namespaces] : [undefined];
-        await Promise.all(
-          scopes.map(async (ns) => {
-            try {
-              const listing = await this.listing(info, ns, true);
-              for (const meta of listing.items.values()) {
-                if (ownString(meta.labels, PART_OF_LABEL) !== this.id || meta.deleting) continue;
-                if (
-                  keep.has(keyOf(info.group, info.kind, ns, meta.name)) ||
-                  keepNames.has(`${info.kind}|${ns ?? ''}|${meta.name}`)
-                )
-                  continue;
-                candidates.push({ info, namespace: ns, meta });
-              }
-            } catch (err: unknown) {
-              if (err instanceof TransportError) throw err;
-              complete = false;
-              this.errors.push(`prune: ${err instanceof Error ? err.message : String(err)}`);
-            }
-          }),
-        );
-      }),
-    );
-    const order = (c: { info: ResourceInfo }) =>
-      c.info.group === CRD_GROUP && c.info.kind === 'CustomResourceDefinition'
-        ? 1
-        : c.info.group === '' && c.info.kind === 'Namespace'
-          ? 2
-          : 0;
-    for (const stage of [0, 1, 2]) {
-      const now = candidates.filter((c) => order(c) === stage);
-      const outcomes = await Promise.all(now.map((c) => this.pruneOne(c.info, c.namespace, c.meta)));
-      if (outcomes.includes(false)) complete = false;
-    }
-    return complete;
-  }
-
-  private async pruneOne(info: ResourceInfo, namespace: string | undefined, meta: LiveMeta): Promise<boolean> {
-    const id: ObjectId = {
-      apiVersion: info.group ? `${info.group}/${info.version}` : info.version,
-      kind: info.kind,
-      name: meta.name,
-    };
-    if (namespace) id.namespace = namespace;
-    const path = resourcePath(info, namespace, meta.name);
-    try {
-      this.checkGoing();
-      if (this.o.mode === 'diff') {
-        const res = await this.client.request<JsonObject>({ method: 'GET', path });
-        if (res.status === 404) return true;
-        if (res.status >= 400) throw apiError(res);
-        this.emit({ ...id, action: 'pruned', live: res.body ? withoutServerFields(res.body) : null, after: null });
-        return true;
-      }
-      // Gone, or replaced meanwhile by an object that is not this one: nothing of the set's to delete.
-      const { result } = await this.core.remove(info, namespace, meta.name, meta.uid, {
-        dryRun: this.o.mode === 'dry-run',
-        signal: this.o.signal,
-      });
-      if (result === 'deleted') this.emit({ ...id, action: 'pruned' });
-      return true;
-    } catch (err: unknown) {
-      if (err instanceof TransportError) this.markUnreachable(err);
-      const f = this.failure(err);
-      this.emit({ ...id, action: 'failed', ...f, message: f.unreachable ? f.message : `prune: ${f.message}` });
-      return false;
-    }
+    return this.pruner.prune(keep, keepNames, kinds, namespaces);
   }
 
   // ---- outcomes ---------------------------------------------------------------------------------------
 
   private checkGoing(): void {
-    if (this.unreachable) throw new Unreachable();
-    if (this.o.signal?.aborted) throw new Error('interrupted');
+    this.log.checkGoing();
   }
 
-  /** A transport failure means the member is gone, unless it is this run being cancelled. */
   private markUnreachable(err: TransportError): void {
-    if (this.o.signal?.aborted) return;
-    this.unreachable ??= err;
-  }
-
-  private failure(err: unknown): { message: string; unreachable?: boolean } {
-    if (this.o.signal?.aborted) return { message: 'interrupted' };
-    if (err instanceof Unreachable || err instanceof TransportError)
-      return { message: 'not done: the member is unreachable', unreachable: true };
-    return { message: err instanceof Error ? err.message : String(err) };
+    this.log.markUnreachable(err);
   }
 
   private finishThrown(i: Item, err: unknown): void {
-    if (err instanceof TransportError) this.markUnreachable(err);
-    const f = this.failure(err);
+    if (err instanceof TransportError) this.log.markUnreachable(err);
+    const f = this.log.failure(err);
     this.finish(i, 'failed', f.message, f.unreachable ? { unreachable: true } : {});
   }
 
@@ -745,20 +526,11 @@ export class MemberApplier {
     extra: Partial<ObjectResult> = {},
     warnings: string[] = [],
   ): void {
-    const r: ObjectResult = {
-      ...i.id,
-      action,
-      ...(message !== undefined ? { message } : {}),
-      ...(warnings.length > 0 ? { warnings } : {}),
-      ...extra,
-    };
-    i.result = r;
-    this.emit(r);
+    i.result = this.log.result(i.id, action, message, extra, warnings);
   }
 
   private emit(r: ObjectResult): void {
-    this.results.push(r);
-    this.o.onResult?.(this.member, r);
+    this.log.emit(r);
   }
 }
 
@@ -766,8 +538,4 @@ function isFirst(i: Item): boolean {
   return (
     (i.group === CRD_GROUP && i.id.kind === 'CustomResourceDefinition') || (i.group === '' && i.id.kind === 'Namespace')
   );
-}
-
-function keyOf(group: string, kind: string, namespace: string | undefined, name: string): string {
-  return `${group}|${kind}|${namespace ?? ''}|${name}`;
 }

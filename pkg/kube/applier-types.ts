@@ -2,6 +2,7 @@
 
 import type { ParentRef } from './applyset.js';
 import type { ConflictResolution } from './delivery.js';
+import type { ResourceInfo } from './discovery.js';
 import type { JsonObject, ObjectId } from './objects.js';
 
 export type Action = 'created' | 'configured' | 'unchanged' | 'pruned' | 'conflict' | 'failed';
@@ -49,4 +50,16 @@ export interface ApplierOptions {
   /** Called once the number of objects to apply is known. */
   onPlan?: (member: string, objects: number) => void;
   signal?: AbortSignal;
+}
+
+/** One desired object on its way through the applier (internal to the applier's files). */
+export interface Item {
+  id: ObjectId;
+  group: string;
+  body: JsonObject;
+  conflictResolution: ConflictResolution;
+  info?: ResourceInfo;
+  /** The kind is defined by a CRD in this set that the member does not serve yet. */
+  deferred?: { crd: string; namespaced: boolean };
+  result?: ObjectResult;
 }

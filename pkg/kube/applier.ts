@@ -37,15 +37,8 @@ import {
   type ParentState,
 } from './applyset.js';
 import { apiError, type KubeClient } from './client.js';
-import {
-  DeliveryCore,
-  scopeObject,
-  serverSideApply,
-  type ApplyOutcome,
-  type ConflictResolution,
-  type OwnerMark,
-} from './delivery.js';
-import { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';
+import { DeliveryCore, scopeObject, serverSideApply, type ApplyOutcome, type OwnerMark } from './delivery.js';
+import { Discovery, resourcePath, splitApiVersion } from './discovery.js';
 import {
   deepClone,
   deepEqual,
@@ -56,10 +49,9 @@ import {
   type JsonObject,
   type ObjectId,
 } from './objects.js';
-import { sleep } from '../runtime/clock.js';
-import type { Action, ApplierOptions, DesiredObject, MemberReport, ObjectResult } from './applier-types.js';
+import type { Action, ApplierOptions, DesiredObject, Item, MemberReport, ObjectResult } from './applier-types.js';
 import { applySetMark } from './applyset-mark.js';
-import { CRD_GROUP, untilEstablished } from './crd-wait.js';
+import { CRD_GROUP, awaitSetCRDs } from './crd-wait.js';
 import { SetListings } from './set-listing.js';
 import { SetPruner, keyOf } from './set-prune.js';
 import { RunLog, Unreachable } from './applier-run.js';
@@ -67,17 +59,6 @@ import { RunLog, Unreachable } from './applier-run.js';
 export type { ConflictResolution } from './delivery.js';
 export type { Action, ApplierOptions, ApplyMode, DesiredObject, MemberReport, ObjectResult } from './applier-types.js';
 export { applySetMark } from './applyset-mark.js';
-
-interface Item {
-  id: ObjectId;
-  group: string;
-  body: JsonObject;
-  conflictResolution: ConflictResolution;
-  info?: ResourceInfo;
-  /** The kind is defined by a CRD in this set that the member does not serve yet. */
-  deferred?: { crd: string; namespaced: boolean };
-  result?: ObjectResult;
-}
 
 export class MemberApplier {
   readonly member: string;
@@ -163,7 +144,21 @@ export class MemberApplier {
     // CRDs and Namespaces first, then wait for the CRDs before custom resources of their kinds.
     const first = live.filter((i) => isFirst(i));
     await Promise.all(first.map((i) => this.applyItem(i)));
-    await this.awaitCRDs(items);
+    if (this.o.mode === 'apply') {
+      await awaitSetCRDs(items, {
+        client: this.client,
+        discovery: this.discovery,
+        timeoutMs: this.o.establishTimeoutMs ?? 60_000,
+        signal: this.o.signal,
+        checkGoing: () => this.checkGoing(),
+        served: (i, info) => {
+          i.info = info;
+          this.fixScope(i, info.namespaced);
+        },
+        fail: (i, message) => this.finish(i, 'failed', message),
+        failThrown: (i, err) => this.finishThrown(i, err),
+      });
+    }
     const rest = live.filter((i) => !isFirst(i) && !i.result);
     await this.ensureNamespaces(rest);
     await Promise.all(rest.filter((i) => !i.result).map((i) => this.applyItem(i)));
@@ -379,71 +374,6 @@ export class MemberApplier {
       return this.finish(i, 'failed', 'not done: the member is unreachable', { unreachable: true });
     }
     this.finish(i, out.action, out.message, {}, out.warnings);
-  }
-
-  /** Waits for the set's CRDs to be Established and their kinds served, then resolves the waiting items. */
-  private async awaitCRDs(items: Item[]): Promise<void> {
-    const waiting = items.filter((i) => i.deferred && !i.result);
-    if (waiting.length === 0 || this.o.mode !== 'apply') return;
-    const crds = new Map<string, Item | undefined>();
-    for (const i of waiting) {
-      const name = i.deferred?.crd ?? '';
-      crds.set(
-        name,
-        items.find((c) => c.group === CRD_GROUP && c.id.kind === 'CustomResourceDefinition' && c.id.name === name),
-      );
-    }
-    const deadline = Date.now() + (this.o.establishTimeoutMs ?? 60_000);
-    await Promise.all(
-      [...crds].map(async ([name, crd]) => {
-        const mine = waiting.filter((i) => i.deferred?.crd === name);
-        if (
-          !crd ||
-          (crd.result?.action !== 'created' &&
-            crd.result?.action !== 'configured' &&
-            crd.result?.action !== 'unchanged')
-        ) {
-          for (const i of mine) this.finish(i, 'failed', `its CustomResourceDefinition ${name} was not applied`);
-          return;
-        }
-        try {
-          const why = await untilEstablished(
-            this.client,
-            name,
-            deadline,
-            this.o.establishTimeoutMs ?? 60_000,
-            () => this.checkGoing(),
-            this.o.signal,
-          );
-          if (why) {
-            for (const i of mine) this.finish(i, 'failed', `CustomResourceDefinition ${name} is not ready: ${why}`);
-            return;
-          }
-          for (const i of mine) {
-            const reason = await this.untilServed(i, deadline);
-            if (reason) this.finish(i, 'failed', `CustomResourceDefinition ${name} is Established but ${reason}`);
-          }
-        } catch (err: unknown) {
-          for (const i of mine) this.finishThrown(i, err);
-        }
-      }),
-    );
-  }
-
-  private async untilServed(i: Item, deadline: number): Promise<string> {
-    for (;;) {
-      this.checkGoing();
-      this.discovery.forget(i.id.apiVersion);
-      try {
-        i.info = await this.discovery.resolve(i.id.apiVersion, i.id.kind);
-        this.fixScope(i, i.info.namespaced);
-        return '';
-      } catch (err: unknown) {
-        if (!(err instanceof UnknownKindError)) throw err;
-        if (Date.now() > deadline) return err.message;
-      }
-      await sleep(200, this.o.signal);
-    }
   }
 
   /** Creates (in apply mode) the namespaces of these items that the member lacks. */

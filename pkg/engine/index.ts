@@ -25,3 +25,7 @@ export {
   type TemplateResult,
   type StateCounts,
 } from './state.js';
+export { OverrideSet, AdmissionOverrideError, ADMITTED_DIGEST_ANNOTATION, admittedDigest } from './admit.js';
+export type { AdmitRequest, AdmitResult } from './admit.js';
+export type { AdmissionOperation } from './overrides.js';
+export { isMutator, readMutator, MUTATION_GROUP, MUTATOR_KINDS, type Mutator } from './gatekeeper.js';

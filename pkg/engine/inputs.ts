@@ -16,6 +16,7 @@ import {
   type PolicyKind,
 } from '../../api/policy/v1alpha1/types.js';
 import { arr, isObject, obj, str, stringList, stringMap, type JsonObject } from './json.js';
+import { isMutator, MUTATION_GROUP, readMutator, sortMutators, type Mutator } from './gatekeeper.js';
 import type { ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 
 export interface Template {
@@ -46,6 +47,10 @@ export interface Inputs {
   propagation: PolicyEntry[];
   overrides: PolicyEntry[];
   clusters: ClusterInfo[];
+  /** Gatekeeper's Assign/AssignMetadata, in the order Gatekeeper applies them. */
+  mutators: Mutator[];
+  /** Labels of the Namespaces in the input (which are templates too), for mutators' namespaceSelector. */
+  namespaceLabels: Map<string, Record<string, string>>;
   errors: InputError[];
 }
 
@@ -156,7 +161,15 @@ function expandLists(objects: readonly unknown[]): unknown[] {
 }
 
 export function sortInputs(objects: readonly unknown[]): Inputs {
-  const inputs: Inputs = { templates: [], propagation: [], overrides: [], clusters: [], errors: [] };
+  const inputs: Inputs = {
+    templates: [],
+    propagation: [],
+    overrides: [],
+    clusters: [],
+    mutators: [],
+    namespaceLabels: new Map(),
+    errors: [],
+  };
   const seen = new Set<string>();
   const clusterNames = new Set<string>();
   expandLists(objects).forEach((o, index) => {
@@ -235,6 +248,25 @@ export function sortInputs(objects: readonly unknown[]): Inputs {
       });
     }
 
+    if (group === MUTATION_GROUP) {
+      if (!isMutator(o))
+        return void inputs.errors.push({
+          object: ref,
+          message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported versions of ${MUTATION_GROUP}: v1, v1beta1, v1alpha1`,
+        });
+      const key = `${MUTATION_GROUP}/${ref.kind}/${ref.name}`;
+      if (seen.has(key))
+        return void inputs.errors.push({
+          object: ref,
+          message: `duplicate ${ref.kind} ${ref.name}: the first one is used`,
+        });
+      seen.add(key);
+      const m = readMutator(o);
+      if (typeof m === 'string') return void inputs.errors.push({ object: ref, message: m });
+      inputs.mutators.push(m);
+      return;
+    }
+
     const templateRef: ObjectRef = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
     if (!isClusterScoped(ref.kind)) templateRef.namespace = ref.namespace ?? 'default';
     const key = `${templateRef.apiVersion}/${templateRef.kind}/${templateRef.namespace ?? ''}/${templateRef.name}`;
@@ -242,7 +274,10 @@ export function sortInputs(objects: readonly unknown[]): Inputs {
       return void inputs.errors.push({ object: templateRef, message: 'duplicate object: the first one is used' });
     seen.add(key);
     inputs.templates.push({ ref: templateRef, labels: stringMap(obj(o.metadata)?.labels), object: o, index });
+    if (ref.apiVersion === 'v1' && ref.kind === 'Namespace')
+      inputs.namespaceLabels.set(ref.name, stringMap(obj(o.metadata)?.labels));
   });
+  sortMutators(inputs.mutators);
   inputs.clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return inputs;
 }

@@ -15,6 +15,24 @@ export interface OverrideRule {
   index: number;
   targetCluster: ClusterAffinity | undefined;
   overriders: Overriders;
+  /** The admission operations the rule acts on (spec.overrideRules[i].targetOperations; absent: CREATE). */
+  operations: ReadonlySet<string>;
+}
+
+/** Admission operations an override rule can name. Rendering for propagation is a CREATE. */
+export type AdmissionOperation = 'CREATE' | 'UPDATE';
+
+const CREATE_ONLY: ReadonlySet<string> = new Set(['CREATE']);
+
+function operationsOf(rule: Record<string, unknown>): ReadonlySet<string> {
+  const ops = arr(rule.targetOperations);
+  if (!ops || ops.length === 0) return CREATE_ONLY;
+  return new Set(ops.filter((o): o is string => typeof o === 'string'));
+}
+
+/** True when the rule acts on an object admitted with `operation`. */
+export function ruleActsOn(rule: OverrideRule, operation: AdmissionOperation): boolean {
+  return rule.operations.has(operation);
 }
 
 function rulesOf(p: PolicyEntry): OverrideRule[] {
@@ -22,13 +40,29 @@ function rulesOf(p: PolicyEntry): OverrideRule[] {
   if (rules && rules.length > 0) {
     return rules.flatMap((r, index) =>
       isObject(r)
-        ? [{ policy: p, index, targetCluster: obj(r.targetCluster), overriders: obj(r.overriders) ?? {} }]
+        ? [
+            {
+              policy: p,
+              index,
+              targetCluster: obj(r.targetCluster),
+              overriders: obj(r.overriders) ?? {},
+              operations: operationsOf(r),
+            },
+          ]
         : [],
     );
   }
   const overriders = obj(p.spec.overriders);
   if (!overriders) return [];
-  return [{ policy: p, index: -1, targetCluster: obj(p.spec.targetCluster), overriders: overriders }];
+  return [
+    {
+      policy: p,
+      index: -1,
+      targetCluster: obj(p.spec.targetCluster),
+      overriders: overriders,
+      operations: CREATE_ONLY,
+    },
+  ];
 }
 
 function ordered(policies: readonly PolicyEntry[], t: Template): OverrideRule[] {

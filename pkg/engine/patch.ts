@@ -8,7 +8,7 @@
 //
 // Every written value is a deep copy, so the result never shares structure with a policy.
 
-import { parsePath, type PathSegment } from '../../api/path/index.js';
+import { formatPath, parsePath, type PathSegment } from '../../api/path/index.js';
 import { cloneJson, isObject, setOwn, type JsonObject } from './json.js';
 
 export class PatchError extends Error {
@@ -187,4 +187,87 @@ export function getValue(doc: unknown, path: string): { found: boolean; value?: 
     }
   }
   return { found: true, value: cur, pointer };
+}
+
+/** The keyed-segment value that selects every item having the field: `[name=*]`. */
+export const GLOB = '*';
+
+function isGlob(s: PathSegment): boolean {
+  return 'match' in s && s.match.value === GLOB;
+}
+
+/** True when the path has a `[field=*]` segment. */
+export function hasGlob(path: string): boolean {
+  return parsePath(path).some(isGlob);
+}
+
+/**
+ * The concrete paths a path with `[field=*]` segments stands for in `doc`: one per list item that has the
+ * field, each glob replaced by the item's index, in document order. Items that lack the field, and
+ * branches whose prefix does not exist, give nothing. A path without globs is returned as it is. The
+ * count is bounded by the number of list items in `doc`.
+ */
+export function expandGlobs(doc: unknown, path: string): string[] {
+  const segments = parsePath(path);
+  let lastGlob = -1;
+  segments.forEach((s, i) => {
+    if (isGlob(s)) lastGlob = i;
+  });
+  if (lastGlob < 0) return [path];
+  const out: string[] = [];
+  const walk = (cur: unknown, i: number, prefix: PathSegment[]): void => {
+    if (i > lastGlob) {
+      out.push(formatPath([...prefix, ...segments.slice(i)]));
+      return;
+    }
+    const seg = segments[i] as PathSegment;
+    if ('match' in seg) {
+      if (!Array.isArray(cur)) return;
+      if (seg.match.value === GLOB) {
+        cur.forEach((el, k) => {
+          if (isObject(el) && hasOwn(el, seg.match.field)) walk(el, i + 1, [...prefix, { key: String(k) }]);
+        });
+        return;
+      }
+      const k = findKeyed(cur, seg.match.field, seg.match.value);
+      if (k >= 0) walk(cur[k], i + 1, [...prefix, seg]);
+      return;
+    }
+    if (Array.isArray(cur)) {
+      const k = arrayIndex(seg.key, cur.length, false);
+      if (k !== undefined) walk(cur[k], i + 1, [...prefix, seg]);
+    } else if (isObject(cur) && hasOwn(cur, seg.key)) {
+      walk(cur[seg.key], i + 1, [...prefix, seg]);
+    }
+  };
+  walk(doc, 0, []);
+  return out;
+}
+
+/**
+ * Whether every test holds for the concrete `path` (globs already expanded): each test's subPath, a
+ * prefix of the path as written, is read at the same depth of the concrete path. MustExist needs a value
+ * there, MustNotExist needs none.
+ */
+export function pathTestsHold(
+  doc: unknown,
+  path: string,
+  tests: ReadonlyArray<{ subPath: string; condition: string }>,
+): boolean {
+  if (tests.length === 0) return true;
+  const concrete = parsePath(path);
+  for (const t of tests) {
+    const depth = parsePath(t.subPath).length;
+    const found = getValue(doc, formatPath(concrete.slice(0, depth))).found;
+    if (t.condition === 'MustExist' ? !found : t.condition === 'MustNotExist' ? found : true) return false;
+  }
+  return true;
+}
+
+/** True when `prefix` names `path` or one of its ancestors, segment by segment (globs match globs). */
+export function isPathPrefix(prefix: string, path: string): boolean {
+  const a = parsePath(prefix);
+  const b = parsePath(path);
+  if (a.length > b.length) return false;
+  return a.every((s, i) => JSON.stringify(s) === JSON.stringify(b[i]));
 }

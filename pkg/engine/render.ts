@@ -5,9 +5,10 @@
 // A failure for one (template, cluster) pair is reported in `errors` and the other pairs still render.
 
 import { sortInputs, type PolicyEntry, type Template } from './inputs.js';
-import { cloneJson, isObject, obj, type JsonObject } from './json.js';
+import { cloneJson, isObject, obj, str, type JsonObject } from './json.js';
 import { PropagationMatcher } from './match.js';
-import { OverrideCatalog, type OverrideRule } from './overrides.js';
+import { applyMutator, mutatorMatches, targetOf, type Mutator } from './gatekeeper.js';
+import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
 import { applyOverriders, OverrideError } from './overriders/index.js';
 import { divideReplicas, PlacementError, selectClusters, templateReplicas } from './placement.js';
 import { clusterMatches } from './selectors.js';
@@ -94,12 +95,66 @@ export function pruneServerFields(o: JsonObject): JsonObject {
   return o;
 }
 
+const NO_LABELS: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map();
+
 function describe(p: PolicyEntry): string {
   return `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}`;
 }
 
 function rulePath(rule: OverrideRule): string {
   return rule.index < 0 ? 'spec.overriders' : `spec.overrideRules[${rule.index}].overriders`;
+}
+
+/**
+ * Applies the rules that target `cluster` and act on `operation`, in order, to `doc` (changed in place;
+ * the root is returned). The one path from rules to an overridden object: rendering and admission both
+ * come through here. Throws RuleError naming the failing rule.
+ */
+export function overrideObject(
+  doc: unknown,
+  kind: string,
+  cluster: ClusterInfo,
+  rules: readonly OverrideRule[],
+  operation: AdmissionOperation,
+  changes: Change[] | undefined,
+): { doc: unknown; applied: AppliedRule[] } {
+  const applied: AppliedRule[] = [];
+  for (const rule of rules) {
+    if (!ruleActsOn(rule, operation)) continue;
+    if (rule.targetCluster !== undefined && !clusterMatches(cluster, rule.targetCluster)) continue;
+    const ctx = { cluster, source: { policy: rule.policy.ref, rule: rule.index }, changes };
+    try {
+      doc = applyOverriders(doc, rule.overriders, ctx, kind);
+    } catch (err: unknown) {
+      if (err instanceof OverrideError || err instanceof PatchError) {
+        throw new RuleError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, rule.policy.ref, {
+          cause: err,
+        });
+      }
+      throw err;
+    }
+    applied.push({ policy: rule.policy.ref, rule: rule.index });
+  }
+  return { doc, applied };
+}
+
+/** Applies the Gatekeeper mutators that match `doc` (in place), in their order. */
+export function applyMutators(
+  doc: JsonObject,
+  mutators: readonly Mutator[],
+  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+  changes: Change[] | undefined,
+): string[] {
+  const applied: string[] = [];
+  const ns = str(obj(doc.metadata)?.namespace);
+  const target = targetOf(doc, ns === undefined ? undefined : namespaceLabels.get(ns));
+  for (const m of mutators) {
+    if (!mutatorMatches(m, target)) continue;
+    const before = changes?.length;
+    applyMutator(doc, m, changes);
+    if (changes === undefined || changes.length !== before) applied.push(m.id);
+  }
+  return applied;
 }
 
 function renderOne(
@@ -109,6 +164,8 @@ function renderOne(
   replicas: number | undefined,
   rules: readonly OverrideRule[],
   explain: boolean,
+  mutators: readonly Mutator[],
+  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
 ): DetailedPlacement {
   let doc: unknown = cloneJson(t.object);
   const changes: Change[] = [];
@@ -127,25 +184,11 @@ function renderOne(
     const meta = obj(doc.metadata);
     if (meta && meta.namespace === undefined) meta.namespace = t.ref.namespace;
   }
-  const applied: AppliedRule[] = [];
-  for (const rule of rules) {
-    if (rule.targetCluster !== undefined && !clusterMatches(cluster, rule.targetCluster)) continue;
-    const ctx = {
-      cluster,
-      source: { policy: rule.policy.ref, rule: rule.index },
-      changes: explain ? changes : undefined,
-    };
-    try {
-      doc = applyOverriders(doc, rule.overriders, ctx, t.ref.kind);
-    } catch (err: unknown) {
-      if (err instanceof OverrideError || err instanceof PatchError) {
-        throw new RuleError(`${describe(rule.policy)}: ${rulePath(rule)}.${err.message}`, rule.policy.ref, {
-          cause: err,
-        });
-      }
-      throw err;
-    }
-    applied.push({ policy: rule.policy.ref, rule: rule.index });
+  const out = overrideObject(doc, t.ref.kind, cluster, rules, 'CREATE', explain ? changes : undefined);
+  doc = out.doc;
+  const applied = out.applied;
+  if (isObject(doc) && mutators.length > 0) {
+    applyMutators(doc, mutators, namespaceLabels, explain ? changes : undefined);
   }
   if (!isObject(doc)) throw new OverrideError('the overrides replaced the object with something that is not an object');
   const overrides: PolicyRef[] = [];
@@ -174,6 +217,9 @@ export interface RenderContext {
   /** Only render for these clusters (RenderOptions.clusters). */
   only?: ReadonlySet<string> | undefined;
   explain: boolean;
+  /** Gatekeeper mutators applied after the overrides, and the Namespace labels their match reads. */
+  mutators?: readonly Mutator[];
+  namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
 /**
@@ -219,7 +265,16 @@ export function renderClaimed(
     if (ctx.only && !ctx.only.has(cluster.name)) continue;
     try {
       out.placements.push(
-        renderOne(t, policy, cluster, division ? division.get(cluster.name) : undefined, rules, ctx.explain),
+        renderOne(
+          t,
+          policy,
+          cluster,
+          division ? division.get(cluster.name) : undefined,
+          rules,
+          ctx.explain,
+          ctx.mutators ?? [],
+          ctx.namespaceLabels ?? NO_LABELS,
+        ),
       );
     } catch (err: unknown) {
       // Known failures carry their own message; anything else is still reported for this pair only.
@@ -250,6 +305,8 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     rulesFor: (t) => catalog.rulesFor(t),
     only: options.clusters ? new Set(options.clusters) : undefined,
     explain: options.explain === true,
+    mutators: inputs.mutators,
+    namespaceLabels: inputs.namespaceLabels,
   };
 
   for (const t of inputs.templates) {

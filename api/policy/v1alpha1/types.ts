@@ -214,7 +214,21 @@ export interface CommandArgsOverrider {
 export interface LabelAnnotationOverrider {
   operator: string; // one of OverriderOperator
   value: Record<string, string>;
+  /**
+   * Flotilla extension (policy.flotilla.io v1beta1): with `add`, keys already present keep their value,
+   * as Gatekeeper's AssignMetadata does.
+   */
+  onlyIfAbsent?: boolean;
 }
+
+/** Flotilla extension: Gatekeeper's pathTests. `subPath` is a prefix of the overrider's path. */
+export interface PathTest {
+  subPath: string;
+  condition: 'MustExist' | 'MustNotExist';
+}
+
+/** Admission operations a rule acts on (Flotilla extension, kinitiras's field). */
+export const TARGET_OPERATIONS = ['CREATE', 'UPDATE'] as const;
 
 export interface PatchOperation {
   subPath: string;
@@ -233,6 +247,8 @@ export interface PlaintextOverrider {
   path: string;
   operator: string; // one of OverriderOperator
   value?: unknown;
+  /** Flotilla extension: every test must hold for the operation to apply (per list item under a glob). */
+  pathTests?: PathTest[];
 }
 
 export interface Overriders {
@@ -249,7 +265,24 @@ export interface RuleWithCluster {
   /** Absent: every cluster. */
   targetCluster?: ClusterAffinity;
   overriders: Overriders;
+  /**
+   * Flotilla extension: the admission operations the rule acts on at admission time (`flotilla webhook
+   * --override`). Absent: CREATE only. Rendering for propagation counts as CREATE.
+   */
+  targetOperations?: Array<(typeof TARGET_OPERATIONS)[number]>;
 }
+
+/**
+ * The Flotilla extension fields of override rules, by where they sit. They exist in policy.flotilla.io
+ * v1beta1 only; conversion carries them through v1alpha1 in EXTENSIONS_ANNOTATION, and the
+ * policy.karmada.io group denies them.
+ */
+export const EXTENSION_FIELDS = {
+  rule: ['targetOperations'],
+  plaintext: ['pathTests'],
+  labelsOverrider: ['onlyIfAbsent'],
+  annotationsOverrider: ['onlyIfAbsent'],
+} as const;
 
 export interface OverrideSpec {
   /** Absent or empty: every resource (in the policy's namespace for an OverridePolicy). */

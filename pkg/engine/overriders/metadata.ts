@@ -1,6 +1,8 @@
 // labelsOverrider / annotationsOverrider (Karmada labelannotationoverrider.go): `add` creates or
 // overwrites keys (creating the map when absent), `replace` only touches keys already present, `remove`
 // deletes present keys whatever the value says. Removing the last key leaves `{}`.
+// Flotilla extension `onlyIfAbsent` (with `add`): a key already present keeps its value, as Gatekeeper's
+// AssignMetadata never changes one.
 
 import type { LabelAnnotationOverrider } from '../../../api/policy/v1alpha1/types.js';
 import { isObject, setOwn, stringMap } from '../json.js';
@@ -32,6 +34,7 @@ export function applyMetadataOverrider(
   for (const [key, raw] of entries) {
     const pointer = () => `/metadata/${field}/${escapeKey(key)}`;
     const present = Object.prototype.hasOwnProperty.call(current, key);
+    if (o.operator === 'add' && o.onlyIfAbsent === true && present) continue;
     if (o.operator === 'add') {
       setOwn(current, key, expand(raw, ctx, name));
       record(ctx, 'add', pointer, name);

@@ -317,7 +317,6 @@ export function applyMutator(doc: JsonObject, m: Mutator, changes?: Change[]): J
     'literal' in m.value ? m.value.literal : m.value.fromMetadata === 'name' ? str(meta.name) : str(meta.namespace);
   if (value === undefined) return doc;
   const segs = m.segments;
-  const create = m.kind === 'Assign';
   const note = (pointer: string, op: Change['op']) =>
     changes?.push({ path: pointer, op, source: { policy: { kind: m.kind, name: m.name }, overrider: 'location' } });
   // `judged`: the pathTests were already judged for this branch (something was created on it).
@@ -339,10 +338,12 @@ export function applyMutator(doc: JsonObject, m: Mutator, changes?: Change[]): J
       }
       let next = judged;
       if (!present) {
-        if (!create) return;
+        const following = segs[i + 1] as PathSegment;
+        // A glob over a list that is not there visits nothing, so nothing is created for it.
+        if ('match' in following && following.match.value === '*') return;
         if (!judged && !testsHold(m, i, false)) return;
         next = true;
-        setOwn(cur, seg.key, 'match' in (segs[i + 1] as PathSegment) ? [] : {});
+        setOwn(cur, seg.key, 'match' in following ? [] : {});
       }
       walk(cur[seg.key], i + 1, here, next);
       return;
@@ -373,7 +374,6 @@ export function applyMutator(doc: JsonObject, m: Mutator, changes?: Change[]): J
     }
     let next = judged;
     if (k < 0) {
-      if (!create) return;
       if (!judged && !testsHold(m, i, false)) return;
       next = true;
       cur.push({ [field]: key });

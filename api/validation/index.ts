@@ -226,7 +226,11 @@ export function validateObject(object: unknown, ctx: ValidationContext = {}): Va
           knownClusters,
         })
       : kind === OVERRIDE_POLICY || kind === CLUSTER_OVERRIDE_POLICY
-        ? validateOverridePolicy(object, { namespace, knownClusters })
+        ? validateOverridePolicy(object, {
+            namespace,
+            knownClusters,
+            group: typeof object.apiVersion === 'string' ? object.apiVersion.split('/')[0] : undefined,
+          })
         : validateCluster(object);
   errors.push(...findings.errors);
   warnings.push(...report.unknownFields.map((f) => `unknown field ${JSON.stringify(f)}`), ...findings.warnings);

@@ -5,7 +5,7 @@
 
 import { checkPath, parsePath, formatPath, MAX_PATH_LENGTH } from '../path/index.js';
 import { checkVariables, mayHaveVariables, sampleVariables, stringsIn } from '../variables/index.js';
-import { invalid, required, tooLong, type FieldError } from './errors.js';
+import { forbidden, invalid, required, tooLong, type FieldError } from './errors.js';
 import { isValidLabelValue, validateAnnotations, validateLabelName } from './names.js';
 import { checkResourceSelectors, unknownClusterWarnings, validateClusterAffinity } from './selectors.js';
 import {
@@ -52,6 +52,8 @@ function templateError(text: string, at: string): FieldError | undefined {
 export interface OverrideContext {
   /** The policy's namespace (Karmada's request namespace); undefined for COP or when not known. */
   namespace: string | undefined;
+  /** The policy's API group: policy.karmada.io denies Flotilla's extension fields. */
+  group?: string | undefined;
   knownClusters: ReadonlySet<string> | undefined;
 }
 
@@ -151,6 +153,89 @@ function validateImageOverriders(overriders: Obj, path: string, warnings: string
   return errs;
 }
 
+/** onlyIfAbsent means something with `add` only. */
+function onlyIfAbsentErrors(overriders: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const field of ['labelsOverrider', 'annotationsOverrider']) {
+    for (const [i, o] of objectsOf(arr(overriders, field))) {
+      if (o.onlyIfAbsent === true && str(o, 'operator') !== 'add')
+        errs.push(
+          invalid(child(index(child(path, field), i), 'onlyIfAbsent'), true, 'only applies with operator "add"'),
+        );
+    }
+  }
+  return errs;
+}
+
+/** A `[field=*]` glob outside plaintext paths. */
+function globErrors(overriders: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [i, f] of objectsOf(arr(overriders, 'fieldOverrider'))) {
+    const fieldPath = str(f, 'fieldPath');
+    if (fieldPath !== undefined && hasGlob(fieldPath))
+      errs.push(
+        invalid(
+          child(index(child(path, 'fieldOverrider'), i), 'fieldPath'),
+          fieldPath,
+          'a [field=*] glob is only allowed in plaintext paths',
+        ),
+      );
+  }
+  for (const [i, o] of objectsOf(arr(overriders, 'imageOverrider'))) {
+    const p = str(obj(o, 'predicate'), 'path');
+    if (p !== undefined && hasGlob(p))
+      errs.push(
+        invalid(
+          child(child(index(child(path, 'imageOverrider'), i), 'predicate'), 'path'),
+          p,
+          'a [field=*] glob is only allowed in plaintext paths',
+        ),
+      );
+  }
+  return errs;
+}
+
+function hasGlob(path: string): boolean {
+  try {
+    return parsePath(path).some((s) => 'match' in s && s.match.value === '*');
+  } catch {
+    return false;
+  }
+}
+
+function isPathPrefix(prefix: string, path: string): boolean {
+  const a = parsePath(prefix);
+  const b = parsePath(path);
+  return a.length <= b.length && a.every((s, i) => JSON.stringify(s) === JSON.stringify(b[i]));
+}
+
+/** Flotilla's extension fields in a policy.karmada.io object: each is denied, naming where it is. */
+function extensionFieldErrors(spec: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  const why = (f: string) =>
+    `${f} is a Flotilla extension: use apiVersion policy.flotilla.io/v1beta1 (policy.karmada.io/v1alpha1 has no such field)`;
+  const forbid = (at: string, f: string) => errs.push(forbidden(at, why(f)));
+  const inOverriders = (overriders: Obj | undefined, at: string) => {
+    if (!overriders) return;
+    for (const [i, p] of objectsOf(arr(overriders, 'plaintext'))) {
+      if (isSet(p, 'pathTests')) forbid(child(index(child(at, 'plaintext'), i), 'pathTests'), 'pathTests');
+      const target = str(p, 'path');
+      if (target !== undefined && hasGlob(target))
+        forbid(child(index(child(at, 'plaintext'), i), 'path'), 'the [field=*] glob');
+    }
+    for (const field of ['labelsOverrider', 'annotationsOverrider'])
+      for (const [i, o] of objectsOf(arr(overriders, field)))
+        if (isSet(o, 'onlyIfAbsent')) forbid(child(index(child(at, field), i), 'onlyIfAbsent'), 'onlyIfAbsent');
+  };
+  for (const [r, rule] of objectsOf(arr(spec, 'overrideRules'))) {
+    const at = index('spec.overrideRules', r);
+    if (isSet(rule, 'targetOperations')) forbid(child(at, 'targetOperations'), 'targetOperations');
+    inOverriders(obj(rule, 'overriders'), child(at, 'overriders'));
+  }
+  inOverriders(obj(spec, 'overriders'), 'spec.overriders');
+  return errs;
+}
+
 function validateLabelOverriders(overriders: Obj, path: string): FieldError[] {
   const errs: FieldError[] = [];
   for (const [i, o] of objectsOf(arr(overriders, 'labelsOverrider'))) {
@@ -234,6 +319,16 @@ function validatePlaintext(overriders: Obj, path: string): FieldError[] {
     if (target !== undefined) {
       const e = pathError(target, child(at, 'path'));
       if (e) errs.push(e);
+      else
+        for (const [t, test] of objectsOf(arr(p, 'pathTests'))) {
+          const subPath = str(test, 'subPath');
+          if (subPath === undefined) continue;
+          const tat = child(index(child(at, 'pathTests'), t), 'subPath');
+          const se = pathError(subPath, tat);
+          if (se) errs.push(se);
+          else if (!isPathPrefix(subPath, target))
+            errs.push(invalid(tat, subPath, `must be a prefix of the path ${JSON.stringify(target)}`));
+        }
     }
     errs.push(...operatorValueErrors(p, child(at, 'value')));
     if (isSet(p, 'value')) errs.push(...variableErrors(p.value, child(at, 'value')));
@@ -253,6 +348,8 @@ function validateOverriders(overriders: Obj, path: string, warnings: string[]): 
     ...validateFieldOverriders(overriders, path),
     ...validateCommandArgs(overriders, path),
     ...validatePlaintext(overriders, path),
+    ...onlyIfAbsentErrors(overriders, path),
+    ...globErrors(overriders, path),
   ];
 }
 
@@ -330,6 +427,7 @@ export function validateOverridePolicy(policy: Obj, ctx: OverrideContext): Findi
     errors.push(invalid('spec.overriders', deprecatedOverriders, "overrideRules and overriders can't co-exist"));
   }
 
+  if (ctx.group === 'policy.karmada.io') errors.push(...extensionFieldErrors(spec));
   const rules = arr(spec, 'overrideRules');
   for (const [r, rule] of objectsOf(rules)) {
     const at = index('spec.overrideRules', r);

@@ -270,11 +270,20 @@ const commandArgs = object(
   'containerName',
   'operator',
 );
-const labelAnnotation = object({ operator: enumOf(...OVERRIDER_OPERATORS), value: stringMap }, 'operator', 'value');
+const labelAnnotation = object(
+  { operator: enumOf(...OVERRIDER_OPERATORS), value: stringMap, onlyIfAbsent: boolean },
+  'operator',
+  'value',
+);
+const pathTest = object({ subPath: string, condition: enumOf('MustExist', 'MustNotExist') }, 'subPath', 'condition');
 
 const overriders = object({
   plaintext: arrayOf(
-    object({ path: string, operator: enumOf(...OVERRIDER_OPERATORS), value: anyJSON }, 'path', 'operator'),
+    object(
+      { path: string, operator: enumOf(...OVERRIDER_OPERATORS), value: anyJSON, pathTests: arrayOf(pathTest) },
+      'path',
+      'operator',
+    ),
   ),
   imageOverrider: arrayOf(
     object(
@@ -301,7 +310,12 @@ const overriders = object({
 /** OverridePolicy / ClusterOverridePolicy `spec`. */
 export const OVERRIDE_SPEC: Schema = object({
   resourceSelectors: arrayOf(resourceSelector),
-  overrideRules: arrayOf(object({ targetCluster: clusterAffinity, overriders }, 'overriders')),
+  overrideRules: arrayOf(
+    object(
+      { targetCluster: clusterAffinity, overriders, targetOperations: arrayOf(enumOf('CREATE', 'UPDATE')) },
+      'overriders',
+    ),
+  ),
   targetCluster: clusterAffinity,
   overriders,
 });

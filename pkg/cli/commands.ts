@@ -61,6 +61,41 @@ namespace (cluster-scoped kinds, and templates that leave the namespace to kubec
   load: () => import('./render.js'),
 });
 
+export const ADMIT_FLAGS = {
+  filename: FILENAME_FLAG,
+  recursive: RECURSIVE_FLAG,
+  cluster: {
+    type: 'string',
+    required: true,
+    value: 'NAME',
+    help: 'the cluster admitting the objects: its Cluster object in the input gives its labels, provider, region and zones',
+  },
+  operation: {
+    type: 'string',
+    default: 'CREATE',
+    choices: ['CREATE', 'UPDATE'],
+    value: 'OP',
+    help: 'the admission operation (rules act on CREATE unless their targetOperations say otherwise)',
+  },
+  output: { type: 'string', short: 'o', default: 'yaml', choices: ['yaml', 'json'], help: 'yaml or json' },
+} as const satisfies Flags;
+export type AdmitFlags = FlagValues<typeof ADMIT_FLAGS>;
+
+const admit = defineCommand({
+  name: 'admit',
+  summary: 'Print objects as the admission override route admits them in one cluster (offline)',
+  description: `Reads objects, OverridePolicies and ClusterOverridePolicies (policy.flotilla.io or policy.karmada.io),
+Gatekeeper Assign and AssignMetadata mutators (mutations.gatekeeper.sh), Clusters and Namespaces, and prints
+every object that is not a policy, mutator or Cluster exactly as 'flotilla webhook --override' running in
+cluster NAME would admit it: the override rules that select it and target NAME (and act on --operation),
+then the mutators that match it. Namespaces in the input give the labels a namespaceSelector reads.
+For a CREATE the result is what 'flotilla render --cluster NAME' gives for the same template.
+The offline check to run in CI before a policy reaches a cluster.`,
+  flags: ADMIT_FLAGS,
+  footer: 'Exit status: 0 admitted; 1 invalid input or a failing rule (every problem is printed); 2 usage.',
+  load: () => import('./admit.js'),
+});
+
 export const VALIDATE_FLAGS = { filename: FILENAME_FLAG, recursive: RECURSIVE_FLAG } as const satisfies Flags;
 export type ValidateFlags = FlagValues<typeof VALIDATE_FLAGS>;
 
@@ -397,7 +432,7 @@ export const ROOT: CommandSpec = defineCommand({
   name: 'flotilla',
   summary: 'flotilla: propagate Kubernetes resource templates to member clusters, with per-cluster overrides.',
   flags: ROOT_FLAGS,
-  subcommands: [render, validate, diff, apply, controller, webhook, certs, version, completion],
+  subcommands: [render, validate, admit, diff, apply, controller, webhook, certs, version, completion],
   footer: `Run 'flotilla help COMMAND' or 'flotilla COMMAND --help' for a command's options.
 Exit status: 0 ok; 1 invalid input or failed work; 2 usage.`,
 });

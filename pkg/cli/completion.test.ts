@@ -126,6 +126,7 @@ describe('flotilla completion', () => {
         offers: [
           'render',
           'validate',
+          'admit',
           'diff',
           'apply',
           'controller',

@@ -229,6 +229,31 @@ export const WEBHOOK_FLAGS = {
     value: 'DURATION',
     help: 'how often Cluster objects are listed',
   },
+  override: {
+    type: 'boolean',
+    help: 'also serve POST /override: admission-time overrides for the objects of the cluster the webhook runs in (needs a kubeconfig and --cluster-name)',
+  },
+  'cluster-name': {
+    type: 'string',
+    value: 'NAME',
+    help: "with --override: the cluster's name, for targetCluster and ${cluster.name}; a Cluster object of this name, if any, gives the rest",
+  },
+  'cluster-labels': {
+    type: 'string',
+    value: 'K=V,...',
+    help: "with --override, when no Cluster object exists: the cluster's labels",
+  },
+  'cluster-provider': {
+    type: 'string',
+    value: 'NAME',
+    help: 'with --override: the cluster provider (${cluster.provider})',
+  },
+  'cluster-region': { type: 'string', value: 'NAME', help: 'with --override: the cluster region (${cluster.region})' },
+  'cluster-zones': {
+    type: 'string',
+    value: 'Z1,...',
+    help: 'with --override: the cluster zones (${cluster.zone} is the first)',
+  },
 } as const satisfies Flags;
 export type WebhookFlags = FlagValues<typeof WEBHOOK_FLAGS>;
 
@@ -238,6 +263,11 @@ const webhook = defineCommand({
   description: `Serves TLS 1.2 or later. Endpoints: POST /validate, /mutate (AdmissionReview admission.k8s.io/v1
 and v1beta1), POST /convert (ConversionReview apiextensions.k8s.io/v1 and v1beta1), GET /healthz,
 /readyz, /metrics (Prometheus).
+
+With --override, also POST /override: every object admitted in this cluster gets the OverridePolicies and
+ClusterOverridePolicies (both API groups) that select it and target this cluster, then the matching
+Gatekeeper Assign/AssignMetadata mutators, as a JSON patch ('flotilla admit' shows the same offline).
+The policies are watched in the cluster of the kubeconfig; /readyz waits until they are loaded.
 
 A renewed certificate is used for new connections without a restart. With a kubeconfig, the webhook
 lists Cluster objects to warn about rules naming clusters that do not exist (~/.kube/config is not read

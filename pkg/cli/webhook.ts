@@ -53,6 +53,47 @@ async function clusterInventory(
   });
 }
 
+function keyValues(text: string | undefined, flag: string): Record<string, string> | undefined {
+  if (text === undefined || text === '') return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${flag} takes KEY=VALUE pairs separated by commas, got ${JSON.stringify(pair)}`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** The /override route's policies, watched in the kubeconfig's cluster (required with --override). */
+async function overrideSource(values: WebhookFlags, io: CommandIO, logger: Logger) {
+  const name = values['cluster-name'];
+  if (!name) throw new UsageError('--override needs --cluster-name: the name of the cluster the webhook runs in');
+  const labels = keyValues(values['cluster-labels'], '--cluster-labels');
+  const zones = values['cluster-zones']
+    ?.split(',')
+    .map((z) => z.trim())
+    .filter(Boolean);
+  const kubeconfig = await loadKubeConfigFor(values, io, { home: false });
+  const [{ KubeClient }, { Watcher }, { WatchedOverrides }] = await Promise.all([
+    import('../kube/client.js'),
+    import('../kube/watch.js'),
+    import('../webhook/override-source.js'),
+  ]);
+  const userAgent = 'flotilla-webhook';
+  return new WatchedOverrides({
+    client: new KubeClient(kubeconfig, { concurrency: 4, userAgent }),
+    watcher: new Watcher(kubeconfig, { userAgent }),
+    cluster: {
+      name,
+      ...(labels ? { labels } : {}),
+      ...(values['cluster-provider'] ? { provider: values['cluster-provider'] } : {}),
+      ...(values['cluster-region'] ? { region: values['cluster-region'] } : {}),
+      ...(zones && zones.length > 0 ? { zones } : {}),
+    },
+    logger,
+  });
+}
+
 export async function run(values: WebhookFlags, io: CommandIO): Promise<number> {
   const certFile = values['tls-cert-file'];
   const keyFile = values['tls-private-key-file'];
@@ -69,10 +110,22 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
     return 1;
   }
 
+  let overrides: Awaited<ReturnType<typeof overrideSource>> | undefined;
+  if (values.override) {
+    try {
+      overrides = await overrideSource(values, io, logger);
+    } catch (e: unknown) {
+      if (e instanceof UsageError) throw e;
+      logger.error('cannot load the kubeconfig for --override', { error: e instanceof Error ? e.message : String(e) });
+      return 1;
+    }
+  }
+
   // /readyz asks the server, which is built next and exists before any request arrives.
   const handler: WebhookHandler = new WebhookHandler({
     ...(inventory ? { inventory } : {}),
-    ready: (): boolean => server.ready,
+    ...(overrides ? { overrides } : {}),
+    ready: (): boolean => server.ready && (overrides?.ready() ?? true),
     logger,
   });
   const server: WebhookServer = new WebhookServer({
@@ -93,6 +146,7 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
     return 1;
   }
   if (inventory) await inventory.start(io.signal);
+  if (overrides) await overrides.start(io.signal);
   await stopped;
   logger.info('webhook stopped');
   return 0;

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 
+import { clusterInfo, OverrideSet } from '../engine/index.js';
 import { WebhookHandler } from './handler.js';
+import type { OverrideSource } from './overriding.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
 
 type Obj = Record<string, unknown>;
@@ -65,15 +67,67 @@ function withDeep(review: Obj, path: string[], deep: string): string {
 
 const deepArray = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
 const deepObject = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
+const workload = (): Obj => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: 'u-1',
+    operation: 'CREATE',
+    kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+    name: 'web',
+    namespace: 'shop',
+    object: {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop', labels: { a: 'b' } },
+      spec: { template: { spec: { containers: [{ name: 'web', image: 'nginx', args: ['x'] }] } } },
+    },
+  },
+});
 const ROUTES: Array<[string, () => Obj]> = [
   ['/validate', admission],
   ['/mutate', admission],
   ['/convert', conversion],
+  ['/override', workload],
 ];
+
+/** Policies for /override that touch every part of the workload above. */
+function overrideSource(): OverrideSource {
+  const set = new OverrideSet(clusterInfo({ metadata: { name: 'm1' } }));
+  set.upsert({
+    apiVersion: 'policy.flotilla.io/v1beta1',
+    kind: 'ClusterOverridePolicy',
+    metadata: { name: 'all' },
+    spec: {
+      overrideRules: [
+        {
+          targetOperations: ['CREATE', 'UPDATE'],
+          overriders: {
+            imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'r' }],
+            argsOverrider: [{ containerName: 'web', operator: 'add', value: ['--y'] }],
+            labelsOverrider: [{ operator: 'add', value: { c: 'd' } }],
+            plaintext: [{ operator: 'add', path: '/spec/template/spec/containers/[name=*]/x', value: 1 }],
+          },
+        },
+      ],
+    },
+  });
+  set.upsert({
+    apiVersion: 'mutations.gatekeeper.sh/v1',
+    kind: 'Assign',
+    metadata: { name: 'a' },
+    spec: {
+      applyTo: [{ groups: ['apps'], versions: ['v1'], kinds: ['Deployment'] }],
+      location: 'spec.template.spec.containers[name:*].imagePullPolicy',
+      parameters: { assign: { value: 'Always' } },
+    },
+  });
+  return { set, ready: () => true, namespaceLabels: () => ({}) };
+}
 
 describe('deep values in every field of every review', () => {
   const errors: string[] = [];
-  const handler = new WebhookHandler({ logger: { error: (m) => void errors.push(m) } });
+  const handler = new WebhookHandler({ logger: { error: (m) => void errors.push(m) }, overrides: overrideSource() });
 
   for (const [route, make] of ROUTES) {
     for (const path of paths(make())) {
@@ -94,6 +148,8 @@ describe('deep values in every field of every review', () => {
               : (((parsed.response as Obj).status ?? (parsed.response as Obj).result) as Obj | undefined)?.message;
           if (typeof message === 'string')
             assert.ok(message.length <= MAX_MESSAGE_CHARS, `message of ${message.length} characters`);
+          if (route === '/override' && res.status === 200)
+            assert.notEqual(((parsed.response as Obj).status as Obj | undefined)?.code, 500, res.body.slice(0, 300));
         }
         assert.deepEqual(errors, [], 'no internal error logged');
       });

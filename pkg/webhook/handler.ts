@@ -12,6 +12,7 @@ import { BadRequestError, admissionReview, decodeAdmissionReview, errored } from
 import { reviewConversion } from './conversion.js';
 import { MAX_BODY_BYTES, MAX_RESPONSE_BYTES, boundMessage } from './limits.js';
 import { mutateRequestSafely } from './mutating.js';
+import { overrideRequestSafely, type OverrideSource } from './overriding.js';
 import type { AdmissionResponse, ConversionReview } from './types.js';
 import { EMPTY_INVENTORY, validateRequestSafely, type Inventory } from './validating.js';
 
@@ -45,6 +46,8 @@ export interface HandlerOptions {
   maxResponseBytes?: number;
   /** Told of every answer with status 500, with its cause (the server logs it). */
   logger?: Pick<Logger, 'error'>;
+  /** Serve /override (admission-time overrides) from these policies; absent: no such route. */
+  overrides?: OverrideSource;
 }
 
 type Outcome =
@@ -155,7 +158,28 @@ export class WebhookHandler {
         });
       };
 
+    const unmodified = this.registry.counter(
+      'flotilla_webhook_override_unmodified_total',
+      'Objects /override admitted unmodified because the override could not be computed, by reason.',
+      ['reason'],
+    );
+    const overrides = opts.overrides;
+    const overrideRoute: Array<[string, Route]> = overrides
+      ? [
+          [
+            '/override',
+            {
+              method: 'POST',
+              handle: admission((r) =>
+                overrideRequestSafely(r, { source: overrides, unmodified: (reason) => unmodified.inc({ reason }) }),
+              ),
+            },
+          ],
+        ]
+      : [];
+
     this.routes = new Map<string, Route>([
+      ...overrideRoute,
       ['/validate', { method: 'POST', handle: admission((r) => validateRequestSafely(r, { inventory })) }],
       ['/mutate', { method: 'POST', handle: admission((r) => mutateRequestSafely(r, { newId })) }],
       [

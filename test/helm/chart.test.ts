@@ -236,6 +236,62 @@ void describe('the chart', () => {
     );
   });
 
+  void it('adds the override webhook only when enabled: IfNeeded, no side effects, Ignore, never kube-system or the install namespace', () => {
+    const hooks = (objects: Obj[]) =>
+      (get(named(objects, 'MutatingWebhookConfiguration', 'flotilla'), 'webhooks') as Obj[]).map((h) => h.name);
+    assert.deepStrictEqual(hooks(render()), ['policies.mutate.flotilla.io']);
+    assert.ok(!args(render(), 'flotilla-webhook').includes('--override'));
+
+    const objects = render(
+      '--set',
+      'webhook.override.enabled=true',
+      '--set',
+      'webhook.override.clusterName=eu-1',
+      '--set-json',
+      'webhook.override.clusterLabels={"env":"prod","tier":"a"}',
+      '--set',
+      'webhook.override.region=eu-west-1',
+      '--set-json',
+      'webhook.override.namespaceSelector={"matchLabels":{"team":"x"},"matchExpressions":[{"key":"skip","operator":"DoesNotExist"}]}',
+    );
+    const hook = (get(named(objects, 'MutatingWebhookConfiguration', 'flotilla'), 'webhooks') as Obj[]).find(
+      (h) => h.name === 'override.flotilla.io',
+    ) as Obj;
+    assert.equal(get(hook, 'clientConfig.service.path'), '/override');
+    assert.equal(hook.reinvocationPolicy, 'IfNeeded');
+    assert.equal(hook.sideEffects, 'None');
+    assert.equal(hook.failurePolicy, 'Ignore');
+    assert.deepStrictEqual(hook.namespaceSelector, {
+      matchExpressions: [
+        { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', NS] },
+        { key: 'skip', operator: 'DoesNotExist' },
+      ],
+      matchLabels: { team: 'x' },
+    });
+    assert.ok((hook.rules as Obj[]).some((r) => (r.resources as string[]).includes('deployments')));
+    assert.deepStrictEqual(args(objects, 'flotilla-webhook').slice(4), [
+      '--override',
+      '--cluster-name=eu-1',
+      '--cluster-labels=env=prod,tier=a',
+      '--cluster-region=eu-west-1',
+    ]);
+    const rules = get(named(objects, 'ClusterRole', 'flotilla-webhook'), 'rules') as Obj[];
+    assert.ok(rules.some((r) => (r.resources as string[]).includes('clusteroverridepolicies')));
+    assert.ok(rules.some((r) => (r.resources as string[]).includes('assignmetadata')));
+
+    const missing = helmSync([
+      'template',
+      'flotilla',
+      CHART,
+      '--namespace',
+      NS,
+      '--set',
+      'webhook.override.enabled=true',
+    ]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /webhook\.override\.clusterName is required when webhook\.override\.enabled is true/);
+  });
+
   void it('carries replicas, log level, leader election, the members kubeconfig and extra flags into the controller', () => {
     const objects = render(
       '--set',

@@ -1,0 +1,356 @@
+// Overrides at admission time, as a platform team runs them: `flotilla webhook --override` as its own
+// process, registered with the override.flotilla.io webhook the chart renders (webhook.override.enabled),
+// called by a real apiserver over TLS. The cluster's Cluster object gives its labels and region; the
+// policies and a Gatekeeper Assign are created with kubectl and picked up by the webhook's watches; the
+// objects are created the way users and tools create them (kubectl create deployment, kubectl set image,
+// --dry-run=server). Then the webhook is stopped: with failurePolicy Ignore objects are admitted
+// unmodified and the apiserver counts it; with Fail the refusal names Flotilla's webhook.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+
+import { customResourceDefinitions } from '../../api/crds/index.js';
+import { createCA, createServingCert } from '../../pkg/certs/index.js';
+import { waitForCRDsEstablished } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
+import { freePort } from '../envtest/process.js';
+import { useEnvironment } from '../envtest/suite.js';
+import { eventually } from '../eventually.js';
+import { CHART, helmSync } from '../helm-binary.js';
+
+type Obj = Record<string, unknown>;
+const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
+const NS = 'shop';
+const WAIT_MS = 40_000;
+
+/** Gatekeeper's mutator kinds, as CRDs that keep what they are given (the webhook reads them as Gatekeeper serves them). */
+const gatekeeperCRD = (kind: string, plural: string): Obj => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: `${plural}.mutations.gatekeeper.sh` },
+  spec: {
+    group: 'mutations.gatekeeper.sh',
+    names: { kind, plural, listKind: `${kind}List`, singular: kind.toLowerCase() },
+    scope: 'Cluster',
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+      },
+    ],
+  },
+});
+
+void describe('the apiserver calling /override on flotilla webhook --override', () => {
+  const env = useEnvironment({ members: 0 });
+  let dir: string;
+  let port: number;
+  let caPem: string;
+  let webhook: { child: ChildProcess; log: () => string; exited: Promise<unknown> } | undefined;
+  const kubeconfig = () => env().hub.kubeconfigPath;
+  const k = (args: string[], stdin?: unknown) => kubectl(kubeconfig(), args, stdin);
+
+  const startWebhook = () => {
+    const child = spawn(
+      process.execPath,
+      [
+        MAIN,
+        'webhook',
+        '--tls-cert-file',
+        join(dir, 'tls.crt'),
+        '--tls-private-key-file',
+        join(dir, 'tls.key'),
+        '--port',
+        String(port),
+        '--bind-address',
+        '127.0.0.1',
+        '--kubeconfig',
+        kubeconfig(),
+        '--override',
+        '--cluster-name',
+        'eu-1',
+      ],
+      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let log = '';
+    child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    webhook = { child, log: () => log, exited };
+  };
+
+  const readyz = () =>
+    new Promise<number>((resolve) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, path: '/readyz', ca: caPem, timeout: 2000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+
+  const deployment = async (name: string): Promise<Obj | undefined> => {
+    const r = await k(['get', 'deployment', name, '-n', NS, '-o', 'json']);
+    return r.status === 0 ? (JSON.parse(r.stdout) as Obj) : undefined;
+  };
+  const containers = (d: Obj | undefined) =>
+    ((d?.spec as Obj | undefined)?.template as { spec: { containers: Obj[] } } | undefined)?.spec.containers ?? [];
+  const failOpen = async () => {
+    const r = await k(['get', '--raw', '/metrics']);
+    const m = /^apiserver_admission_webhook_fail_open_count\{[^}]*name="override\.flotilla\.io"[^}]*\} (\d+)/m.exec(
+      r.stdout,
+    );
+    return m ? Number(m[1]) : 0;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'override-it-'));
+    const ca = createCA('override-it');
+    const serving = createServingCert(ca, { commonName: 'flotilla-webhook', ipAddresses: ['127.0.0.1'] });
+    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
+    writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
+    caPem = ca.certPem;
+    port = await freePort();
+
+    const crds = [
+      ...customResourceDefinitions(),
+      gatekeeperCRD('Assign', 'assign'),
+      gatekeeperCRD('AssignMetadata', 'assignmetadata'),
+    ];
+    const installed = await k(['apply', '--server-side', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [...crds, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }],
+    });
+    assert.equal(installed.status, 0, installed.stderr);
+    await waitForCRDsEstablished(
+      env().hub,
+      crds.map((c) => String((c.metadata as Obj).name)),
+      60_000,
+    );
+
+    // This cluster, as its Cluster object says: the webhook is only told its name.
+    const objects = await k(['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'cluster.flotilla.io/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name: 'eu-1', labels: { env: 'prod' } },
+          spec: { region: 'eu-west-1' },
+        },
+        {
+          apiVersion: 'policy.flotilla.io/v1beta1',
+          kind: 'ClusterOverridePolicy',
+          metadata: { name: 'registry' },
+          spec: {
+            resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment' }],
+            overrideRules: [
+              {
+                // On CREATE only (no targetOperations): a later `kubectl set image` is left alone.
+                targetCluster: { labelSelector: { matchLabels: { env: 'prod' } } },
+                overriders: {
+                  imageOverrider: [
+                    { component: 'Registry', operator: 'replace', value: 'mirror.${cluster.region}.example.com' },
+                  ],
+                },
+              },
+              {
+                targetOperations: ['CREATE', 'UPDATE'],
+                overriders: {
+                  annotationsOverrider: [{ operator: 'add', value: { 'example.com/cluster': '${cluster.name}' } }],
+                },
+              },
+            ],
+          },
+        },
+        {
+          // Gatekeeper's documented pathTests use: set runAsNonRoot only where nobody has said otherwise.
+          apiVersion: 'mutations.gatekeeper.sh/v1',
+          kind: 'Assign',
+          metadata: { name: 'run-as-non-root' },
+          spec: {
+            applyTo: [{ groups: ['apps'], versions: ['v1'], kinds: ['Deployment'] }],
+            match: { scope: 'Namespaced', kinds: [{ apiGroups: ['apps'], kinds: ['Deployment'] }] },
+            location: 'spec.template.spec.containers[name:*].securityContext.runAsNonRoot',
+            parameters: {
+              pathTests: [
+                {
+                  subPath: 'spec.template.spec.containers[name:*].securityContext.runAsNonRoot',
+                  condition: 'MustNotExist',
+                },
+              ],
+              assign: { value: true },
+            },
+          },
+        },
+      ],
+    });
+    assert.equal(objects.status, 0, objects.stderr);
+
+    startWebhook();
+    const ready = await eventually(readyz, (s) => s === 200, WAIT_MS, 100);
+    assert.equal(ready, 200, `the webhook never became ready:\n${webhook?.log()}`);
+
+    // The chart's override webhook (webhook.override.enabled), pointed at this process by URL.
+    const rendered = helmSync([
+      'template',
+      'flotilla',
+      CHART,
+      '--namespace',
+      'flotilla-system',
+      '--set',
+      'webhook.override.enabled=true',
+      '--set',
+      'webhook.override.clusterName=eu-1',
+      '--show-only',
+      'templates/webhook/webhookconfigurations.yaml',
+    ]);
+    assert.equal(rendered.status, 0, rendered.stderr);
+    const config = parseAllDocuments(rendered.stdout)
+      .map((d) => d.toJS() as Obj)
+      .find((o) => o.kind === 'MutatingWebhookConfiguration') as Obj;
+    const hook = (config.webhooks as Obj[]).find((w) => w.name === 'override.flotilla.io') as Obj;
+    hook.clientConfig = { url: `https://127.0.0.1:${port}/override`, caBundle: Buffer.from(caPem).toString('base64') };
+    const registered = await k(['apply', '-f', '-'], {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'flotilla-override-it' },
+      webhooks: [hook],
+    });
+    assert.equal(registered.status, 0, registered.stderr);
+
+    // The apiserver picks up webhook configurations asynchronously: wait until a dry run comes back changed.
+    const reached = await eventually(
+      () => k(['create', 'deployment', 'probe', '-n', NS, '--image=nginx', '--dry-run=server', '-o', 'json']),
+      (r) => r.status === 0 && r.stdout.includes('mirror.eu-west-1.example.com'),
+      WAIT_MS,
+      200,
+    );
+    assert.match(reached.stdout, /mirror\.eu-west-1\.example\.com/, `${reached.stderr}\n${webhook?.log()}`);
+  });
+
+  after(async () => {
+    webhook?.child.kill('SIGTERM');
+    await webhook?.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it("kubectl create deployment gets the cluster's override, then the Gatekeeper mutator", async () => {
+    const r = await k(['create', 'deployment', 'web', '-n', NS, '--image=registry.k8s.io/pause:3.9']);
+    assert.equal(r.status, 0, r.stderr);
+    const d = await deployment('web');
+    assert.equal(containers(d)[0]?.image, 'mirror.eu-west-1.example.com/pause:3.9');
+    assert.deepEqual(containers(d)[0]?.securityContext, { runAsNonRoot: true });
+    assert.equal(((d?.metadata as Obj).annotations as Obj)['example.com/cluster'], 'eu-1');
+  });
+
+  void it('acts on UPDATE only where a rule says so: kubectl set image keeps the new image', async () => {
+    const created = await k(['create', 'deployment', 'api', '-n', NS, '--image=registry.k8s.io/pause:3.9']);
+    assert.equal(created.status, 0, created.stderr);
+    const set = await k(['set', 'image', 'deployment/api', '-n', NS, 'pause=registry.k8s.io/pause:3.10']);
+    assert.equal(set.status, 0, set.stderr);
+    const removed = await k(['annotate', 'deployment/api', '-n', NS, 'example.com/cluster-']);
+    assert.equal(removed.status, 0, removed.stderr);
+    const d = await deployment('api');
+    // The CREATE-only registry rule did not touch the update; the CREATE+UPDATE rule put its annotation back.
+    assert.equal(containers(d)[0]?.image, 'registry.k8s.io/pause:3.10');
+    assert.equal(((d?.metadata as Obj).annotations as Obj)['example.com/cluster'], 'eu-1');
+  });
+
+  void it('--dry-run=server returns the mutated object and creates nothing', async () => {
+    const r = await k([
+      'create',
+      'deployment',
+      'dry',
+      '-n',
+      NS,
+      '--image=nginx:1.27',
+      '--dry-run=server',
+      '-o',
+      'json',
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(containers(JSON.parse(r.stdout) as Obj)[0]?.image, 'mirror.eu-west-1.example.com/nginx:1.27');
+    assert.equal(await deployment('dry'), undefined);
+  });
+
+  void it("a Gatekeeper Assign's MustNotExist pathTest keeps what the object says", async () => {
+    const r = await k(['apply', '-f', '-'], {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'root', namespace: NS },
+      spec: {
+        selector: { matchLabels: { app: 'root' } },
+        template: {
+          metadata: { labels: { app: 'root' } },
+          spec: {
+            containers: [
+              { name: 'legacy', image: 'busybox', securityContext: { runAsNonRoot: false } },
+              { name: 'new', image: 'busybox' },
+            ],
+          },
+        },
+      },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(
+      containers(await deployment('root')).map((c) => c.securityContext),
+      [{ runAsNonRoot: false }, { runAsNonRoot: true }],
+    );
+  });
+
+  void it('a policy change is picked up by the watches without a restart', async () => {
+    const r = await k(['apply', '-f', '-'], {
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'OverridePolicy',
+      metadata: { name: 'team', namespace: NS },
+      spec: { overrideRules: [{ overriders: { labelsOverrider: [{ operator: 'add', value: { team: 'shop' } }] } }] },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const labelled = await eventually(
+      () => k(['create', 'configmap', `c${Date.now()}`, '-n', NS, '--dry-run=server', '-o', 'json']),
+      (x) => x.status === 0 && x.stdout.includes('"team": "shop"'),
+      WAIT_MS,
+      200,
+    );
+    assert.match(labelled.stdout, /"team": "shop"/);
+  });
+
+  void it('stopped: with failurePolicy Ignore objects are admitted unmodified and counted; with Fail the refusal names Flotilla', async () => {
+    webhook?.child.kill('SIGKILL');
+    await webhook?.exited;
+    const before = await failOpen();
+    const r = await k(['create', 'deployment', 'while-down', '-n', NS, '--image=nginx:1.27']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(containers(await deployment('while-down'))[0]?.image, 'nginx:1.27');
+    assert.ok((await failOpen()) > before, 'apiserver_admission_webhook_fail_open_count did not count it');
+
+    const fail = await k([
+      'patch',
+      'mutatingwebhookconfiguration',
+      'flotilla-override-it',
+      '--type=json',
+      '-p',
+      '[{"op":"replace","path":"/webhooks/0/failurePolicy","value":"Fail"}]',
+    ]);
+    assert.equal(fail.status, 0, fail.stderr);
+    const refused = await eventually(
+      () => k(['create', 'deployment', `refused${Date.now()}`, '-n', NS, '--image=nginx', '--dry-run=server']),
+      (x) => x.status !== 0,
+      WAIT_MS,
+      200,
+    );
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /failed calling webhook "override\.flotilla\.io"/);
+  });
+});

@@ -9,8 +9,9 @@
 // a digest of itself, and an object whose digest matches its annotation is left as it is.
 
 import { createHash } from 'node:crypto';
-import { cloneJson, isObject, obj, str, stringMap, type JsonObject } from './json.js';
-import { OverrideCatalog, type AdmissionOperation } from './overrides.js';
+import { cloneJson, isObject, jsonEqual, obj, str, stringMap, type JsonObject } from './json.js';
+import { OverrideCatalog, ruleMayRepeat, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
+import { BoundedCache } from '../../api/internal/cache.js';
 import { applyMutators, overrideObject } from './render.js';
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
 import type { Mutator } from './gatekeeper.js';
@@ -32,6 +33,10 @@ export interface AdmitRequest {
   /** Labels of the object's namespace (mutators' namespaceSelector); unknown: undefined. */
   namespaceLabels?: Readonly<Record<string, string>> | undefined;
   explain?: boolean;
+}
+
+function newRulesCache(): BoundedCache<readonly OverrideRule[]> {
+  return new BoundedCache({ maxEntries: 4096, maxKeyLength: 2048, maxTotalLength: 4 * 1024 * 1024 });
 }
 
 export interface AdmitResult {
@@ -84,6 +89,8 @@ export class OverrideSet {
   private readonly mutatorObjects = new Map<string, JsonObject>();
   private catalog: OverrideCatalog | undefined;
   private mutators: Mutator[] | undefined;
+  /** Rules by object identity and labels: most admissions are of objects seen before. Dropped on any change. */
+  private rulesCache = newRulesCache();
   private readonly problems = new Map<string, string>();
 
   constructor(cluster: ClusterInfo) {
@@ -116,6 +123,7 @@ export class OverrideSet {
     const inputs = sortInputs([o]);
     this.catalog = undefined;
     this.mutators = undefined;
+    this.rulesCache = newRulesCache();
     this.policies.delete(key);
     this.mutatorObjects.delete(key);
     if (inputs.errors.length > 0) {
@@ -135,6 +143,7 @@ export class OverrideSet {
     if (this.policies.delete(key) || this.mutatorObjects.delete(key)) {
       this.catalog = undefined;
       this.mutators = undefined;
+      this.rulesCache = newRulesCache();
     }
   }
 
@@ -157,18 +166,29 @@ export class OverrideSet {
       return { object: cloneJson(input), changed: false, rules: [], mutators: [], changes: [] };
 
     const first = this.apply(input, req);
-    if (!first.changed) return first;
+    if (!first.changed || !first.mayRepeat) return first.result;
     // Would a second admission change the output again? Then mark it, so it does not.
-    const again = this.apply(first.object, { ...req, explain: false });
-    if (again.changed) {
-      const meta = obj(first.object.metadata) ?? (first.object.metadata = {});
+    const again = this.apply(first.result.object, { ...req, explain: false });
+    if (again.result.changed) {
+      const out = first.result.object;
+      const meta = obj(out.metadata) ?? (out.metadata = {});
       const ann = obj(meta.annotations) ?? (meta.annotations = {});
-      ann[ADMITTED_DIGEST_ANNOTATION] = admittedDigest(first.object);
+      ann[ADMITTED_DIGEST_ANNOTATION] = admittedDigest(out);
     }
-    return first;
+    return first.result;
   }
 
-  private apply(input: JsonObject, req: AdmitRequest): AdmitResult {
+  private rulesFor(t: Template, catalog: OverrideCatalog): readonly OverrideRule[] {
+    if (Object.keys(t.labels).length > 32) return catalog.rulesFor(t);
+    const key = `${t.ref.apiVersion}\u0000${t.ref.kind}\u0000${t.ref.namespace ?? ''}\u0000${t.ref.name}\u0000${JSON.stringify(t.labels)}`;
+    const hit = this.rulesCache.get(key);
+    if (hit) return hit;
+    const rules = catalog.rulesFor(t);
+    this.rulesCache.set(key, rules);
+    return rules;
+  }
+
+  private apply(input: JsonObject, req: AdmitRequest): { result: AdmitResult; changed: boolean; mayRepeat: boolean } {
     const { catalog, mutators } = this.build();
     const ref = refOf(input);
     if (isClusterScoped(ref.kind)) delete ref.namespace;
@@ -177,8 +197,11 @@ export class OverrideSet {
     const changes: Change[] | undefined = req.explain ? [] : undefined;
     let doc: unknown = cloneJson(input);
     let rules: AppliedRule[];
+    let mayRepeat = false;
     try {
-      const out = overrideObject(doc, ref.kind, this.cluster, catalog.rulesFor(template), req.operation, changes);
+      const candidates = this.rulesFor(template, catalog);
+      mayRepeat = candidates.some((r) => ruleActsOn(r, req.operation) && ruleMayRepeat(r));
+      const out = overrideObject(doc, ref.kind, this.cluster, candidates, req.operation, changes);
       doc = out.doc;
       rules = out.applied;
     } catch (err: unknown) {
@@ -190,12 +213,11 @@ export class OverrideSet {
     if (template.ref.namespace !== undefined && req.namespaceLabels)
       namespaceLabels.set(template.ref.namespace, req.namespaceLabels);
     const applied = applyMutators(doc, mutators, namespaceLabels, changes);
+    const changed = !jsonEqual(doc, input);
     return {
-      object: doc,
-      changed: stableJson(doc) !== stableJson(input),
-      rules,
-      mutators: applied,
-      changes: changes ?? [],
+      result: { object: doc, changed, rules, mutators: applied, changes: changes ?? [] },
+      changed,
+      mayRepeat,
     };
   }
 }

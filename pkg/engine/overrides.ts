@@ -35,7 +35,48 @@ export function ruleActsOn(rule: OverrideRule, operation: AdmissionOperation): b
   return rule.operations.has(operation);
 }
 
+const ruleCache = new WeakMap<PolicyEntry, OverrideRule[]>();
+
+/** The policy's rules, read once per policy entry (entries are immutable once built). */
 function rulesOf(p: PolicyEntry): OverrideRule[] {
+  let rules = ruleCache.get(p);
+  if (!rules) {
+    rules = readRules(p);
+    ruleCache.set(p, rules);
+  }
+  return rules;
+}
+
+const repeatCache = new WeakMap<OverrideRule, boolean>();
+
+function lastSegmentIsPosition(path: unknown): boolean {
+  if (typeof path !== 'string') return false;
+  const last = path.slice(path.lastIndexOf('/') + 1);
+  return last === '-' || /^-?\d+$/.test(last);
+}
+
+/**
+ * Whether applying the rule to its own output could change it again: appending command or args, or an
+ * `add` that inserts into a list by position. Every other overrider sets, replaces or removes by key.
+ */
+export function ruleMayRepeat(rule: OverrideRule): boolean {
+  let r = repeatCache.get(rule);
+  if (r !== undefined) return r;
+  const o = rule.overriders;
+  const adds = (list: unknown, path: string) =>
+    (arr(list) ?? []).some(
+      (x) => isObject(x) && x.operator === 'add' && (path === '' || lastSegmentIsPosition(x[path])),
+    );
+  r =
+    adds(o.commandOverrider, '') ||
+    adds(o.argsOverrider, '') ||
+    adds(o.plaintext, 'path') ||
+    (arr(o.fieldOverrider) ?? []).some((f) => isObject(f) && (adds(f.json, 'subPath') || adds(f.yaml, 'subPath')));
+  repeatCache.set(rule, r);
+  return r;
+}
+
+function readRules(p: PolicyEntry): OverrideRule[] {
   const rules = arr(p.spec.overrideRules);
   if (rules && rules.length > 0) {
     return rules.flatMap((r, index) =>

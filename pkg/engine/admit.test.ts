@@ -89,8 +89,15 @@ describe('admission: operations', () => {
     );
   });
 
-  it('removing a policy stops its rules', () => {
+  it('removing or changing a policy changes the next admission of the same object', () => {
     const set = setWith(overridePolicy('op', 'default', [labelRule()]));
+    assert.equal(at(set.admit({ object: deployment(), operation: 'CREATE' }).object, 'metadata.labels.team'), 'blue');
+    set.upsert(
+      overridePolicy('op', 'default', [
+        { overriders: { labelsOverrider: [{ operator: 'add', value: { team: 'green' } }] } },
+      ]),
+    );
+    assert.equal(at(set.admit({ object: deployment(), operation: 'CREATE' }).object, 'metadata.labels.team'), 'green');
     set.remove({ apiVersion: 'policy.flotilla.io/v1alpha1', kind: 'OverridePolicy', namespace: 'default', name: 'op' });
     assert.equal(set.admit({ object: deployment(), operation: 'CREATE' }).changed, false);
   });

@@ -480,6 +480,10 @@ function bindingCRD(): CustomResourceDefinition {
           'The propagation policy that claims the template; absent when none does (what was propagated stays).',
       },
       conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
+      preserveResourcesOnDeletion: {
+        type: 'boolean',
+        description: 'From the claiming policy: the members keep their copies when the template is deleted.',
+      },
       clusters: {
         type: 'array',
         description: 'Target clusters, with the replicas placement gave each (workloads).',
@@ -504,7 +508,10 @@ function bindingCRD(): CustomResourceDefinition {
           required: ['name', 'state'],
           properties: {
             name: str(),
-            state: { type: 'string', enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing'] },
+            state: {
+              type: 'string',
+              enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing', 'Suspended'],
+            },
             message: str("Why it is not Applied: the apiserver's message, the render error, the conflict."),
             replicas: int(),
             observedGeneration: int('The template generation last applied to this cluster.'),

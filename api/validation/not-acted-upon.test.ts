@@ -28,16 +28,6 @@ const CASES: Array<[string, Record<string, unknown>, RegExp]> = [
     /^spec\.failover is accepted but not acted upon: workloads are not moved/,
   ],
   [
-    'suspension',
-    { suspension: { dispatching: true } },
-    /^spec\.suspension is accepted but not acted upon: changes are dispatched/,
-  ],
-  [
-    'preserveResourcesOnDeletion',
-    { preserveResourcesOnDeletion: true },
-    /^spec\.preserveResourcesOnDeletion is accepted but not acted upon: a deleted template is removed/,
-  ],
-  [
     'schedulePriority',
     { schedulePriority: { priorityClassSource: 'KubePriorityClass', priorityClassName: 'high' } },
     /^spec\.schedulePriority is accepted but not acted upon/,
@@ -73,6 +63,17 @@ describe('Karmada fields accepted but not acted upon', () => {
       );
     });
   }
+
+  it('says nothing about suspension and preserveResourcesOnDeletion, which the controller acts upon', () => {
+    const r = validateObject(
+      pp({ suspension: { dispatchingOnClusters: { clusterNames: ['m1'] } }, preserveResourcesOnDeletion: true }),
+    );
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(
+      r.warnings.filter((w) => w.includes('not acted upon')),
+      [],
+    );
+  });
 
   it('says nothing about fields left unset or at the value that asks for nothing', () => {
     const r = validateObject(

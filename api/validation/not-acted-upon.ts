@@ -20,10 +20,6 @@ export function propagationNotActedUpon(spec: Obj): string[] {
     );
   if (obj(spec, 'failover'))
     out.push(`spec.failover ${NOT_ACTED}: workloads are not moved off a failed cluster or an unhealthy copy`);
-  if (obj(spec, 'suspension'))
-    out.push(`spec.suspension ${NOT_ACTED}: changes are dispatched to every targeted cluster`);
-  if (bool(spec, 'preserveResourcesOnDeletion') === true)
-    out.push(`spec.preserveResourcesOnDeletion ${NOT_ACTED}: a deleted template is removed from every member`);
   if (obj(spec, 'schedulePriority'))
     out.push(`spec.schedulePriority ${NOT_ACTED}: templates are scheduled in the order they change`);
   if (str(spec, 'activationPreference') === 'Lazy')

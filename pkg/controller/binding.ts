@@ -36,7 +36,9 @@ export type ClusterState =
   /** The member does not answer. */
   | 'Unreachable'
   /** No longer targeted; the object is still on the member (unreachable) and will be removed. */
-  | 'Removing';
+  | 'Removing'
+  /** The claiming policy suspends dispatching to this cluster: nothing is written there. */
+  | 'Suspended';
 
 export interface MemberHealth {
   /** Healthy: as many ready replicas as wanted (or, for kinds without replicas, the object exists). */
@@ -67,6 +69,8 @@ export interface BindingInput {
   /** The claiming policy; absent when no policy claims the template any more. */
   policy?: PolicyRef;
   conflictResolution?: string;
+  /** From the claiming policy (set only when true). */
+  preserveResourcesOnDeletion?: boolean;
   /** Targeted clusters and, after them, clusters the object is still being removed from. */
   clusters: ClusterStatus[];
   /** Errors that are about the template rather than one cluster (placement). */
@@ -185,6 +189,16 @@ export function bindingObject(b: BindingInput): JsonObject {
       reason,
       message: truncate(applyMessage),
     });
+    const suspended = targeted.filter((c) => c.state === 'Suspended');
+    if (suspended.length > 0)
+      conditions.push({
+        type: 'Suspended',
+        status: 'True',
+        reason: 'DispatchingSuspended',
+        message: truncate(
+          `dispatching to ${suspended.map((c) => c.name).join(', ')} is suspended by ${describePolicy(b.policy)}: template, override and drift changes are not written there`,
+        ),
+      });
     const unhealthy = targeted.filter((c) => c.state === 'Applied' && c.health?.state !== 'Healthy');
     conditions.push({
       type: 'Ready',
@@ -207,6 +221,7 @@ export function bindingObject(b: BindingInput): JsonObject {
   };
   if (b.policy) spec.policy = { ...b.policy };
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
+  if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
   const status: JsonObject = {
     ready: `${ready}/${targeted.length}`,
     conditions,

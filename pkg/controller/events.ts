@@ -14,7 +14,8 @@ import PQueue from 'p-queue';
 import { METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
 
 export type EventType = 'Normal' | 'Warning';
-export type EventReason = 'Applied' | 'ApplyFailed' | 'Conflict' | 'OverrideFailed' | 'Pruned';
+export type EventReason =
+  'Applied' | 'ApplyFailed' | 'Conflict' | 'OverrideFailed' | 'Pruned' | 'Suspended' | 'Preserved';
 
 export interface InvolvedObject {
   apiVersion: string;

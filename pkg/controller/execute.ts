@@ -101,6 +101,8 @@ export class MemberWork {
     if (!p) return undefined;
     const step = stepFor(p, m.name);
     const report = (status: ClusterStatus) => this.o.report(key, m.name, { version: p.version, status });
+    // Suspended: nothing is written there, whatever changed (the binding already says Suspended).
+    if (step.action === 'suspended') return undefined;
     if (m.readiness.ready === false) {
       // Skipped; the registry queues every template again when the member is ready.
       if (step.action === 'apply')
@@ -152,6 +154,23 @@ export class MemberWork {
       ...(p.generation === undefined ? {} : { observedGeneration: p.generation }),
     });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
+  }
+
+  /** Leaves the template's objects on a member, released (preserveResourcesOnDeletion): 'removed' when any was. */
+  async release(
+    m: Member,
+    t: TemplateIdentity,
+    at: ObjectRef,
+    signal: AbortSignal,
+  ): Promise<'removed' | 'absent' | { error: string }> {
+    try {
+      const released = await m.releaseAll(t, at, signal);
+      if (released.length === 0) return 'absent';
+      this.o.logger.info('released on a member', { template: describeTemplate(t), cluster: m.name, objects: released });
+      return 'removed';
+    } catch (err: unknown) {
+      return { error: err instanceof Error ? err.message : String(err) };
+    }
   }
 
   /** Removes the template's objects from a member but the one at `keep`: 'removed' or 'absent', else why not. */

@@ -36,6 +36,8 @@ import { memberHealth, type MemberHealth } from './binding.js';
 import {
   CONTROLLER_FIELD_MANAGER,
   PREVIOUS_MEMBER_FIELD_MANAGERS,
+  RELEASED_ANNOTATIONS,
+  RELEASED_LABELS,
   TEMPLATE_UID_LABEL,
   ownedBy,
   templateMark,
@@ -312,6 +314,56 @@ export class Member {
       if (key !== keep && (await this.removeKey(t, info, key, signal))) removed.push(key);
     }
     return removed;
+  }
+
+  /**
+   * preserveResourcesOnDeletion: the template's objects stay on the member, without the labels and
+   * annotations that mark them as the template's, so nothing adopts or removes them later. Returns the
+   * keys released.
+   */
+  async releaseAll(
+    t: TemplateIdentity,
+    at: { apiVersion: string; kind: string; namespace?: string; name: string },
+    signal: AbortSignal,
+  ): Promise<string[]> {
+    const info = await this.resolve(at.apiVersion, at.kind);
+    if (!info) return [];
+    const id = watchId(info);
+    const namespace = info.namespaced ? at.namespace || 'default' : undefined;
+    const keys = new Set<string>([namespace ? `${namespace}/${at.name}` : at.name]);
+    if (this.watches.get(id)?.informer.synced) for (const k of this.owned.get(id)?.get(t.uid) ?? []) keys.add(k);
+    const released: string[] = [];
+    for (const key of keys) {
+      const slash = info.namespaced ? key.indexOf('/') : -1;
+      const path = resourcePath(
+        info,
+        slash >= 0 ? key.slice(0, slash) : undefined,
+        slash >= 0 ? key.slice(slash + 1) : key,
+      );
+      const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
+      if (res.status === 404) continue;
+      if (res.status >= 400) throw apiError(res);
+      const live = liveMetaOf(res.body);
+      if (!ownedBy(live, t)) continue;
+      const labels: JsonObject = {};
+      for (const l of RELEASED_LABELS) if (Object.hasOwn(live.labels, l)) labels[l] = null;
+      const annotations: JsonObject = {};
+      for (const a of RELEASED_ANNOTATIONS) if (Object.hasOwn(live.annotations, a)) annotations[a] = null;
+      const patched = await this.client.request({
+        method: 'PATCH',
+        path,
+        accept: METADATA_ACCEPT,
+        contentType: 'application/merge-patch+json',
+        // The uid precondition: a replacement object of the same name is not touched.
+        body: { metadata: { uid: live.uid, labels, annotations } },
+        signal,
+      });
+      if (patched.status === 404 || patched.status === 409) continue;
+      if (patched.status >= 400) throw apiError(patched);
+      this.lastApplied.delete(`${id}|${key}`);
+      released.push(key);
+    }
+    return released;
   }
 
   /** Deletes the object at `key` when it is template `t`'s; whether something was deleted. */

@@ -24,6 +24,14 @@ export const TEMPLATE_NAME_LABEL = 'flotilla.io/template-name';
 export const TEMPLATE_ANNOTATION = 'flotilla.io/template';
 /** The member watch selector: every object the controller applied, and nothing else. */
 export const OWNED_SELECTOR = TEMPLATE_UID_LABEL;
+/** What preserveResourcesOnDeletion takes off an object it leaves on a member. */
+export const RELEASED_LABELS: readonly string[] = [
+  TEMPLATE_UID_LABEL,
+  TEMPLATE_KIND_LABEL,
+  TEMPLATE_NAMESPACE_LABEL,
+  TEMPLATE_NAME_LABEL,
+];
+export const RELEASED_ANNOTATIONS: readonly string[] = [TEMPLATE_ANNOTATION, 'flotilla.io/applied-hash'];
 /** On templates: the controller removes the template's objects from the members before it goes. */
 export const FINALIZER = 'flotilla.io/member-cleanup';
 /**

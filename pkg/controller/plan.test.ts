@@ -11,6 +11,7 @@ import {
 } from '../../test/builders.js';
 import { EngineState, templateKey } from '../engine/state.js';
 import { TEMPLATE_UID_LABEL } from './ownership.js';
+import { bindingObject } from './binding.js';
 import { bindingClusters, plan, stepFor } from './plan.js';
 
 const KEY = templateKey({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' });
@@ -130,6 +131,81 @@ describe('bindingClusters()', () => {
         ['m1', 'Pending'],
         ['m2', 'Removing'],
       ],
+    );
+  });
+});
+
+describe('plan(): suspension and preserveResourcesOnDeletion', () => {
+  const objects = [
+    deployment(),
+    propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1', 'm2'] } }),
+    cluster('m1'),
+    cluster('m2'),
+    cluster('m3'),
+  ];
+
+  it('dispatching: true holds every member, targeted or not: nothing applied, nothing removed', () => {
+    const p = planFor(objects, { suspension: { dispatching: true } });
+    for (const m of ['m1', 'm2', 'm3']) assert.deepEqual(stepFor(p, m), { action: 'suspended' }, m);
+    assert.deepEqual(
+      bindingClusters(p, new Map(), () => undefined).map((c) => [c.name, c.state, c.message]),
+      [
+        ['m1', 'Suspended', 'dispatching is suspended by PropagationPolicy default/pp'],
+        ['m2', 'Suspended', 'dispatching is suspended by PropagationPolicy default/pp'],
+      ],
+    );
+  });
+
+  it('dispatchingOnClusters holds only the clusters it names', () => {
+    const p = planFor(objects, { suspension: { dispatchingOnClusters: { clusterNames: ['m2', 'm3'] } } });
+    assert.equal(stepFor(p, 'm1').action, 'apply');
+    assert.deepEqual(stepFor(p, 'm2'), { action: 'suspended' });
+    assert.deepEqual(stepFor(p, 'm3'), { action: 'suspended' }, 'not targeted, but not pruned while suspended');
+    assert.deepEqual(
+      [...p.clusters.values()].map((c) => [c.name, c.state]),
+      [
+        ['m1', 'Pending'],
+        ['m2', 'Suspended'],
+      ],
+    );
+  });
+
+  it('without suspension nothing is held, and preserveResourcesOnDeletion is carried on the plan', () => {
+    const p = planFor(objects, { preserveResourcesOnDeletion: true, suspension: { dispatching: false } });
+    assert.equal(stepFor(p, 'm1').action, 'apply');
+    assert.deepEqual(stepFor(p, 'm3'), { action: 'remove' });
+    assert.equal(p.preserveOnDeletion, true);
+    assert.equal(planFor(objects).preserveOnDeletion, false);
+  });
+});
+
+describe('the binding of a suspended template', () => {
+  it('says Suspended on the cluster and in a condition naming the clusters and the policy', () => {
+    const b = bindingObject({
+      template: T,
+      controllerNamespace: 'flotilla-system',
+      policy: { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' },
+      clusters: [
+        { name: 'm1', state: 'Applied' },
+        { name: 'm2', state: 'Suspended', message: 'dispatching is suspended by PropagationPolicy default/pp' },
+      ],
+      errors: [],
+    });
+    const conditions = (b.status as { conditions: Obj[] }).conditions;
+    const suspended = conditions.find((c) => c.type === 'Suspended');
+    assert.equal(suspended?.status, 'True');
+    assert.match(String(suspended?.message), /^dispatching to m2 is suspended by PropagationPolicy default\/pp/);
+    assert.equal(conditions.find((c) => c.type === 'Applied')?.reason, 'Suspended');
+    const plain = bindingObject({
+      template: T,
+      controllerNamespace: 'flotilla-system',
+      policy: { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' },
+      clusters: [{ name: 'm1', state: 'Applied' }],
+      errors: [],
+    });
+    assert.equal(
+      (plain.status as { conditions: Obj[] }).conditions.some((c) => c.type === 'Suspended'),
+      false,
     );
   });
 });

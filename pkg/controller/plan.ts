@@ -15,7 +15,9 @@ export type MemberStep =
   /** Targeted, but rendering failed there: the member keeps what it has until the render works. */
   | { action: 'keep'; message: string }
   /** Not targeted: what the template has there goes. */
-  | { action: 'remove' };
+  | { action: 'remove' }
+  /** The policy suspends dispatching there: nothing is written (applied, pruned or put back). */
+  | { action: 'suspended' };
 
 export interface TemplatePlan {
   /** Counts up with each plan of a template, so an outcome of an older plan is known as such. */
@@ -32,6 +34,23 @@ export interface TemplatePlan {
   overrideFailed: string[];
   /** Each targeted cluster's step; a member not listed is not targeted. */
   steps: Map<string, MemberStep>;
+  /** Clusters the policy suspends dispatching to (`suspension`): every one, or those named. */
+  suspended: 'all' | ReadonlySet<string>;
+  /** The policy's preserveResourcesOnDeletion: members keep their copies when the template is deleted. */
+  preserveOnDeletion: boolean;
+}
+
+/** Karmada's `suspension`: `dispatching: true` suspends every cluster, else `dispatchingOnClusters.clusterNames`. */
+export function suspendedClusters(spec: JsonObject): 'all' | ReadonlySet<string> {
+  const s = isObject(spec.suspension) ? spec.suspension : undefined;
+  if (!s) return new Set();
+  if (s.dispatching === true) return 'all';
+  const on = isObject(s.dispatchingOnClusters) ? s.dispatchingOnClusters.clusterNames : undefined;
+  return new Set(Array.isArray(on) ? on.filter((n): n is string => typeof n === 'string') : []);
+}
+
+export function isSuspended(p: Pick<TemplatePlan, 'suspended'>, cluster: string): boolean {
+  return p.suspended === 'all' || p.suspended.has(cluster);
 }
 
 /**
@@ -48,15 +67,21 @@ export function plan(
   const meta = isObject(template.metadata) ? template.metadata : {};
   const clusters = new Map<string, ClusterStatus>();
   const steps = new Map<string, MemberStep>();
+  const suspended = suspendedClusters(spec);
+  const policyName = render.policy
+    ? `${render.policy.kind} ${render.policy.namespace ? `${render.policy.namespace}/` : ''}${render.policy.name}`
+    : 'its policy';
   for (const p of render.placements) {
     const object = p.object as JsonObject;
     stampOwnership(object, identity);
-    steps.set(p.cluster, { action: 'apply', object });
     const replicas =
       isObject(object.spec) && typeof object.spec.replicas === 'number' ? object.spec.replicas : undefined;
+    const hold = isSuspended({ suspended }, p.cluster);
+    steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object });
     clusters.set(p.cluster, {
       name: p.cluster,
-      state: 'Pending',
+      state: hold ? 'Suspended' : 'Pending',
+      ...(hold ? { message: `dispatching is suspended by ${policyName}` } : {}),
       overrides: p.overrides.map((o) => ({ ...o })),
       ...(replicas === undefined ? {} : { replicas }),
     });
@@ -80,12 +105,14 @@ export function plan(
     errors,
     overrideFailed,
     steps,
+    suspended,
+    preserveOnDeletion: spec.preserveResourcesOnDeletion === true,
   };
 }
 
 /** A member's step in a plan: its own, or `remove` when the plan does not target it. */
 export function stepFor(p: TemplatePlan, member: string): MemberStep {
-  return p.steps.get(member) ?? { action: 'remove' };
+  return p.steps.get(member) ?? (isSuspended(p, member) ? { action: 'suspended' } : { action: 'remove' });
 }
 
 /**
@@ -100,7 +127,7 @@ export function bindingClusters(
   const out: ClusterStatus[] = [];
   for (const [name, base] of p.clusters) {
     const r = reports.get(name);
-    if (base.state === 'Failed') out.push(base);
+    if (base.state === 'Failed' || base.state === 'Suspended') out.push(base);
     else if (r && r.version === p.version) out.push({ ...base, ...r.status, name });
     else {
       const why = noAccess(name);

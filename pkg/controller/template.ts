@@ -69,6 +69,8 @@ export class TemplateReconciler {
   private readonly plans = new Map<string, TemplatePlan>();
   private readonly reports = new Map<string, Map<string, MemberReport>>();
   private readonly cleanupSince = new Map<string, number>();
+  /** Template key → its last plan's preserveResourcesOnDeletion (plans are dropped once it is deleting). */
+  private readonly preserve = new Map<string, boolean>();
   /** Binding path → the body last written there, so an unchanged binding costs no request. */
   private readonly written = new Map<string, string>();
   private versions = 0;
@@ -128,6 +130,7 @@ export class TemplateReconciler {
   }
 
   forget(key: string): void {
+    this.preserve.delete(key);
     this.templates.delete(key);
     this.plans.delete(key);
     this.reports.delete(key);
@@ -168,6 +171,15 @@ export class TemplateReconciler {
     const policy = this.o.policy(result.policy);
     const p = plan(identity, template, result, policy && isObject(policy.spec) ? policy.spec : {}, ++this.versions);
     this.plans.set(key, p);
+    this.preserve.set(key, p.preserveOnDeletion);
+    const held = [...p.clusters.values()].filter((c) => c.state === 'Suspended').map((c) => c.name);
+    if (held.length > 0)
+      this.o.events.record(
+        identity,
+        'Normal',
+        'Suspended',
+        `dispatching to ${held.join(', ')} is suspended by ${describePolicyRef(p.policy)}: changes are not written there until it is lifted`,
+      );
     if (p.overrideFailed.length > 0)
       this.o.events.record(identity, 'Warning', 'OverrideFailed', p.overrideFailed.join('; '));
     this.work.add(key, this.o.registry.all());
@@ -199,6 +211,7 @@ export class TemplateReconciler {
     await this.putBinding(p.identity, template, {
       ...(p.policy ? { policy: p.policy } : {}),
       conflictResolution: p.conflictResolution,
+      ...(p.preserveOnDeletion ? { preserveResourcesOnDeletion: true } : {}),
       clusters,
       errors: p.errors,
     });
@@ -215,9 +228,10 @@ export class TemplateReconciler {
     const unreachable: string[] = [];
     const removedFrom: string[] = [];
     const ref = refOf(template);
+    const preserve = this.preserve.get(key) ?? this.preservedByPolicy(key);
     await Promise.all(
       [...this.o.registry.all()].map(async (m) => {
-        const gone = await this.work.remove(m, t, ref, signal);
+        const gone = preserve ? await this.work.release(m, t, ref, signal) : await this.work.remove(m, t, ref, signal);
         if (gone === 'removed') removedFrom.push(m.name);
         else if (gone !== 'absent') unreachable.push(`${m.name}: ${gone.error}`);
       }),
@@ -236,7 +250,14 @@ export class TemplateReconciler {
       });
     }
     this.cleanupSince.delete(key);
-    if (removedFrom.length > 0)
+    if (removedFrom.length > 0 && preserve)
+      this.o.events.record(
+        t,
+        'Normal',
+        'Preserved',
+        `left on ${removedFrom.join(', ')} without Flotilla's ownership labels: the template is being deleted and its policy says preserveResourcesOnDeletion`,
+      );
+    else if (removedFrom.length > 0)
       this.o.events.record(
         t,
         'Normal',
@@ -253,8 +274,21 @@ export class TemplateReconciler {
       (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER),
     );
     this.reports.delete(key);
-    log.info('template deleted; removed from every member', { template: describeTemplate(t) });
+    this.preserve.delete(key);
+    log.info(
+      preserve
+        ? 'template deleted; its objects stay on the members (preserveResourcesOnDeletion)'
+        : 'template deleted; removed from every member',
+      { template: describeTemplate(t), members: removedFrom },
+    );
     return undefined;
+  }
+
+  /** The claiming policy's preserveResourcesOnDeletion, for a template deleted before this process planned it. */
+  private preservedByPolicy(key: string): boolean {
+    const ref = this.o.state.renderTemplate(key)?.policy;
+    const policy = ref ? this.o.policy(ref) : undefined;
+    return isObject(policy?.spec) && policy.spec.preserveResourcesOnDeletion === true;
   }
 
   private async patchFinalizers(ref: ObjectRef, finalizers: unknown[]): Promise<void> {
@@ -278,7 +312,13 @@ export class TemplateReconciler {
   private async putBinding(
     t: TemplateIdentity,
     template: JsonObject,
-    b: { policy?: PolicyRef; conflictResolution?: string; clusters: ClusterStatus[]; errors: string[] },
+    b: {
+      policy?: PolicyRef;
+      conflictResolution?: string;
+      preserveResourcesOnDeletion?: boolean;
+      clusters: ClusterStatus[];
+      errors: string[];
+    },
   ): Promise<void> {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const generation = typeof meta.generation === 'number' ? meta.generation : undefined;
@@ -295,6 +335,10 @@ export class TemplateReconciler {
     if (res.status >= 400) throw apiError(res);
     this.written.set(path, text);
   }
+}
+
+function describePolicyRef(p: PolicyRef | undefined): string {
+  return p ? `${p.kind} ${p.namespace ? `${p.namespace}/` : ''}${p.name}` : 'its policy';
 }
 
 export function templateKey(ref: ObjectRef): string {

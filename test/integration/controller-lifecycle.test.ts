@@ -1,0 +1,204 @@
+// Karmada's lifecycle fields on a Flotilla hub, as a platform team uses them with kubectl: `suspension`
+// (dispatchingOnClusters, then lifted) and `preserveResourcesOnDeletion`. Real apiservers, a hub and two
+// members; the controller runs in this process through the CLI entry.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { customResourceDefinitions } from '../../api/crds/index.js';
+import { run } from '../../pkg/cli/index.js';
+import { KubeClient } from '../../pkg/kube/client.js';
+import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
+import { useEnvironment } from '../envtest/suite.js';
+import { eventually } from '../eventually.js';
+import { capturingIO, getObject, type Obj } from './controller-io.js';
+
+const WAIT_MS = 30_000;
+const CM = '/api/v1/namespaces/team/configmaps/settings';
+const BINDING = '/apis/work.flotilla.io/v1alpha1/namespaces/team/resourcebindings/settings-configmap';
+
+const settings = (value: string): Obj => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'settings', namespace: 'team' },
+  data: { value },
+});
+const policy = (spec: Obj = {}): Obj => ({
+  apiVersion: 'policy.flotilla.io/v1beta1',
+  kind: 'PropagationPolicy',
+  metadata: { name: 'settings', namespace: 'team' },
+  spec: {
+    resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'settings' }],
+    placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } },
+    ...spec,
+  },
+});
+
+void describe('flotilla controller: suspension and preserveResourcesOnDeletion', () => {
+  const env = useEnvironment({ members: 2 });
+  let hub: KubeClient;
+  let m1: KubeClient;
+  let m2: KubeClient;
+  const stop = new AbortController();
+  let controller: Promise<number>;
+  let out: ReturnType<typeof capturingIO>;
+  const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
+  const value = async (c: KubeClient) => ((await getObject(c, CM))?.data as Obj | undefined)?.value;
+  const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean) => eventually(probe, done, WAIT_MS, 100);
+  const clusterStates = async () =>
+    (((await getObject(hub, BINDING))?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.map(
+      (c) => `${String(c.name)}=${String(c.state)}`,
+    ) ?? [];
+  const reasons = async () => {
+    const r = await k([
+      'get',
+      'events',
+      '-n',
+      'team',
+      '--field-selector',
+      'involvedObject.name=settings',
+      '-o',
+      'json',
+    ]);
+    return ((JSON.parse(r.stdout || '{"items":[]}') as { items: Obj[] }).items ?? []).map((e) => String(e.reason));
+  };
+
+  before(async () => {
+    const e = env();
+    hub = new KubeClient(e.hub.kubeConfig(), { concurrency: 4 });
+    m1 = new KubeClient((e.members[0] as ClusterHandle).kubeConfig(), { concurrency: 4 });
+    m2 = new KubeClient((e.members[1] as ClusterHandle).kubeConfig(), { concurrency: 4 });
+    const crds = customResourceDefinitions();
+    const installed = await k(['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
+    assert.equal(installed.status, 0, installed.stderr);
+    await waitForCRDsEstablished(
+      e.hub,
+      crds.map((c) => c.metadata.name),
+    );
+    await applyManifests(e.hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }]);
+    const applied = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [settings('1'), policy()] });
+    assert.equal(applied.status, 0, applied.stderr);
+    out = capturingIO(stop.signal);
+    controller = run(
+      [
+        'controller',
+        '--kubeconfig',
+        e.hub.kubeconfigPath,
+        '--members-kubeconfig',
+        e.membersKubeconfigPath,
+        '--metrics-port',
+        '0',
+        '--namespace',
+        'flotilla-system',
+      ],
+      out,
+    );
+    assert.deepEqual(
+      await until(
+        async () => [await value(m1), await value(m2)],
+        (v) => v[0] === '1' && v[1] === '1',
+      ),
+      ['1', '1'],
+      out.err(),
+    );
+  });
+
+  after(async () => {
+    stop.abort();
+    assert.equal(await controller, 0, out.err());
+  });
+
+  void it('writes nothing to a suspended cluster: not the template edit, not over drift; the binding and an Event say Suspended', async () => {
+    const suspended = await k(
+      ['apply', '-f', '-'],
+      policy({ suspension: { dispatchingOnClusters: { clusterNames: ['member2'] } } }),
+    );
+    assert.equal(suspended.status, 0, suspended.stderr);
+    assert.deepEqual(await until(clusterStates, (s) => s.includes('member2=Suspended')), [
+      'member1=Applied',
+      'member2=Suspended',
+    ]);
+    const edited = await k(['apply', '-f', '-'], settings('2'));
+    assert.equal(edited.status, 0, edited.stderr);
+    const drift = await kubectl((env().members[1] as ClusterHandle).kubeconfigPath, [
+      'patch',
+      'configmap',
+      'settings',
+      '-n',
+      'team',
+      '--type=merge',
+      '-p',
+      '{"data":{"value":"edited-on-member2"}}',
+    ]);
+    assert.equal(drift.status, 0, drift.stderr);
+    assert.equal(
+      await until(
+        () => value(m1),
+        (v) => v === '2',
+      ),
+      '2',
+    );
+    // member1 has the edit; give member2 the same time again and more: it must still hold what it had.
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(await value(m2), 'edited-on-member2');
+    const binding = await getObject(hub, BINDING);
+    const condition = ((binding?.status as Obj).conditions as Obj[]).find((c) => c.type === 'Suspended');
+    assert.equal(condition?.status, 'True');
+    assert.match(String(condition?.message), /dispatching to member2 is suspended by PropagationPolicy team\/settings/);
+    assert.ok((await until(reasons, (r) => r.includes('Suspended'))).includes('Suspended'));
+  });
+
+  void it('delivers what changed meanwhile when the suspension is lifted', async () => {
+    const lifted = await k(['apply', '-f', '-'], policy());
+    assert.equal(lifted.status, 0, lifted.stderr);
+    assert.equal(
+      await until(
+        () => value(m2),
+        (v) => v === '2',
+      ),
+      '2',
+    );
+    assert.deepEqual(await until(clusterStates, (s) => s.join() === 'member1=Applied,member2=Applied'), [
+      'member1=Applied',
+      'member2=Applied',
+    ]);
+  });
+
+  void it('preserveResourcesOnDeletion: kubectl delete of the template leaves the copies, without ownership labels', async () => {
+    const preserve = await k(['apply', '-f', '-'], policy({ preserveResourcesOnDeletion: true }));
+    assert.equal(preserve.status, 0, preserve.stderr);
+    // The binding carries the claiming policy's preserveResourcesOnDeletion once the controller planned with it.
+    const binding = await until(
+      () => getObject(hub, BINDING),
+      (b) => (b?.spec as Obj | undefined)?.preserveResourcesOnDeletion === true,
+    );
+    assert.equal((binding?.spec as Obj).preserveResourcesOnDeletion, true);
+    const deleted = await k(['delete', 'configmap', 'settings', '-n', 'team', '--timeout=60s']);
+    assert.equal(deleted.status, 0, deleted.stderr);
+    assert.equal(await getObject(hub, CM), undefined, 'the template is gone from the hub');
+    for (const m of [m1, m2]) {
+      const copy = await getObject(m, CM);
+      assert.equal((copy?.data as Obj | undefined)?.value, '2');
+      const labels = ((copy?.metadata as Obj).labels as Obj | undefined) ?? {};
+      const annotations = ((copy?.metadata as Obj).annotations as Obj | undefined) ?? {};
+      assert.deepEqual(
+        Object.keys(labels).filter((l) => l.startsWith('flotilla.io/')),
+        [],
+      );
+      assert.deepEqual(
+        Object.keys(annotations).filter((a) => a.startsWith('flotilla.io/')),
+        [],
+      );
+    }
+    assert.ok((await until(reasons, (r) => r.includes('Preserved'))).includes('Preserved'));
+    // A new template of the same name does not silently take the released copy (Abort: a conflict).
+    const again = await k(['apply', '-f', '-'], settings('3'));
+    assert.equal(again.status, 0, again.stderr);
+    assert.deepEqual(await until(clusterStates, (s) => s.join() === 'member1=Conflict,member2=Conflict'), [
+      'member1=Conflict',
+      'member2=Conflict',
+    ]);
+    assert.equal(await value(m1), '2');
+  });
+});

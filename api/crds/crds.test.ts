@@ -148,6 +148,7 @@ void describe('customResourceDefinitions', () => {
       'Pending',
       'Unreachable',
       'Removing',
+      'Suspended',
     ]);
   });
 

@@ -153,8 +153,10 @@ export async function applyManifests(cluster: ClusterHandle, objects: object[]):
 }
 
 /**
- * Waits until each named CRD has Established=True and every served version is in discovery, which is
- * when KubernetesObjectApi (it caches discovery) can use it.
+ * Waits until each named CRD has Established=True, every served version is in discovery (when
+ * KubernetesObjectApi, which caches discovery, can use it) and a LIST of it answers 200: right after a
+ * CRD is created or changed the apiserver can still answer 429 "storage is (re)initializing" (measured
+ * here on kube-apiserver 1.33 under load, after Established and discovery were both there).
  */
 export async function waitForCRDsEstablished(
   cluster: ClusterHandle,
@@ -195,6 +197,8 @@ async function crdNotReadyReason(kc: KubeConfig, name: string): Promise<string> 
     if (list.status !== 200 || !list.body?.resources?.some((r) => r.name === plural)) {
       return `${group}/${v.name} ${plural} not in discovery yet`;
     }
+    const items = await getJson(kc, `/apis/${group}/${v.name}/${plural}`);
+    if (items.status !== 200) return `LIST ${group}/${v.name} ${plural} answered ${items.status}`;
   }
   return '';
 }

@@ -152,6 +152,12 @@ export class MemberWork {
       state: 'Applied',
       health: outcome.health,
       ...(p.generation === undefined ? {} : { observedGeneration: p.generation }),
+      ...(outcome.retained
+        ? {
+            replicas: outcome.retained.replicas,
+            message: `spec.replicas is left as the member has it (${outcome.retained.replicas}): ${outcome.retained.why}`,
+          }
+        : {}),
     });
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
   }

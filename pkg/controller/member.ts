@@ -50,9 +50,48 @@ export type ApplyOutcome =
       changed: boolean;
       health: MemberHealth;
       /** `namespace/name` (or `name`) of the object on the member. */ key: string;
+      /** spec.replicas was left as the member has it (retain: a scaler there owns it), and why. */
+      retained?: { replicas: number; why: string };
     }
   | { state: 'Conflict' | 'Failed'; message: string }
   | { state: 'Unreachable'; message: string };
+
+/** Karmada's label asking that the members keep their own spec.replicas. */
+export const RETAIN_REPLICAS_LABEL = 'resourcetemplate.karmada.io/retain-replicas';
+
+/** Whether a managedFields entry written through the scale subresource owns spec.replicas. */
+function scaledThroughSubresource(live: JsonObject): boolean {
+  const entries =
+    isObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
+  return entries.some((e) => {
+    if (!isObject(e) || e.subresource !== 'scale') return false;
+    const spec = isObject(e.fieldsV1) ? e.fieldsV1['f:spec'] : undefined;
+    return isObject(spec) && Object.hasOwn(spec, 'f:replicas');
+  });
+}
+
+/**
+ * Retain (Karmada's retain interpreter, for replicas): when the template asks for it with
+ * RETAIN_REPLICAS_LABEL, or when something on the member scales the object through its scale subresource
+ * (a HorizontalPodAutoscaler, `kubectl scale`), the member's spec.replicas is applied as it is, so the
+ * controller does not force it back on every reconcile. Changes `body` in place; returns what was kept.
+ */
+export function retainReplicas(body: JsonObject, live: JsonObject): { replicas: number; why: string } | undefined {
+  const spec = isObject(body.spec) ? body.spec : undefined;
+  const liveSpec = isObject(live.spec) ? live.spec : undefined;
+  if (!spec || typeof spec.replicas !== 'number' || !liveSpec || typeof liveSpec.replicas !== 'number')
+    return undefined;
+  const labels = isObject(body.metadata) && isObject(body.metadata.labels) ? body.metadata.labels : {};
+  const why =
+    labels[RETAIN_REPLICAS_LABEL] === 'true'
+      ? `the template's ${RETAIN_REPLICAS_LABEL} label`
+      : scaledThroughSubresource(live)
+        ? 'the member scales it through its scale subresource (an autoscaler or kubectl scale)'
+        : undefined;
+  if (why === undefined) return undefined;
+  spec.replicas = liveSpec.replicas;
+  return { replicas: liveSpec.replicas, why };
+}
 
 export interface Readiness {
   /** undefined until the first probe. */
@@ -253,13 +292,14 @@ export class Member {
     const key = namespace ? `${namespace}/${name}` : name;
     const id = `${watchId(info)}|${key}`;
     mark.mark(body);
-    const hash = stampAppliedHash(body);
     const watch = this.watches.get(watchId(info));
     const cached = watch?.informer.synced ? watch.informer.get(key) : undefined;
     // The cache is what is there now when it holds the template's object; a cache older than this
     // process's last write there is not trusted to say "unchanged".
     const live: LiveMeta | undefined = cached ? liveMetaOf(cached) : undefined;
     const known = live && ownedBy(live, t) ? live : undefined;
+    const retained = known && cached ? retainReplicas(body, cached) : undefined;
+    const hash = stampAppliedHash(body);
     const out = await this.core.apply({
       info,
       object: body,
@@ -275,7 +315,7 @@ export class Member {
         ? { state: 'Unreachable', message: out.message ?? '' }
         : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
     if (out.action === 'unchanged' && !out.answer)
-      return { state: 'Applied', changed: false, health: memberHealth(cached), key };
+      return { state: 'Applied', changed: false, health: memberHealth(cached), key, ...(retained ? { retained } : {}) };
     this.lastApplied.set(id, hash);
     const answered = out.answer && isObject(out.answer.metadata) ? out.answer.metadata : {};
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
@@ -286,7 +326,13 @@ export class Member {
       metadata: { generation: answered.generation },
       ...(seen && seen.status !== undefined ? { status: seen.status } : {}),
     };
-    return { state: 'Applied', changed: out.action !== 'unchanged', health: memberHealth(now), key };
+    return {
+      state: 'Applied',
+      changed: out.action !== 'unchanged',
+      health: memberHealth(now),
+      key,
+      ...(retained ? { retained } : {}),
+    };
   }
 
   /**

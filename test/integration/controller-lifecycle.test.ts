@@ -201,4 +201,73 @@ void describe('flotilla controller: suspension and preserveResourcesOnDeletion',
     ]);
     assert.equal(await value(m1), '2');
   });
+
+  void it('leaves spec.replicas to a scaler on the member: kubectl scale is not reverted, the binding shows it, no flapping', async () => {
+    const web = (annotation: string): Obj => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'team', annotations: { note: annotation } },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+      },
+    });
+    const webPolicy: Obj = {
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'PropagationPolicy',
+      metadata: { name: 'web', namespace: 'team' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
+        placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } },
+      },
+    };
+    const DEPLOY = '/apis/apps/v1/namespaces/team/deployments/web';
+    const replicas = async (c: KubeClient) => ((await getObject(c, DEPLOY))?.spec as Obj | undefined)?.replicas;
+    const created = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [web('a'), webPolicy] });
+    assert.equal(created.status, 0, created.stderr);
+    assert.deepEqual(
+      await until(
+        async () => [await replicas(m1), await replicas(m2)],
+        (v) => v[0] === 2 && v[1] === 2,
+      ),
+      [2, 2],
+    );
+    // What an autoscaler does: write spec.replicas through the scale subresource.
+    const scaled = await kubectl((env().members[0] as ClusterHandle).kubeconfigPath, [
+      'scale',
+      'deployment/web',
+      '-n',
+      'team',
+      '--replicas=5',
+    ]);
+    assert.equal(scaled.status, 0, scaled.stderr);
+    // A template edit makes the controller apply again everywhere.
+    const edited = await k(['apply', '-f', '-'], web('b'));
+    assert.equal(edited.status, 0, edited.stderr);
+    const note = async (c: KubeClient) =>
+      (((await getObject(c, DEPLOY))?.metadata as Obj | undefined)?.annotations as Obj | undefined)?.note;
+    assert.deepEqual(
+      await until(
+        async () => [await note(m1), await note(m2)],
+        (v) => v[0] === 'b' && v[1] === 'b',
+      ),
+      ['b', 'b'],
+    );
+    assert.equal(await replicas(m1), 5, 'the scaled member keeps its replicas');
+    assert.equal(await replicas(m2), 2);
+    const BIND = '/apis/work.flotilla.io/v1alpha1/namespaces/team/resourcebindings/web-deployment';
+    const line = async () =>
+      (((await getObject(hub, BIND))?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.find(
+        (c) => c.name === 'member1',
+      );
+    const member1 = await until(line, (c) => typeof c?.message === 'string' && String(c.message).includes('(5)'));
+    assert.match(String(member1?.message), /spec\.replicas is left as the member has it \(5\): the member scales it/);
+    // No flapping: the member object is not written again while nothing changes.
+    const rv = async () => ((await getObject(m1, DEPLOY))?.metadata as Obj | undefined)?.resourceVersion;
+    const before = await rv();
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(await rv(), before);
+    assert.equal(await replicas(m1), 5);
+  });
 });

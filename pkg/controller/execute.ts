@@ -7,6 +7,7 @@
 // member after RETRY_UNREACHABLE_MS, an apiserver error with the queue's backoff.
 
 import type { ObjectRef } from '../engine/types.js';
+import type { JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { WorkQueue } from '../runtime/queue.js';
 import type { ClusterStatus } from './binding.js';
@@ -21,6 +22,8 @@ export const RETRY_UNREACHABLE_MS = 5_000;
 export interface MemberReport {
   version: number;
   status: ClusterStatus;
+  /** The member copy as last seen (Applied only): for the template's aggregated status. */
+  observed?: { generation?: number; status?: JsonObject };
 }
 
 export interface ExecuteOptions {
@@ -100,7 +103,8 @@ export class MemberWork {
     const p = this.o.plan(key);
     if (!p) return undefined;
     const step = stepFor(p, m.name);
-    const report = (status: ClusterStatus) => this.o.report(key, m.name, { version: p.version, status });
+    const report = (status: ClusterStatus, observed?: MemberReport['observed']) =>
+      this.o.report(key, m.name, { version: p.version, status, ...(observed ? { observed } : {}) });
     // Suspended: nothing is written there, whatever changed (the binding already says Suspended).
     if (step.action === 'suspended') return undefined;
     if (m.readiness.ready === false) {
@@ -147,18 +151,21 @@ export class MemberWork {
         this.o.events.record(p.identity, 'Normal', 'Pruned', text);
       } else if (gone !== 'absent') retry = true;
     }
-    report({
-      name: m.name,
-      state: 'Applied',
-      health: outcome.health,
-      ...(p.generation === undefined ? {} : { observedGeneration: p.generation }),
-      ...(outcome.retained
-        ? {
-            replicas: outcome.retained.replicas,
-            message: `spec.replicas is left as the member has it (${outcome.retained.replicas}): ${outcome.retained.why}`,
-          }
-        : {}),
-    });
+    report(
+      {
+        name: m.name,
+        state: 'Applied',
+        health: outcome.health,
+        ...(p.generation === undefined ? {} : { observedGeneration: p.generation }),
+        ...(outcome.retained
+          ? {
+              replicas: outcome.retained.replicas,
+              message: `spec.replicas is left as the member has it (${outcome.retained.replicas}): ${outcome.retained.why}`,
+            }
+          : {}),
+      },
+      outcome.observed,
+    );
     return retry ? { requeueAfter: RETRY_UNREACHABLE_MS } : undefined;
   }
 

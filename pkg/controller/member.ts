@@ -52,9 +52,19 @@ export type ApplyOutcome =
       /** `namespace/name` (or `name`) of the object on the member. */ key: string;
       /** spec.replicas was left as the member has it (retain: a scaler there owns it), and why. */
       retained?: { replicas: number; why: string };
+      /** The member copy's generation and status as last seen, for the template's aggregated status. */
+      observed: { generation?: number; status?: JsonObject };
     }
   | { state: 'Conflict' | 'Failed'; message: string }
   | { state: 'Unreachable'; message: string };
+
+function observedOf(o: JsonObject | undefined): { generation?: number; status?: JsonObject } {
+  const meta = o && isObject(o.metadata) ? o.metadata : {};
+  return {
+    ...(typeof meta.generation === 'number' ? { generation: meta.generation } : {}),
+    ...(o && isObject(o.status) ? { status: o.status } : {}),
+  };
+}
 
 /** Karmada's label asking that the members keep their own spec.replicas. */
 export const RETAIN_REPLICAS_LABEL = 'resourcetemplate.karmada.io/retain-replicas';
@@ -315,7 +325,14 @@ export class Member {
         ? { state: 'Unreachable', message: out.message ?? '' }
         : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
     if (out.action === 'unchanged' && !out.answer)
-      return { state: 'Applied', changed: false, health: memberHealth(cached), key, ...(retained ? { retained } : {}) };
+      return {
+        state: 'Applied',
+        changed: false,
+        health: memberHealth(cached),
+        key,
+        observed: observedOf(cached),
+        ...(retained ? { retained } : {}),
+      };
     this.lastApplied.set(id, hash);
     const answered = out.answer && isObject(out.answer.metadata) ? out.answer.metadata : {};
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
@@ -331,6 +348,7 @@ export class Member {
       changed: out.action !== 'unchanged',
       health: memberHealth(now),
       key,
+      observed: observedOf(now),
       ...(retained ? { retained } : {}),
     };
   }

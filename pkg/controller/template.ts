@@ -31,6 +31,7 @@ import {
   type ClusterStatus,
   type PolicyRef,
 } from './binding.js';
+import { aggregateStatus, aggregates, type MemberObservation } from './aggregate.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
 import type { MemberRegistry } from './members.js';
@@ -69,6 +70,8 @@ export class TemplateReconciler {
   private readonly plans = new Map<string, TemplatePlan>();
   private readonly reports = new Map<string, Map<string, MemberReport>>();
   private readonly cleanupSince = new Map<string, number>();
+  /** Template key → the aggregated status last written on it. */
+  private readonly statusWritten = new Map<string, string>();
   /** Template key → its last plan's preserveResourcesOnDeletion (plans are dropped once it is deleting). */
   private readonly preserve = new Map<string, boolean>();
   /** Binding path → the body last written there, so an unchanged binding costs no request. */
@@ -131,6 +134,7 @@ export class TemplateReconciler {
 
   forget(key: string): void {
     this.preserve.delete(key);
+    this.statusWritten.delete(key);
     this.templates.delete(key);
     this.plans.delete(key);
     this.reports.delete(key);
@@ -215,6 +219,34 @@ export class TemplateReconciler {
       clusters,
       errors: p.errors,
     });
+    await this.putTemplateStatus(key, p, template);
+  }
+
+  /** The template's status from its members' copies (aggregate.ts), when its kind has one; unchanged: no request. */
+  private async putTemplateStatus(key: string, p: TemplatePlan, template: JsonObject): Promise<void> {
+    const t = p.identity;
+    if (!aggregates(t.apiVersion, t.kind)) return;
+    const reports = this.reports.get(key);
+    const members: MemberObservation[] = [...p.clusters.keys()].map((cluster) => {
+      const r = reports?.get(cluster);
+      return { cluster, object: r && r.version === p.version ? r.observed : undefined };
+    });
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    const status = aggregateStatus(t.kind, typeof meta.generation === 'number' ? meta.generation : undefined, members);
+    if (!status) return;
+    const text = JSON.stringify(status);
+    if (this.statusWritten.get(key) === text) return;
+    const info = await this.o.hubDiscovery.resolve(t.apiVersion, t.kind);
+    const res = await this.o.hub.request({
+      method: 'PATCH',
+      accept: METADATA_ACCEPT,
+      path: `${resourcePath(info, t.namespace, t.name)}/status`,
+      contentType: 'application/merge-patch+json',
+      body: { status },
+    });
+    if (res.status === 404) return;
+    if (res.status >= 400) throw apiError(res);
+    this.statusWritten.set(key, text);
   }
 
   /** A deleted template: its objects go from every member, then the binding and the finalizer. */

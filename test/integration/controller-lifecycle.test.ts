@@ -1,6 +1,7 @@
-// Karmada's lifecycle fields on a Flotilla hub, as a platform team uses them with kubectl: `suspension`
-// (dispatchingOnClusters, then lifted) and `preserveResourcesOnDeletion`. Real apiservers, a hub and two
-// members; the controller runs in this process through the CLI entry.
+// Karmada's lifecycle behaviours on a Flotilla hub, as a platform team uses them with kubectl: `suspension`
+// (dispatchingOnClusters, then lifted), `preserveResourcesOnDeletion`, retained replicas under a scaler
+// on the member, and the template's status aggregated from the members (`kubectl rollout status` on the
+// hub). Real apiservers, a hub and two members; the controller runs in this process through the CLI entry.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -35,7 +36,7 @@ const policy = (spec: Obj = {}): Obj => ({
   },
 });
 
-void describe('flotilla controller: suspension and preserveResourcesOnDeletion', () => {
+void describe('flotilla controller: suspension, deletion, retain, aggregated status', () => {
   const env = useEnvironment({ members: 2 });
   let hub: KubeClient;
   let m1: KubeClient;
@@ -269,5 +270,74 @@ void describe('flotilla controller: suspension and preserveResourcesOnDeletion',
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(await rv(), before);
     assert.equal(await replicas(m1), 5);
+  });
+
+  void it('kubectl rollout status against the hub returns when every member has rolled out (statuses written as a kubelet would)', async () => {
+    const api: Obj = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'api', namespace: 'team' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'api' } },
+        template: { metadata: { labels: { app: 'api' } }, spec: { containers: [{ name: 'api', image: 'nginx' }] } },
+      },
+    };
+    const apiPolicy: Obj = {
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'PropagationPolicy',
+      metadata: { name: 'api', namespace: 'team' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'api' }],
+        placement: { clusterAffinity: { clusterNames: ['member1', 'member2'] } },
+      },
+    };
+    const DEPLOY = '/apis/apps/v1/namespaces/team/deployments/api';
+    const created = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [api, apiPolicy] });
+    assert.equal(created.status, 0, created.stderr);
+    const members = [m1, m2];
+    await until(
+      async () => Promise.all(members.map((m) => getObject(m, DEPLOY))),
+      (objects) => objects.every((o) => o !== undefined),
+    );
+    let done = false;
+    const rollout = k(['rollout', 'status', 'deployment/api', '-n', 'team', '--timeout=60s']).then((r) => {
+      done = true;
+      return r;
+    });
+    /** What the member's deployment controller and kubelet would write, through the status subresource. */
+    const rollOut = async (m: KubeClient) => {
+      const live = await getObject(m, DEPLOY);
+      const generation = (live?.metadata as Obj).generation;
+      const r = await m.request({
+        method: 'PATCH',
+        path: `${DEPLOY}/status`,
+        contentType: 'application/merge-patch+json',
+        body: {
+          status: {
+            observedGeneration: generation,
+            replicas: 2,
+            updatedReplicas: 2,
+            readyReplicas: 2,
+            availableReplicas: 2,
+          },
+        },
+      });
+      assert.equal(r.status, 200);
+    };
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(done, false, 'rollout status returned before any member rolled out');
+    await rollOut(m1);
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(done, false, 'rollout status returned with one member of two rolled out');
+    const partial = (await getObject(hub, DEPLOY))?.status as Obj | undefined;
+    assert.equal(partial?.updatedReplicas, 2, 'the hub shows the one member that rolled out');
+    await rollOut(m2);
+    const r = await rollout;
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /successfully rolled out/);
+    const status = (await getObject(hub, DEPLOY))?.status as Obj;
+    assert.equal(status.readyReplicas, 4);
+    assert.equal(status.observedGeneration, ((await getObject(hub, DEPLOY))?.metadata as Obj).generation);
   });
 });

@@ -573,6 +573,49 @@ function bindingCRD(): CustomResourceDefinition {
   };
 }
 
+export const KARMADA_POLICY_GROUP = 'policy.karmada.io';
+export const KARMADA_CLUSTER_GROUP = 'cluster.karmada.io';
+
+/**
+ * Karmada's API groups for a hub that does not run Karmada (the chart's `karmadaAPI.enabled`): the four
+ * policy kinds in policy.karmada.io v1alpha1 (the v1alpha1 schema; validated and defaulted by Flotilla's
+ * webhook, no conversion) and Cluster in cluster.karmada.io v1alpha1. Same schemas, status and printer
+ * columns as Flotilla's own; the short names are left to Flotilla's group so `kubectl get pp` stays
+ * unambiguous, and the category is `karmada`.
+ */
+export function karmadaCustomResourceDefinitions(): CustomResourceDefinition[] {
+  const policies = POLICY_KINDS.map((k) => {
+    const crd = policyCRD(k);
+    const v1alpha1 = crd.spec.versions.find((v) => v.name === 'v1alpha1');
+    if (!v1alpha1) throw new Error('policy CRD without v1alpha1');
+    const { shortNames: _shortNames, ...names } = crd.spec.names;
+    return {
+      apiVersion: crd.apiVersion,
+      kind: crd.kind,
+      metadata: { name: `${k.plural}.${KARMADA_POLICY_GROUP}`, labels: LABELS },
+      spec: {
+        group: KARMADA_POLICY_GROUP,
+        names: { ...names, categories: ['karmada'] },
+        scope: crd.spec.scope,
+        versions: [{ ...v1alpha1, storage: true }],
+      },
+    } satisfies CustomResourceDefinition;
+  });
+  const cluster = clusterCRD();
+  return [
+    ...policies,
+    {
+      ...cluster,
+      metadata: { name: `clusters.${KARMADA_CLUSTER_GROUP}`, labels: LABELS },
+      spec: {
+        ...cluster.spec,
+        group: KARMADA_CLUSTER_GROUP,
+        names: { ...cluster.spec.names, categories: ['karmada'] },
+      },
+    },
+  ];
+}
+
 /** Every CRD, in install order. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
   return [...POLICY_KINDS.map(policyCRD), clusterCRD(), bindingCRD()];

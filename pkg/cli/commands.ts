@@ -329,6 +329,13 @@ export const CONTROLLER_FLAGS = {
     value: 'DURATION',
     help: "GET /readyz on each member this often (sooner, with backoff, while it fails); the result is its Cluster's Ready condition",
   },
+  'karmada-groups': {
+    type: 'string',
+    default: 'auto',
+    choices: ['auto', 'off'],
+    value: 'MODE',
+    help: "auto: also act on policy.karmada.io policies and cluster.karmada.io Clusters when the hub serves them (one pool with Flotilla's; same name: Flotilla's is used); off: a hub where Karmada acts on them",
+  },
   'probe-timeout': {
     type: 'duration',
     default: '5s',

@@ -71,7 +71,15 @@ export interface ControllerOptions {
   onMemberResult?: (member: string, state: string) => void;
   /** Told when a member's readiness changes (undefined: the member went away), for metrics. */
   onMemberReady?: (member: string, ready: boolean | undefined) => void;
+  /**
+   * Act on policy.karmada.io policies and cluster.karmada.io Clusters too: 'auto' (default) when the hub
+   * serves those groups, 'off' never (a hub where Karmada itself acts on them).
+   */
+  karmadaGroups?: 'auto' | 'off';
 }
+
+const KARMADA_POLICY_API_VERSION = 'policy.karmada.io/v1alpha1';
+const KARMADA_CLUSTER_API_VERSION = 'cluster.karmada.io/v1alpha1';
 
 interface TemplateKind {
   info: ResourceInfo;
@@ -92,7 +100,10 @@ export class Controller {
   private readonly policyStatus: PolicyStatusReconciler;
   private readonly events: EventRecorder;
   private readonly policyInformers = new Map<string, Informer>();
+  /** policy.karmada.io kinds, when the hub serves them: one pool with Flotilla's (same kind, namespace and name: Flotilla's is used). */
+  private readonly karmadaPolicyInformers = new Map<string, Informer>();
   private clusterInformer: Informer | undefined;
+  private karmadaClusterInformer: Informer | undefined;
   private readonly templateKinds = new Map<string, TemplateKind>();
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
@@ -108,7 +119,7 @@ export class Controller {
       component: 'flotilla-controller',
       instance: options.instance ?? hostname(),
     });
-    const cluster = (name: string) => this.clusterInformer?.get(name);
+    const cluster = (name: string) => this.clusterInformer?.get(name) ?? this.karmadaClusterInformer?.get(name);
     this.registry = new MemberRegistry(
       {
         hub: this.hub,
@@ -208,7 +219,15 @@ export class Controller {
       });
       this.policyInformers.set(p.kind, informer);
     }
-    await Promise.all([this.clusterInformer, ...this.policyInformers.values()].map((i) => i.waitForSync(signal)));
+    await this.startKarmadaInformers();
+    await Promise.all(
+      [
+        this.clusterInformer,
+        ...this.policyInformers.values(),
+        ...this.karmadaPolicyInformers.values(),
+        ...(this.karmadaClusterInformer ? [this.karmadaClusterInformer] : []),
+      ].map((i) => i.waitForSync(signal)),
+    );
     await this.syncTemplateKinds();
     await Promise.all([...this.templateKinds.values()].map((k) => k.informer.waitForSync(signal)));
     this.syncedFlag = !signal.aborted;
@@ -220,6 +239,90 @@ export class Controller {
     await running;
     await this.events.flush();
     await this.registry.close();
+  }
+
+  /** Informers for Karmada's groups, when the hub serves them (and they are not turned off). */
+  private async startKarmadaInformers(): Promise<void> {
+    if (this.o.karmadaGroups === 'off') return;
+    const served = async (apiVersion: string, kind: string): Promise<ResourceInfo | undefined> => {
+      try {
+        return await this.hubDiscovery.resolve(apiVersion, kind);
+      } catch {
+        return undefined;
+      }
+    };
+    for (const p of POLICY_KINDS) {
+      const info = await served(KARMADA_POLICY_API_VERSION, p.kind);
+      if (!info) continue;
+      const informer = this.hubInformer(
+        `${p.plural}.policy.karmada.io`,
+        `/apis/${KARMADA_POLICY_API_VERSION}/${p.plural}`,
+        KARMADA_POLICY_API_VERSION,
+        p.kind,
+        {
+          onAdd: (o) => this.onKarmadaPolicy(o),
+          onUpdate: (o) => this.onKarmadaPolicy(o),
+          onDelete: (o) => this.onKarmadaPolicyDeleted(o),
+        },
+      );
+      this.karmadaPolicyInformers.set(p.kind, informer);
+    }
+    if (await served(KARMADA_CLUSTER_API_VERSION, 'Cluster')) {
+      this.karmadaClusterInformer = this.hubInformer(
+        'clusters.cluster.karmada.io',
+        `/apis/${KARMADA_CLUSTER_API_VERSION}/clusters`,
+        KARMADA_CLUSTER_API_VERSION,
+        'Cluster',
+        {
+          onAdd: (o) => this.onKarmadaCluster(o),
+          onUpdate: (o) => this.onKarmadaCluster(o),
+          onDelete: (o) => this.onKarmadaClusterDeleted(o),
+        },
+      );
+    }
+    if (this.karmadaPolicyInformers.size > 0 || this.karmadaClusterInformer)
+      this.o.logger.info('acting on Karmada API groups too', {
+        policies: [...this.karmadaPolicyInformers.keys()],
+        clusters: this.karmadaClusterInformer !== undefined,
+      });
+  }
+
+  private static keyOf(o: JsonObject): string {
+    const ns = ownString(o.metadata, 'namespace');
+    const name = ownString(o.metadata, 'name') ?? '';
+    return ns ? `${ns}/${name}` : name;
+  }
+
+  /** A policy.karmada.io policy: used unless Flotilla's group has one of the same kind, namespace and name. */
+  private onKarmadaPolicy(o: JsonObject): void {
+    const ref = refOf(o);
+    if (this.policyInformers.get(ref.kind)?.get(Controller.keyOf(o))) {
+      this.o.logger.warn('policy.karmada.io policy not used: policy.flotilla.io has one of the same name', {
+        policy: `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`,
+      });
+      return;
+    }
+    this.onPolicy(o);
+  }
+
+  private onKarmadaPolicyDeleted(o: JsonObject): void {
+    if (this.policyInformers.get(refOf(o).kind)?.get(Controller.keyOf(o))) return;
+    this.onPolicyDeleted(o);
+  }
+
+  private onKarmadaCluster(o: JsonObject): void {
+    if (this.clusterInformer?.get(Controller.keyOf(o))) {
+      this.o.logger.warn('cluster.karmada.io Cluster not used: cluster.flotilla.io has one of the same name', {
+        cluster: Controller.keyOf(o),
+      });
+      return;
+    }
+    this.onCluster(o);
+  }
+
+  private onKarmadaClusterDeleted(o: JsonObject): void {
+    if (this.clusterInformer?.get(Controller.keyOf(o))) return;
+    this.onClusterDeleted(o);
   }
 
   // ---- hub events -----------------------------------------------------------------------------------
@@ -280,10 +383,14 @@ export class Controller {
     else
       for (const key of this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected)
         this.templates.queue.add(key);
+    // A cluster.karmada.io Cluster of the same name, shadowed until now, takes its place.
+    const karmada = o.apiVersion === CLUSTER_API_VERSION ? this.karmadaClusterInformer?.get(name) : undefined;
+    if (karmada) this.onCluster(karmada);
   }
 
   private policyObject(p: { kind: string; namespace?: string; name: string }): JsonObject | undefined {
-    return this.policyInformers.get(p.kind)?.get(p.namespace ? `${p.namespace}/${p.name}` : p.name);
+    const key = p.namespace ? `${p.namespace}/${p.name}` : p.name;
+    return this.policyInformers.get(p.kind)?.get(key) ?? this.karmadaPolicyInformers.get(p.kind)?.get(key);
   }
 
   private onPolicy(o: JsonObject): void {
@@ -302,6 +409,11 @@ export class Controller {
     const ref = refOf(o);
     this.policyStatus.drop(ref, policyKey(ref));
     for (const key of this.state.remove(ref).affected) this.templates.queue.add(key);
+    // A policy.karmada.io policy of the same name, shadowed until now, takes its place.
+    const karmada = ref.apiVersion.startsWith('policy.flotilla.io/')
+      ? this.karmadaPolicyInformers.get(ref.kind)?.get(Controller.keyOf(o))
+      : undefined;
+    if (karmada) this.onPolicy(karmada);
     if (this.syncedFlag) void this.syncTemplateKinds();
   }
 
@@ -309,7 +421,10 @@ export class Controller {
   private async syncTemplateKinds(): Promise<void> {
     const wanted = new Map<string, { apiVersion: string; kind: string }>();
     for (const kind of ['PropagationPolicy', 'ClusterPropagationPolicy']) {
-      for (const p of this.policyInformers.get(kind)?.values() ?? []) {
+      for (const p of [
+        ...(this.policyInformers.get(kind)?.values() ?? []),
+        ...(this.karmadaPolicyInformers.get(kind)?.values() ?? []),
+      ]) {
         const spec = isObject(p.spec) ? p.spec : {};
         for (const s of Array.isArray(spec.resourceSelectors) ? spec.resourceSelectors : []) {
           const apiVersion = ownString(s, 'apiVersion');

@@ -96,19 +96,16 @@ export class ClusterStatusReconciler {
       message: c.message.slice(0, 1024),
       lastTransitionTime,
     };
+    // The Cluster's own group: cluster.flotilla.io, or cluster.karmada.io on a hub that serves it.
+    const api =
+      typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
     const body = {
-      apiVersion: CLUSTER_API_VERSION,
+      apiVersion: api,
       kind: 'Cluster',
       metadata: { name },
       status: { conditions: [condition] },
     };
-    if (
-      (await writeStatus(
-        this.hub,
-        `/apis/${CLUSTER_API_VERSION}/clusters/${encodeURIComponent(name)}/status`,
-        body,
-      )) === 'written'
-    )
+    if ((await writeStatus(this.hub, `/apis/${api}/clusters/${encodeURIComponent(name)}/status`, body)) === 'written')
       this.written.set(name, text);
   }
 }
@@ -170,7 +167,9 @@ export class PolicyStatusReconciler {
       ...g,
       lastTransitionTime: transitionTime(policy, s.condition.type, s.condition.status),
     };
-    const api = POLICY_STORAGE_API_VERSION;
+    // The policy's own group: Flotilla's storage version, or policy.karmada.io/v1alpha1.
+    const api =
+      policy.apiVersion === 'policy.karmada.io/v1alpha1' ? 'policy.karmada.io/v1alpha1' : POLICY_STORAGE_API_VERSION;
     const path = `/apis/${api}/${ref.namespace ? `namespaces/${encodeURIComponent(ref.namespace)}/` : ''}${plural}/${encodeURIComponent(ref.name)}/status`;
     const body = {
       apiVersion: api,

@@ -1,0 +1,213 @@
+// Karmada's API groups on a Flotilla hub (the chart's karmadaAPI.enabled): unchanged Karmada files —
+// policy.karmada.io policies and cluster.karmada.io Clusters — applied with kubectl propagate exactly as
+// their policy.flotilla.io equivalents, in one pool with Flotilla's own policies. Real apiservers, a hub
+// and two members; the controller runs in this process through the CLI entry.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { customResourceDefinitions, karmadaCustomResourceDefinitions } from '../../api/crds/index.js';
+import { run } from '../../pkg/cli/index.js';
+import { KubeClient } from '../../pkg/kube/client.js';
+import { waitForCRDsEstablished } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
+import { useEnvironment } from '../envtest/suite.js';
+import { eventually } from '../eventually.js';
+import { capturingIO, getObject, type Obj } from './controller-io.js';
+
+const WAIT_MS = 30_000;
+
+const deployment = (name: string): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: 'shop', labels: { app: 'web' } },
+  spec: {
+    replicas: 5,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'web', image: 'docker.io/library/nginx:1.27' }] },
+    },
+  },
+});
+
+/** The same policies in either group: Divided replicas by static weight, an override by cluster label. */
+const policies = (group: 'policy.karmada.io' | 'policy.flotilla.io', target: string): Obj[] => {
+  // Flotilla's group in its storage version (no conversion webhook runs in this test); the same shape.
+  const apiVersion = group === 'policy.karmada.io' ? 'policy.karmada.io/v1alpha1' : 'policy.flotilla.io/v1beta1';
+  return [
+    {
+      apiVersion,
+      kind: 'PropagationPolicy',
+      metadata: { name: target, namespace: 'shop' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: target }],
+        placement: {
+          clusterAffinity: { labelSelector: { matchLabels: { fleet: 'shop' } } },
+          replicaScheduling: {
+            replicaSchedulingType: 'Divided',
+            replicaDivisionPreference: 'Weighted',
+            weightPreference: {
+              staticWeightList: [
+                { targetCluster: { clusterNames: ['member1'] }, weight: 3 },
+                { targetCluster: { clusterNames: ['member2'] }, weight: 2 },
+              ],
+            },
+          },
+        },
+      },
+    },
+    {
+      apiVersion,
+      kind: 'OverridePolicy',
+      metadata: { name: target, namespace: 'shop' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: target }],
+        overrideRules: [
+          {
+            targetCluster: { labelSelector: { matchLabels: { region: 'eu' } } },
+            overriders: {
+              imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.eu.example.com' }],
+              labelsOverrider: [{ operator: 'add', value: { region: 'eu' } }],
+            },
+          },
+        ],
+      },
+    },
+  ];
+};
+
+/** What rendering decides on a member copy: spec and labels, with the template's own name taken out. */
+function rendered(o: Obj | undefined, name: string): unknown {
+  if (!o) return undefined;
+  const labels = { ...((o.metadata as Obj).labels as Record<string, string>) };
+  for (const k of Object.keys(labels)) if (k.startsWith('flotilla.io/')) delete labels[k];
+  return JSON.parse(JSON.stringify({ labels, spec: o.spec }).replaceAll(name, 'NAME')) as unknown;
+}
+
+void describe('flotilla controller: Karmada policy and Cluster files on a Flotilla hub', () => {
+  const env = useEnvironment({ members: 2 });
+  let members: KubeClient[];
+  const stop = new AbortController();
+  let controller: Promise<number>;
+  let out: ReturnType<typeof capturingIO>;
+  const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
+  const DEPLOY = (name: string) => `/apis/apps/v1/namespaces/shop/deployments/${name}`;
+
+  before(async () => {
+    const e = env();
+    members = e.members.map((m) => new KubeClient(m.kubeConfig(), { concurrency: 4 }));
+    const crds = [...customResourceDefinitions(), ...karmadaCustomResourceDefinitions()];
+    const installed = await k(['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
+    assert.equal(installed.status, 0, installed.stderr);
+    await waitForCRDsEstablished(
+      e.hub,
+      crds.map((c) => c.metadata.name),
+    );
+    // Karmada's Cluster objects give the members their labels.
+    const clusters = await k(['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
+        ...['member1', 'member2'].map((name, i) => ({
+          apiVersion: 'cluster.karmada.io/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name, labels: { fleet: 'shop', region: i === 0 ? 'eu' : 'us' } },
+          spec: { syncMode: 'Push' },
+        })),
+      ],
+    });
+    assert.equal(clusters.status, 0, clusters.stderr);
+    out = capturingIO(stop.signal);
+    controller = run(
+      [
+        'controller',
+        '--kubeconfig',
+        e.hub.kubeconfigPath,
+        '--members-kubeconfig',
+        e.membersKubeconfigPath,
+        '--metrics-port',
+        '0',
+        '--namespace',
+        'flotilla-system',
+      ],
+      out,
+    );
+  });
+
+  after(async () => {
+    stop.abort();
+    assert.equal(await controller, 0, out.err());
+  });
+
+  void it('kubectl apply of unchanged Karmada policies propagates exactly as the policy.flotilla.io equivalents', async () => {
+    const applied = await k(['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        deployment('karmada-web'),
+        deployment('flotilla-web'),
+        ...policies('policy.karmada.io', 'karmada-web'),
+        ...policies('policy.flotilla.io', 'flotilla-web'),
+      ],
+    });
+    assert.equal(applied.status, 0, applied.stderr);
+    const copies = async () =>
+      Promise.all(members.flatMap((m) => [getObject(m, DEPLOY('karmada-web')), getObject(m, DEPLOY('flotilla-web'))]));
+    const all = await eventually(copies, (c) => c.every((o) => o !== undefined), WAIT_MS, 200);
+    assert.ok(
+      all.every((o) => o !== undefined),
+      out.err(),
+    );
+    const [k1, f1, k2, f2] = all;
+    assert.deepEqual(rendered(k1, 'karmada-web'), rendered(f1, 'flotilla-web'));
+    assert.deepEqual(rendered(k2, 'karmada-web'), rendered(f2, 'flotilla-web'));
+    // And it is what the policies say: 5 replicas divided 3:2, the eu cluster's registry and label.
+    assert.equal((k1?.spec as Obj).replicas, 3);
+    assert.equal((k2?.spec as Obj).replicas, 2);
+    assert.equal(((k1?.metadata as Obj).labels as Obj).region, 'eu');
+    assert.match(JSON.stringify(k1?.spec), /mirror\.eu\.example\.com\/library\/nginx:1\.27/);
+    assert.match(JSON.stringify(k2?.spec), /"docker\.io\/library\/nginx:1\.27"/);
+  });
+
+  void it('writes the Karmada policy status and the Karmada Clusters Ready condition in their own group', async () => {
+    const policy = await eventually(
+      () => k(['get', 'propagationpolicies.policy.karmada.io', 'karmada-web', '-n', 'shop', '-o', 'json']),
+      (r) => r.status === 0 && r.stdout.includes('"templates": 1'),
+      WAIT_MS,
+      200,
+    );
+    assert.match(policy.stdout, /"templates": 1/);
+    const cluster = await eventually(
+      () => k(['get', 'clusters.cluster.karmada.io', 'member1', '-o', 'json']),
+      (r) => r.status === 0 && r.stdout.includes('"type": "Ready"'),
+      WAIT_MS,
+      200,
+    );
+    assert.match(cluster.stdout, /"type": "Ready"/);
+  });
+
+  void it('one pool: a Flotilla policy of the same kind and name is used instead, and the Karmada one again when it goes', async () => {
+    const flotillaSameName: Obj = {
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'OverridePolicy',
+      metadata: { name: 'karmada-web', namespace: 'shop' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'karmada-web' }],
+        overrideRules: [{ overriders: { labelsOverrider: [{ operator: 'add', value: { pool: 'flotilla' } }] } }],
+      },
+    };
+    const r = await k(['apply', '-f', '-'], flotillaSameName);
+    assert.equal(r.status, 0, r.stderr);
+    const labels = async () =>
+      ((await getObject(members[0] as KubeClient, DEPLOY('karmada-web')))?.metadata as Obj).labels as Obj;
+    const shadowed = await eventually(labels, (l) => l.pool === 'flotilla' && l.region === undefined, WAIT_MS, 200);
+    assert.equal(shadowed.pool, 'flotilla');
+    assert.equal(shadowed.region, undefined);
+    const d = await k(['delete', 'overridepolicies.policy.flotilla.io', 'karmada-web', '-n', 'shop']);
+    assert.equal(d.status, 0, d.stderr);
+    const back = await eventually(labels, (l) => l.region === 'eu' && l.pool === undefined, WAIT_MS, 200);
+    assert.equal(back.region, 'eu');
+  });
+});

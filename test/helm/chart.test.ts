@@ -236,6 +236,32 @@ void describe('the chart', () => {
     );
   });
 
+  void it("installs Karmada's API groups and sends them to the webhook only when karmadaAPI.enabled", () => {
+    const crds = (objects: Obj[]) =>
+      objects.filter((o) => o.kind === 'CustomResourceDefinition').map((o) => get(o, 'metadata.name'));
+    assert.deepStrictEqual(crds(render()), []);
+    const objects = render('--set', 'karmadaAPI.enabled=true');
+    assert.deepStrictEqual(crds(objects), [
+      'propagationpolicies.policy.karmada.io',
+      'clusterpropagationpolicies.policy.karmada.io',
+      'overridepolicies.policy.karmada.io',
+      'clusteroverridepolicies.policy.karmada.io',
+      'clusters.cluster.karmada.io',
+    ]);
+    const groups = (kind: string) =>
+      (get(named(objects, kind, 'flotilla'), 'webhooks') as Obj[]).flatMap((h) =>
+        (h.rules as Obj[]).flatMap((r) => r.apiGroups as string[]),
+      );
+    assert.ok(groups('ValidatingWebhookConfiguration').includes('policy.karmada.io'));
+    assert.ok(groups('ValidatingWebhookConfiguration').includes('cluster.karmada.io'));
+    assert.ok(groups('MutatingWebhookConfiguration').includes('policy.karmada.io'));
+    const plain = render();
+    const plainGroups = (get(named(plain, 'ValidatingWebhookConfiguration', 'flotilla'), 'webhooks') as Obj[]).flatMap(
+      (h) => (h.rules as Obj[]).flatMap((r) => r.apiGroups as string[]),
+    );
+    assert.ok(!plainGroups.includes('policy.karmada.io'));
+  });
+
   void it('adds the override webhook only when enabled: IfNeeded, no side effects, Ignore, never kube-system or the install namespace', () => {
     const hooks = (objects: Obj[]) =>
       (get(named(objects, 'MutatingWebhookConfiguration', 'flotilla'), 'webhooks') as Obj[]).map((h) => h.name);

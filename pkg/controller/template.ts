@@ -14,6 +14,15 @@
 // slow member delays only its own line.
 
 import { refOf } from '../engine/inputs.js';
+import {
+  CLAIM_ANNOTATIONS,
+  CLAIM_CPP_ID_LABEL,
+  CLAIM_CPP_NAME_ANNOTATION,
+  CLAIM_LABELS,
+  CLAIM_PP_ID_LABEL,
+  CLAIM_PP_NAME_ANNOTATION,
+  CLAIM_PP_NAMESPACE_ANNOTATION,
+} from '../engine/match.js';
 import type { EngineState } from '../engine/state.js';
 import type { ObjectRef } from '../engine/types.js';
 import { apiError, METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
@@ -168,9 +177,11 @@ export class TemplateReconciler {
     if (!result.policy) {
       // Never claimed: nothing to say. No longer claimed: what was propagated stays, and the binding says so.
       this.plans.delete(key);
+      await this.recordClaim(ref, template, undefined);
       if (hasFinalizer) await this.putBinding(identity, template, { clusters: [], errors: [] });
       return undefined;
     }
+    await this.recordClaim(ref, template, result.policy);
     if (!hasFinalizer) await this.patchFinalizers(ref, [...finalizers, FINALIZER]);
     const policy = this.o.policy(result.policy);
     const p = plan(identity, template, result, policy && isObject(policy.spec) ? policy.spec : {}, ++this.versions);
@@ -314,6 +325,52 @@ export class TemplateReconciler {
       { template: describeTemplate(t), members: removedFrom },
     );
     return undefined;
+  }
+
+  /**
+   * Records the claim on the template, with Karmada's labels and annotations (the engine reads them, so the
+   * claim sticks until its policy goes or a policy preempts it); removes the record when nothing claims it.
+   * Unchanged: no request.
+   */
+  private async recordClaim(ref: ObjectRef, template: JsonObject, claim: PolicyRef | undefined): Promise<void> {
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    const labels = isObject(meta.labels) ? meta.labels : {};
+    const annotations = isObject(meta.annotations) ? meta.annotations : {};
+    const policy = claim ? this.o.policy(claim) : undefined;
+    const policyLabels =
+      policy && isObject(policy.metadata) && isObject(policy.metadata.labels) ? policy.metadata.labels : {};
+    const id = [
+      'policy.flotilla.io/permanent-id',
+      'propagationpolicy.karmada.io/permanent-id',
+      'clusterpropagationpolicy.karmada.io/permanent-id',
+    ]
+      .map((l) => policyLabels[l])
+      .find((v): v is string => typeof v === 'string' && v !== '');
+    const want: { labels: Record<string, string | null>; annotations: Record<string, string | null> } = {
+      labels: Object.fromEntries(CLAIM_LABELS.map((l) => [l, null])),
+      annotations: Object.fromEntries(CLAIM_ANNOTATIONS.map((a) => [a, null])),
+    };
+    if (claim?.kind === 'PropagationPolicy') {
+      if (id) want.labels[CLAIM_PP_ID_LABEL] = id;
+      want.annotations[CLAIM_PP_NAMESPACE_ANNOTATION] = claim.namespace ?? ref.namespace ?? '';
+      want.annotations[CLAIM_PP_NAME_ANNOTATION] = claim.name;
+    } else if (claim?.kind === 'ClusterPropagationPolicy') {
+      if (id) want.labels[CLAIM_CPP_ID_LABEL] = id;
+      want.annotations[CLAIM_CPP_NAME_ANNOTATION] = claim.name;
+    }
+    const same = (have: JsonObject, w: Record<string, string | null>) =>
+      Object.entries(w).every(([k, v]) => (v === null ? !Object.hasOwn(have, k) : have[k] === v));
+    if (same(labels, want.labels) && same(annotations, want.annotations)) return;
+    const info = await this.o.hubDiscovery.resolve(ref.apiVersion, ref.kind);
+    const res = await this.o.hub.request({
+      method: 'PATCH',
+      accept: METADATA_ACCEPT,
+      path: resourcePath(info, ref.namespace, ref.name),
+      contentType: 'application/merge-patch+json',
+      body: { metadata: want },
+    });
+    if (res.status === 404) return;
+    if (res.status >= 400) throw apiError(res);
   }
 
   /** The claiming policy's preserveResourcesOnDeletion, for a template deleted before this process planned it. */

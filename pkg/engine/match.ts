@@ -5,6 +5,13 @@
 //
 // Policies are indexed by (apiVersion, kind, namespace, name) of their selectors, so a template is only
 // compared with the policies that name its kind — no scan of every policy per template.
+//
+// Claims stick (Karmada pkg/detector: ClaimPolicyForObject, preemption.go): a template that records its
+// claim (CLAIM_* labels and annotations, Karmada's own keys, which the controller writes on the hub) stays
+// with that policy while it exists and still selects it, even when a better policy appears; the better
+// policy takes it only with `preemption: Always` and, like Karmada, a PropagationPolicy preempts a
+// ClusterPropagationPolicy whatever the priorities, a policy of the same kind needs a strictly higher
+// explicit priority, and a ClusterPropagationPolicy never preempts a PropagationPolicy.
 
 import { arr, isObject, str } from './json.js';
 import type { PolicyEntry, Template } from './inputs.js';
@@ -96,6 +103,81 @@ function highest(candidates: readonly PolicyEntry[], t: Template): Claim | undef
   return best;
 }
 
+/** Karmada's claim metadata on a resource template. */
+export const CLAIM_PP_ID_LABEL = 'propagationpolicy.karmada.io/permanent-id';
+export const CLAIM_PP_NAMESPACE_ANNOTATION = 'propagationpolicy.karmada.io/namespace';
+export const CLAIM_PP_NAME_ANNOTATION = 'propagationpolicy.karmada.io/name';
+export const CLAIM_CPP_ID_LABEL = 'clusterpropagationpolicy.karmada.io/permanent-id';
+export const CLAIM_CPP_NAME_ANNOTATION = 'clusterpropagationpolicy.karmada.io/name';
+export const CLAIM_LABELS: readonly string[] = [CLAIM_PP_ID_LABEL, CLAIM_CPP_ID_LABEL];
+export const CLAIM_ANNOTATIONS: readonly string[] = [
+  CLAIM_PP_NAMESPACE_ANNOTATION,
+  CLAIM_PP_NAME_ANNOTATION,
+  CLAIM_CPP_NAME_ANNOTATION,
+];
+
+/** The policies' own permanent-id labels: Flotilla's, and Karmada's (per kind). */
+const POLICY_ID_LABELS = [
+  'policy.flotilla.io/permanent-id',
+  'propagationpolicy.karmada.io/permanent-id',
+  'clusterpropagationpolicy.karmada.io/permanent-id',
+];
+
+export interface RecordedClaim {
+  kind: 'PropagationPolicy' | 'ClusterPropagationPolicy';
+  namespace: string;
+  name: string;
+  id: string | undefined;
+}
+
+/** The claim a template records, if any (a PropagationPolicy's first: Karmada removes the other on claim). */
+export function recordedClaim(t: Template): RecordedClaim | undefined {
+  const meta = isObject(t.object.metadata) ? t.object.metadata : {};
+  const annotations = isObject(meta.annotations) ? meta.annotations : {};
+  const ppName = str(annotations[CLAIM_PP_NAME_ANNOTATION]);
+  if (ppName && t.ref.namespace !== undefined)
+    return {
+      kind: 'PropagationPolicy',
+      namespace: str(annotations[CLAIM_PP_NAMESPACE_ANNOTATION]) || t.ref.namespace,
+      name: ppName,
+      id: t.labels[CLAIM_PP_ID_LABEL] || undefined,
+    };
+  const cppName = str(annotations[CLAIM_CPP_NAME_ANNOTATION]);
+  if (cppName)
+    return {
+      kind: 'ClusterPropagationPolicy',
+      namespace: '',
+      name: cppName,
+      id: t.labels[CLAIM_CPP_ID_LABEL] || undefined,
+    };
+  return undefined;
+}
+
+/** The policy's permanent id, when it has one. */
+export function policyId(p: PolicyEntry): string | undefined {
+  const meta = isObject(p.object.metadata) ? p.object.metadata : {};
+  const labels = isObject(meta.labels) ? meta.labels : {};
+  for (const l of POLICY_ID_LABELS) {
+    const v = str(labels[l]);
+    if (v) return v;
+  }
+  return undefined;
+}
+
+function holds(p: PolicyEntry, r: RecordedClaim): boolean {
+  if (p.kind !== r.kind || p.name !== r.name || p.namespace !== r.namespace) return false;
+  const id = policyId(p);
+  return r.id === undefined || id === undefined || r.id === id;
+}
+
+/** Karmada's preemption rules: may `preemptor` take a template claimed by `holder`? */
+function preempts(preemptor: PolicyEntry, holder: PolicyEntry): boolean {
+  if (preemptor === holder || str(preemptor.spec.preemption) !== 'Always') return false;
+  if (preemptor.kind === 'PropagationPolicy' && holder.kind === 'ClusterPropagationPolicy') return true;
+  if (preemptor.kind === 'ClusterPropagationPolicy' && holder.kind === 'PropagationPolicy') return false;
+  return explicitPriority(preemptor) > explicitPriority(holder);
+}
+
 export class PropagationMatcher {
   private readonly namespaced: PolicyIndex;
   private readonly clusterWide: PolicyIndex;
@@ -105,16 +187,33 @@ export class PropagationMatcher {
     this.clusterWide = new PolicyIndex(policies.filter((p) => p.kind === 'ClusterPropagationPolicy'));
   }
 
-  /** The claiming policy, or undefined when none matches (or the namespace is reserved). */
+  /**
+   * The claiming policy, or undefined when none matches (or the namespace is reserved): the recorded
+   * claim while its policy still selects the template and no policy preempts it, else the best match.
+   */
   claim(t: Template): Claim | undefined {
     if (isReservedNamespace(t.ref.namespace)) return undefined;
-    if (t.ref.namespace !== undefined) {
-      const pp = highest(
-        this.namespaced.candidates(t).filter((p) => p.namespace === t.ref.namespace),
+    const namespaced =
+      t.ref.namespace !== undefined ? this.namespaced.candidates(t).filter((p) => p.namespace === t.ref.namespace) : [];
+    const clusterWide = this.clusterWide.candidates(t);
+    const best = highest(namespaced, t) ?? highest(clusterWide, t);
+    const recorded = recordedClaim(t);
+    if (!recorded || !best) return best;
+    const holder = (recorded.kind === 'PropagationPolicy' ? namespaced : clusterWide).find((p) => holds(p, recorded));
+    if (!holder) return best;
+    const priority = propagationPriority(holder, t);
+    if (priority === MatchPriority.MisMatch) return best;
+    // The best of the policies that may preempt the holder, if any does.
+    const preemptors = [...namespaced, ...clusterWide].filter((p) => preempts(p, holder));
+    const preemptor =
+      highest(
+        preemptors.filter((p) => p.kind === 'PropagationPolicy'),
+        t,
+      ) ??
+      highest(
+        preemptors.filter((p) => p.kind === 'ClusterPropagationPolicy'),
         t,
       );
-      if (pp) return pp;
-    }
-    return highest(this.clusterWide.candidates(t), t);
+    return preemptor ?? { policy: holder, priority };
   }
 }

@@ -6,7 +6,7 @@
 
 import { sortInputs, type PolicyEntry, type Template } from './inputs.js';
 import { cloneJson, isObject, obj, str, type JsonObject } from './json.js';
-import { PropagationMatcher } from './match.js';
+import { CLAIM_ANNOTATIONS, CLAIM_LABELS, PropagationMatcher } from './match.js';
 import { applyMutator, mutatorMatches, targetOf, type Mutator } from './gatekeeper.js';
 import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
 import { applyOverriders, OverrideError } from './overriders/index.js';
@@ -87,11 +87,22 @@ const SERVER_FIELDS = [
   'deletionGracePeriodSeconds',
 ];
 
-/** Drops what the API server owns, so the object can be applied to another cluster. */
+/** Drops what the API server owns, and the hub's claim records, so the object can be applied to another cluster. */
 export function pruneServerFields(o: JsonObject): JsonObject {
   delete o.status;
   const meta = obj(o.metadata);
-  if (meta) for (const k of SERVER_FIELDS) delete meta[k];
+  if (meta) {
+    for (const k of SERVER_FIELDS) delete meta[k];
+    for (const [field, keys] of [
+      ['labels', CLAIM_LABELS],
+      ['annotations', CLAIM_ANNOTATIONS],
+    ] as const) {
+      const map = obj(meta[field]);
+      if (!map || !keys.some((k) => Object.hasOwn(map, k))) continue;
+      for (const k of keys) delete map[k];
+      if (Object.keys(map).length === 0) delete meta[field];
+    }
+  }
   return o;
 }
 

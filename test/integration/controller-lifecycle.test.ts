@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
+import { render } from '../../pkg/engine/index.js';
 import { run } from '../../pkg/cli/index.js';
 import { KubeClient } from '../../pkg/kube/client.js';
 import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
@@ -19,6 +20,11 @@ const WAIT_MS = 30_000;
 const CM = '/api/v1/namespaces/team/configmaps/settings';
 const BINDING = '/apis/work.flotilla.io/v1alpha1/namespaces/team/resourcebindings/settings-configmap';
 
+const cluster = (name: string): Obj => ({
+  apiVersion: 'cluster.flotilla.io/v1alpha1',
+  kind: 'Cluster',
+  metadata: { name },
+});
 const settings = (value: string): Obj => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
@@ -339,5 +345,65 @@ void describe('flotilla controller: suspension, deletion, retain, aggregated sta
     const status = (await getObject(hub, DEPLOY))?.status as Obj;
     assert.equal(status.readyReplicas, 4);
     assert.equal(status.observedGeneration, ((await getObject(hub, DEPLOY))?.metadata as Obj).generation);
+  });
+
+  void it('claims stick: a later PropagationPolicy takes a claimed template only with preemption: Always; render agrees', async () => {
+    const NAME = 'claimed';
+    const cm: Obj = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: NAME, namespace: 'team' },
+      data: { v: '1' },
+    };
+    const cpp: Obj = {
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'ClusterPropagationPolicy',
+      metadata: { name: 'team-configs' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team', name: NAME }],
+        placement: { clusterAffinity: { clusterNames: ['member1'] } },
+      },
+    };
+    const pp = (preemption?: string): Obj => ({
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'PropagationPolicy',
+      metadata: { name: 'mine', namespace: 'team' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', name: NAME }],
+        placement: { clusterAffinity: { clusterNames: ['member2'] } },
+        ...(preemption ? { preemption } : {}),
+      },
+    });
+    const PATH = `/api/v1/namespaces/team/configmaps/${NAME}`;
+    const on = async () => [(await getObject(m1, PATH)) !== undefined, (await getObject(m2, PATH)) !== undefined];
+    const claim = async () =>
+      ((await getObject(hub, PATH))?.metadata as Obj | undefined)?.annotations as Record<string, string> | undefined;
+    assert.equal((await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [cm, cpp] })).status, 0);
+    assert.deepEqual(await until(on, (v) => v[0] === true), [true, false]);
+    assert.equal(
+      (await until(claim, (a) => a?.['clusterpropagationpolicy.karmada.io/name'] === 'team-configs'))?.[
+        'clusterpropagationpolicy.karmada.io/name'
+      ],
+      'team-configs',
+    );
+
+    // A PropagationPolicy would beat it on a fresh match, but the claim is recorded: nothing moves.
+    assert.equal((await k(['apply', '-f', '-'], pp())).status, 0);
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(await on(), [true, false]);
+    // Offline render of the template as the hub holds it, with both policies, gives the same claim.
+    const held = await getObject(hub, PATH);
+    const r = render({ objects: [held, cpp, pp(), cluster('member1'), cluster('member2')] });
+    assert.deepEqual(
+      r.placements.map((p) => [p.cluster, p.policy.name]),
+      [['member1', 'team-configs']],
+    );
+
+    // preemption: Always takes it.
+    assert.equal((await k(['apply', '-f', '-'], pp('Always'))).status, 0);
+    assert.deepEqual(await until(on, (v) => v[0] === false && v[1] === true), [false, true]);
+    const after = await until(claim, (a) => a?.['propagationpolicy.karmada.io/name'] === 'mine');
+    assert.equal(after?.['propagationpolicy.karmada.io/name'], 'mine');
+    assert.equal(after?.['clusterpropagationpolicy.karmada.io/name'], undefined);
   });
 });

@@ -249,6 +249,41 @@ describe('idempotence', () => {
   });
 });
 
+describe('reinvocation', () => {
+  it('called again in the same request after another webhook changed the object: no second append, the rest re-applied', () => {
+    const set = setWith(
+      overridePolicy('op', 'default', [
+        {
+          overriders: {
+            argsOverrider: [{ containerName: 'web', operator: 'add', value: ['--verbose'] }],
+            imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.local' }],
+          },
+        },
+      ]),
+    );
+    const first = set.admit({ object: deployment(), operation: 'CREATE', requestUid: 'r1' });
+    // Another mutating webhook adds a label and puts the image back.
+    const other = structuredClone(first.object);
+    ((other.metadata as Obj).labels as Obj | undefined) ?? ((other.metadata as Obj).labels = {});
+    ((other.metadata as Obj).labels as Obj).injected = 'yes';
+    (at(other, 'spec.template.spec.containers[0]') as Obj).image = 'nginx:1.25';
+    const again = set.admit({ object: other, operation: 'CREATE', requestUid: 'r1' });
+    assert.deepEqual(at(again.object, 'spec.template.spec.containers[0].args'), ['--verbose']);
+    assert.equal(at(again.object, 'spec.template.spec.containers[0].image'), 'mirror.local/nginx:1.25');
+    assert.equal(at(again.object, 'metadata.labels.injected'), 'yes');
+    // Its output, admitted once more (the apiserver's next reinvocation), changes nothing.
+    assert.equal(set.admit({ object: again.object, operation: 'CREATE', requestUid: 'r1' }).changed, false);
+    // Another request with a changed object is a new admission: the rules apply again.
+    assert.deepEqual(
+      at(
+        set.admit({ object: other, operation: 'CREATE', requestUid: 'r2' }).object,
+        'spec.template.spec.containers[0].args',
+      ),
+      ['--verbose', '--verbose'],
+    );
+  });
+});
+
 // ---- properties --------------------------------------------------------------------------------------
 
 const clusterNames = ['eu-1', 'us-1'] as const;

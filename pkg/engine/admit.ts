@@ -10,7 +10,14 @@
 
 import { createHash } from 'node:crypto';
 import { cloneJson, isObject, jsonEqual, obj, str, stringMap, type JsonObject } from './json.js';
-import { OverrideCatalog, ruleMayRepeat, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
+import {
+  OverrideCatalog,
+  ruleActsOn,
+  ruleMayRepeat,
+  withoutRepeatable,
+  type AdmissionOperation,
+  type OverrideRule,
+} from './overrides.js';
 import { BoundedCache } from '../../api/internal/cache.js';
 import { applyMutators, overrideObject } from './render.js';
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
@@ -30,6 +37,11 @@ export class AdmissionOverrideError extends Error {
 export interface AdmitRequest {
   object: unknown;
   operation: AdmissionOperation;
+  /**
+   * The admission request's uid (the same when the apiserver calls again for reinvocation). With it, a
+   * reinvocation does not apply appending rules a second time.
+   */
+  requestUid?: string | undefined;
   /** Labels of the object's namespace (mutators' namespaceSelector); unknown: undefined. */
   namespaceLabels?: Readonly<Record<string, string>> | undefined;
   explain?: boolean;
@@ -46,6 +58,19 @@ export interface AdmitResult {
   rules: AppliedRule[];
   mutators: string[];
   changes: Change[];
+}
+
+/** The mark's value: `<digest>`, or `<digest> <request uid>` when the admission request is known. */
+function formatMark(digest: string, requestUid: string | undefined): string {
+  return requestUid ? `${digest} ${requestUid}` : digest;
+}
+
+function parseMark(value: string | undefined): { digest: string; request: string | undefined } | undefined {
+  if (value === undefined) return undefined;
+  const space = value.indexOf(' ');
+  return space < 0
+    ? { digest: value, request: undefined }
+    : { digest: value.slice(0, space), request: value.slice(space + 1) };
 }
 
 const VOLATILE_METADATA = ['resourceVersion', 'managedFields', 'generation', 'uid', 'creationTimestamp'];
@@ -161,19 +186,22 @@ export class OverrideSet {
     if (!isObject(req.object)) throw new AdmissionOverrideError('the object is not a JSON object');
     const input = req.object;
     const annotations = obj(obj(input.metadata)?.annotations);
-    const mark = annotations ? str(annotations[ADMITTED_DIGEST_ANNOTATION]) : undefined;
-    if (mark !== undefined && mark === admittedDigest(input))
+    const mark = parseMark(annotations ? str(annotations[ADMITTED_DIGEST_ANNOTATION]) : undefined);
+    if (mark && mark.digest === admittedDigest(input))
       return { object: cloneJson(input), changed: false, rules: [], mutators: [], changes: [] };
+    // Called again in the same admission request (reinvocation after another webhook changed the
+    // object): the appending rules already ran; the others are applied again so the override holds.
+    const reinvoked = mark !== undefined && req.requestUid !== undefined && mark.request === req.requestUid;
 
-    const first = this.apply(input, req);
-    if (!first.changed || !first.mayRepeat) return first.result;
+    const first = this.apply(input, req, reinvoked);
+    if (!first.changed || (!first.mayRepeat && !reinvoked)) return first.result;
     // Would a second admission change the output again? Then mark it, so it does not.
-    const again = this.apply(first.result.object, { ...req, explain: false });
+    const again = reinvoked ? first : this.apply(first.result.object, { ...req, explain: false }, false);
     if (again.result.changed) {
       const out = first.result.object;
       const meta = obj(out.metadata) ?? (out.metadata = {});
       const ann = obj(meta.annotations) ?? (meta.annotations = {});
-      ann[ADMITTED_DIGEST_ANNOTATION] = admittedDigest(out);
+      ann[ADMITTED_DIGEST_ANNOTATION] = formatMark(admittedDigest(out), req.requestUid);
     }
     return first.result;
   }
@@ -188,7 +216,11 @@ export class OverrideSet {
     return rules;
   }
 
-  private apply(input: JsonObject, req: AdmitRequest): { result: AdmitResult; changed: boolean; mayRepeat: boolean } {
+  private apply(
+    input: JsonObject,
+    req: AdmitRequest,
+    skipRepeatable: boolean,
+  ): { result: AdmitResult; changed: boolean; mayRepeat: boolean } {
     const { catalog, mutators } = this.build();
     const ref = refOf(input);
     if (isClusterScoped(ref.kind)) delete ref.namespace;
@@ -199,8 +231,9 @@ export class OverrideSet {
     let rules: AppliedRule[];
     let mayRepeat = false;
     try {
-      const candidates = this.rulesFor(template, catalog);
-      mayRepeat = candidates.some((r) => ruleActsOn(r, req.operation) && ruleMayRepeat(r));
+      const all = this.rulesFor(template, catalog);
+      mayRepeat = all.some((r) => ruleActsOn(r, req.operation) && ruleMayRepeat(r));
+      const candidates = skipRepeatable ? all.map(withoutRepeatable) : all;
       const out = overrideObject(doc, ref.kind, this.cluster, candidates, req.operation, changes);
       doc = out.doc;
       rules = out.applied;

@@ -76,6 +76,37 @@ export function ruleMayRepeat(rule: OverrideRule): boolean {
   return r;
 }
 
+const trimmedCache = new WeakMap<OverrideRule, OverrideRule>();
+
+/** The rule without the overriders that append (see ruleMayRepeat): what a reinvocation applies again. */
+export function withoutRepeatable(rule: OverrideRule): OverrideRule {
+  if (!ruleMayRepeat(rule)) return rule;
+  let t = trimmedCache.get(rule);
+  if (t) return t;
+  const o = rule.overriders as Record<string, unknown>;
+  const keep = (list: unknown, path: string) =>
+    (arr(list) ?? []).filter(
+      (x) => !(isObject(x) && x.operator === 'add' && (path === '' || lastSegmentIsPosition(x[path]))),
+    );
+  const overriders: Record<string, unknown> = { ...o };
+  if (o.commandOverrider !== undefined) overriders.commandOverrider = keep(o.commandOverrider, '');
+  if (o.argsOverrider !== undefined) overriders.argsOverrider = keep(o.argsOverrider, '');
+  if (o.plaintext !== undefined) overriders.plaintext = keep(o.plaintext, 'path');
+  if (o.fieldOverrider !== undefined)
+    overriders.fieldOverrider = (arr(o.fieldOverrider) ?? []).map((f) =>
+      isObject(f)
+        ? {
+            ...f,
+            ...(f.json !== undefined ? { json: keep(f.json, 'subPath') } : {}),
+            ...(f.yaml !== undefined ? { yaml: keep(f.yaml, 'subPath') } : {}),
+          }
+        : f,
+    );
+  t = { ...rule, overriders };
+  trimmedCache.set(rule, t);
+  return t;
+}
+
 function readRules(p: PolicyEntry): OverrideRule[] {
   const rules = arr(p.spec.overrideRules);
   if (rules && rules.length > 0) {

@@ -75,6 +75,7 @@ export function overrideRequest(request: AdmissionRequest, opts: OverridingOptio
     result = opts.source.set.admit({
       object: admitted,
       operation,
+      requestUid: uid,
       namespaceLabels: namespace ? opts.source.namespaceLabels(namespace) : undefined,
     });
   } catch (e: unknown) {

@@ -264,8 +264,7 @@ describe('reinvocation', () => {
     const first = set.admit({ object: deployment(), operation: 'CREATE', requestUid: 'r1' });
     // Another mutating webhook adds a label and puts the image back.
     const other = structuredClone(first.object);
-    ((other.metadata as Obj).labels as Obj | undefined) ?? ((other.metadata as Obj).labels = {});
-    ((other.metadata as Obj).labels as Obj).injected = 'yes';
+    (other.metadata as Obj).labels = { ...((other.metadata as Obj).labels as Obj | undefined), injected: 'yes' };
     (at(other, 'spec.template.spec.containers[0]') as Obj).image = 'nginx:1.25';
     const again = set.admit({ object: other, operation: 'CREATE', requestUid: 'r1' });
     assert.deepEqual(at(again.object, 'spec.template.spec.containers[0].args'), ['--verbose']);

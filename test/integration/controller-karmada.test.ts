@@ -1,9 +1,14 @@
 // Karmada's API groups on a Flotilla hub (the chart's karmadaAPI.enabled): unchanged Karmada files —
 // policy.karmada.io policies and cluster.karmada.io Clusters — applied with kubectl propagate exactly as
 // their policy.flotilla.io equivalents, in one pool with Flotilla's own policies. Real apiservers, a hub
-// and two members; the controller runs in this process through the CLI entry.
+// and two members; the controller runs in this process through the CLI entry. member1 comes from a
+// kubeconfig; member2 only from its cluster.karmada.io Cluster and a Secret in Karmada's form (a bearer
+// token and the CA bundle, with the Cluster's apiEndpoint), as a Karmada user registers a cluster.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { customResourceDefinitions, karmadaCustomResourceDefinitions } from '../../api/crds/index.js';
@@ -85,8 +90,13 @@ function rendered(o: Obj | undefined, name: string): unknown {
   return JSON.parse(JSON.stringify({ labels, spec: o.spec }).replaceAll(name, 'NAME')) as unknown;
 }
 
+/** A static bearer token the apiservers accept (system:masters), for the Karmada-form Secret. */
+const TOKEN = 'karmada-form-token-0123456789';
+const tokenDir = mkdtempSync(join(tmpdir(), 'karmada-token-'));
+writeFileSync(join(tokenDir, 'tokens.csv'), `${TOKEN},karmada-agent,uid-karmada,system:masters\n`);
+
 void describe('flotilla controller: Karmada policy and Cluster files on a Flotilla hub', () => {
-  const env = useEnvironment({ members: 2 });
+  const env = useEnvironment({ members: 2, apiserverArgs: [`--token-auth-file=${join(tokenDir, 'tokens.csv')}`] });
   let members: KubeClient[];
   const stop = new AbortController();
   let controller: Promise<number>;
@@ -104,18 +114,38 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
       e.hub,
       crds.map((c) => c.metadata.name),
     );
-    // Karmada's Cluster objects give the members their labels.
+    // Karmada's Cluster objects give the members their labels; member2's also its credentials.
+    const member2 = e.members[1];
+    assert.ok(member2);
+    const ca = readFileSync(join(e.dir, 'member2', 'pki', 'ca.crt'), 'utf8');
     const clusters = await k(['apply', '-f', '-'], {
       apiVersion: 'v1',
       kind: 'List',
       items: [
         { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } },
-        ...['member1', 'member2'].map((name, i) => ({
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flotilla-system' } },
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'member2', namespace: 'flotilla-system' },
+          data: { token: Buffer.from(TOKEN).toString('base64'), caBundle: Buffer.from(ca).toString('base64') },
+        },
+        {
           apiVersion: 'cluster.karmada.io/v1alpha1',
           kind: 'Cluster',
-          metadata: { name, labels: { fleet: 'shop', region: i === 0 ? 'eu' : 'us' } },
+          metadata: { name: 'member1', labels: { fleet: 'shop', region: 'eu' } },
           spec: { syncMode: 'Push' },
-        })),
+        },
+        {
+          apiVersion: 'cluster.karmada.io/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name: 'member2', labels: { fleet: 'shop', region: 'us' } },
+          spec: {
+            syncMode: 'Push',
+            apiEndpoint: member2.server,
+            secretRef: { namespace: 'flotilla-system', name: 'member2' },
+          },
+        },
       ],
     });
     assert.equal(clusters.status, 0, clusters.stderr);
@@ -126,7 +156,7 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
         '--kubeconfig',
         e.hub.kubeconfigPath,
         '--members-kubeconfig',
-        e.membersKubeconfigPath,
+        (e.members[0] as { kubeconfigPath: string }).kubeconfigPath,
         '--metrics-port',
         '0',
         '--namespace',
@@ -179,13 +209,23 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
       200,
     );
     assert.match(policy.stdout, /"templates": 1/);
-    const cluster = await eventually(
-      () => k(['get', 'clusters.cluster.karmada.io', 'member1', '-o', 'json']),
-      (r) => r.status === 0 && r.stdout.includes('"type": "Ready"'),
-      WAIT_MS,
-      200,
-    );
-    assert.match(cluster.stdout, /"type": "Ready"/);
+    for (const name of ['member1', 'member2']) {
+      // member2 is reached only through its Karmada-form Secret: Ready says that worked.
+      const cluster = await eventually(
+        () =>
+          k([
+            'get',
+            'clusters.cluster.karmada.io',
+            name,
+            '-o',
+            'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+          ]),
+        (r) => r.status === 0 && r.stdout === 'True',
+        WAIT_MS,
+        200,
+      );
+      assert.equal(cluster.stdout, 'True', `${name}: ${cluster.stderr}`);
+    }
   });
 
   void it('one pool: a Flotilla policy of the same kind and name is used instead, and the Karmada one again when it goes', async () => {

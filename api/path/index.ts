@@ -119,3 +119,28 @@ export function formatPath(segments: readonly PathSegment[]): string {
   }
   return out;
 }
+
+/** The keyed-segment value that selects every item having the field: `[name=*]` (plaintext paths only). */
+export const GLOB = '*';
+
+export function isGlob(s: PathSegment): boolean {
+  return 'match' in s && s.match.value === GLOB;
+}
+
+/** True when the path parses and has a `[field=*]` segment. */
+export function hasGlob(path: string): boolean {
+  return checkPath(path) === undefined && parsePath(path).some(isGlob);
+}
+
+/** True when `prefix` is `path` or one of its ancestors, segment by segment (a glob matches only a glob). */
+export function isSegmentPrefix(prefix: readonly PathSegment[], path: readonly PathSegment[]): boolean {
+  return (
+    prefix.length <= path.length &&
+    prefix.every((s, i) => {
+      const t = path[i] as PathSegment;
+      return 'key' in s
+        ? 'key' in t && t.key === s.key
+        : 'match' in t && t.match.field === s.match.field && t.match.value === s.match.value;
+    })
+  );
+}

@@ -3,7 +3,7 @@
 // plaintext values present exactly when the operator needs one, variables known, and the deprecated
 // top-level overriders held to the same rules as the ones inside overrideRules.
 
-import { checkPath, parsePath, formatPath, MAX_PATH_LENGTH } from '../path/index.js';
+import { checkPath, parsePath, formatPath, hasGlob, isSegmentPrefix, MAX_PATH_LENGTH } from '../path/index.js';
 import { checkVariables, mayHaveVariables, sampleVariables, stringsIn } from '../variables/index.js';
 import { forbidden, invalid, required, tooLong, type FieldError } from './errors.js';
 import { isValidLabelValue, validateAnnotations, validateLabelName } from './names.js';
@@ -195,20 +195,6 @@ function globErrors(overriders: Obj, path: string): FieldError[] {
   return errs;
 }
 
-function hasGlob(path: string): boolean {
-  try {
-    return parsePath(path).some((s) => 'match' in s && s.match.value === '*');
-  } catch {
-    return false;
-  }
-}
-
-function isPathPrefix(prefix: string, path: string): boolean {
-  const a = parsePath(prefix);
-  const b = parsePath(path);
-  return a.length <= b.length && a.every((s, i) => JSON.stringify(s) === JSON.stringify(b[i]));
-}
-
 /** Flotilla's extension fields in a policy.karmada.io object: each is denied, naming where it is. */
 function extensionFieldErrors(spec: Obj): FieldError[] {
   const errs: FieldError[] = [];
@@ -326,7 +312,7 @@ function validatePlaintext(overriders: Obj, path: string): FieldError[] {
           const tat = child(index(child(at, 'pathTests'), t), 'subPath');
           const se = pathError(subPath, tat);
           if (se) errs.push(se);
-          else if (!isPathPrefix(subPath, target))
+          else if (!isSegmentPrefix(parsePath(subPath), parsePath(target)))
             errs.push(invalid(tat, subPath, `must be a prefix of the path ${JSON.stringify(target)}`));
         }
     }

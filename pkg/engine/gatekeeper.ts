@@ -16,7 +16,7 @@
 // Not supported, refused with a message when read: `assign.externalData` (Flotilla calls no external
 // providers at admission), and ModifySet / AssignImage (not read yet).
 
-import type { PathSegment } from '../../api/path/index.js';
+import { isSegmentPrefix, type PathSegment } from '../../api/path/index.js';
 import { arr, isObject, obj, setOwn, str, stringList, stringMap, type JsonObject } from './json.js';
 import { matchLabelSelector } from './selectors.js';
 import type { Change } from './types.js';
@@ -108,10 +108,6 @@ export function parseLocation(location: string): PathSegment[] {
   return out;
 }
 
-function isPrefix(prefix: readonly PathSegment[], path: readonly PathSegment[]): boolean {
-  return prefix.length <= path.length && prefix.every((s, i) => JSON.stringify(s) === JSON.stringify(path[i]));
-}
-
 /** Reads one mutator; a string is why it cannot be used (naming the field). */
 export function readMutator(o: JsonObject): Mutator | string {
   const kind = str(o.kind) ?? '';
@@ -180,7 +176,7 @@ export function readMutator(o: JsonObject): Mutator | string {
     } catch (err: unknown) {
       return `spec.parameters.pathTests[${i}].subPath: ${(err as Error).message}`;
     }
-    if (!isPrefix(sub, segments))
+    if (!isSegmentPrefix(sub, segments))
       return `spec.parameters.pathTests[${i}].subPath: Invalid value: must be a prefix of spec.location`;
     pathTests.push({ subPath: sub, condition });
   }
@@ -280,12 +276,12 @@ export function mutatorMatches(m: Mutator, t: MutationTarget): boolean {
   if (name !== undefined && name !== '' && !nameGlob(name, t.name)) return false;
   if (match.labelSelector !== undefined && !matchLabelSelector(match.labelSelector, t.labels)) return false;
   if (match.namespaceSelector !== undefined) {
-    const labels = t.kind === 'Namespace' && t.group === '' ? t.labels : t.namespaceLabels;
-    // Cluster-scoped objects other than Namespaces pass a namespaceSelector, as in Gatekeeper.
-    if (t.namespace !== undefined && (labels === undefined || !matchLabelSelector(match.namespaceSelector, labels)))
-      return false;
-    if (t.kind === 'Namespace' && t.group === '' && !matchLabelSelector(match.namespaceSelector, t.labels))
-      return false;
+    // A Namespace is judged by its own labels, a namespaced object by its namespace's; other
+    // cluster-scoped objects pass, as in Gatekeeper.
+    const isNamespace = t.kind === 'Namespace' && t.group === '';
+    const labels = isNamespace ? t.labels : t.namespaceLabels;
+    const judged = isNamespace || t.namespace !== undefined;
+    if (judged && (labels === undefined || !matchLabelSelector(match.namespaceSelector, labels))) return false;
   }
   return true;
 }

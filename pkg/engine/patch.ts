@@ -8,7 +8,7 @@
 //
 // Every written value is a deep copy, so the result never shares structure with a policy.
 
-import { formatPath, parsePath, type PathSegment } from '../../api/path/index.js';
+import { formatPath, GLOB, isGlob, parsePath, type PathSegment } from '../../api/path/index.js';
 import { cloneJson, isObject, setOwn, type JsonObject } from './json.js';
 
 export class PatchError extends Error {
@@ -189,18 +189,6 @@ export function getValue(doc: unknown, path: string): { found: boolean; value?: 
   return { found: true, value: cur, pointer };
 }
 
-/** The keyed-segment value that selects every item having the field: `[name=*]`. */
-export const GLOB = '*';
-
-function isGlob(s: PathSegment): boolean {
-  return 'match' in s && s.match.value === GLOB;
-}
-
-/** True when the path has a `[field=*]` segment. */
-export function hasGlob(path: string): boolean {
-  return parsePath(path).some(isGlob);
-}
-
 /**
  * The concrete paths a path with `[field=*]` segments stands for in `doc`: one per list item that has the
  * field, each glob replaced by the item's index, in document order. Items that lack the field, and
@@ -262,12 +250,4 @@ export function pathTestsHold(
     if (t.condition === 'MustExist' ? !found : t.condition === 'MustNotExist' ? found : true) return false;
   }
   return true;
-}
-
-/** True when `prefix` names `path` or one of its ancestors, segment by segment (globs match globs). */
-export function isPathPrefix(prefix: string, path: string): boolean {
-  const a = parsePath(prefix);
-  const b = parsePath(path);
-  if (a.length > b.length) return false;
-  return a.every((s, i) => JSON.stringify(s) === JSON.stringify(b[i]));
 }

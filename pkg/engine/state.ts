@@ -41,7 +41,7 @@ import {
 } from '../../api/policy/v1alpha1/types.js';
 import { admissionErrors } from './admission.js';
 import { isClusterScoped, refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
-import { arr, isObject, obj, str } from './json.js';
+import { arr, isObject, jsonEqual, obj, str } from './json.js';
 import { PropagationMatcher, propagationPriority, type Claim } from './match.js';
 import { OverrideCatalog } from './overrides.js';
 import { selectClusters } from './placement.js';
@@ -125,29 +125,6 @@ function identify(ref: ObjectRef): Identity | undefined {
 function isList(o: unknown): boolean {
   if (!isObject(o) || !Array.isArray(o.items)) return false;
   return o.kind === 'List' || (typeof o.kind === 'string' && o.kind.endsWith('List') && o.metadata === undefined);
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (!isObject(a) || !isObject(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const k of keys) if (!Object.hasOwn(b, k) || !deepEqual(a[k], b[k])) return false;
-  return true;
-}
-
-/** JSON equality (object key order ignored); false when the values are too deep to compare. */
-function jsonEqual(a: unknown, b: unknown): boolean {
-  try {
-    return deepEqual(a, b);
-  } catch {
-    return false;
-  }
 }
 
 /** Equal in everything placement, division and overrides read from a cluster (all of ClusterInfo but the raw object). */

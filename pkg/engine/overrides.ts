@@ -47,51 +47,42 @@ function rulesOf(p: PolicyEntry): OverrideRule[] {
   return rules;
 }
 
-const repeatCache = new WeakMap<OverrideRule, boolean>();
-
 function lastSegmentIsPosition(path: unknown): boolean {
   if (typeof path !== 'string') return false;
   const last = path.slice(path.lastIndexOf('/') + 1);
   return last === '-' || /^-?\d+$/.test(last);
 }
 
-/**
- * Whether applying the rule to its own output could change it again: appending command or args, or an
- * `add` that inserts into a list by position. Every other overrider sets, replaces or removes by key.
- */
-export function ruleMayRepeat(rule: OverrideRule): boolean {
-  let r = repeatCache.get(rule);
-  if (r !== undefined) return r;
-  const o = rule.overriders;
-  const adds = (list: unknown, path: string) =>
-    (arr(list) ?? []).some(
-      (x) => isObject(x) && x.operator === 'add' && (path === '' || lastSegmentIsPosition(x[path])),
-    );
-  r =
-    adds(o.commandOverrider, '') ||
-    adds(o.argsOverrider, '') ||
-    adds(o.plaintext, 'path') ||
-    (arr(o.fieldOverrider) ?? []).some((f) => isObject(f) && (adds(f.json, 'subPath') || adds(f.yaml, 'subPath')));
-  repeatCache.set(rule, r);
-  return r;
+/** An overrider item that appends: command/args `add` (`path` ''), or an `add` at a list position. */
+function appends(item: unknown, path: '' | 'path' | 'subPath'): boolean {
+  return isObject(item) && item.operator === 'add' && (path === '' || lastSegmentIsPosition(item[path]));
 }
 
 const trimmedCache = new WeakMap<OverrideRule, OverrideRule>();
 
-/** The rule without the overriders that append (see ruleMayRepeat): what a reinvocation applies again. */
+/**
+ * The rule without the overrider items that append (what a reinvocation applies again); the rule itself
+ * when it has none. Every other overrider sets, replaces or removes by key, so applying it twice is once.
+ */
 export function withoutRepeatable(rule: OverrideRule): OverrideRule {
-  if (!ruleMayRepeat(rule)) return rule;
-  let t = trimmedCache.get(rule);
-  if (t) return t;
+  const cached = trimmedCache.get(rule);
+  if (cached) return cached;
+  let removed = false;
+  const keep = (list: unknown, path: '' | 'path' | 'subPath'): unknown[] | undefined => {
+    const items = arr(list);
+    if (!items) return undefined;
+    const kept = items.filter((x) => !appends(x, path));
+    if (kept.length !== items.length) removed = true;
+    return kept;
+  };
   const o = rule.overriders as Record<string, unknown>;
-  const keep = (list: unknown, path: string) =>
-    (arr(list) ?? []).filter(
-      (x) => !(isObject(x) && x.operator === 'add' && (path === '' || lastSegmentIsPosition(x[path]))),
-    );
   const overriders: Record<string, unknown> = { ...o };
-  if (o.commandOverrider !== undefined) overriders.commandOverrider = keep(o.commandOverrider, '');
-  if (o.argsOverrider !== undefined) overriders.argsOverrider = keep(o.argsOverrider, '');
-  if (o.plaintext !== undefined) overriders.plaintext = keep(o.plaintext, 'path');
+  for (const [field, path] of [
+    ['commandOverrider', ''],
+    ['argsOverrider', ''],
+    ['plaintext', 'path'],
+  ] as const)
+    if (o[field] !== undefined) overriders[field] = keep(o[field], path);
   if (o.fieldOverrider !== undefined)
     overriders.fieldOverrider = (arr(o.fieldOverrider) ?? []).map((f) =>
       isObject(f)
@@ -102,9 +93,14 @@ export function withoutRepeatable(rule: OverrideRule): OverrideRule {
           }
         : f,
     );
-  t = { ...rule, overriders };
-  trimmedCache.set(rule, t);
-  return t;
+  const trimmed = removed ? { ...rule, overriders } : rule;
+  trimmedCache.set(rule, trimmed);
+  return trimmed;
+}
+
+/** Whether applying the rule to its own output could change it again (it has items that append). */
+export function ruleMayRepeat(rule: OverrideRule): boolean {
+  return withoutRepeatable(rule) !== rule;
 }
 
 function readRules(p: PolicyEntry): OverrideRule[] {

@@ -366,18 +366,50 @@ export class Member {
     keep: string | undefined,
     signal: AbortSignal,
   ): Promise<string[]> {
-    const info = await this.resolve(at.apiVersion, at.kind);
-    if (!info) return [];
-    const id = watchId(info);
-    const namespace = info.namespaced ? at.namespace || 'default' : undefined;
-    const own = namespace ? `${namespace}/${at.name}` : at.name;
-    const keys = new Set<string>([own]);
-    if (this.watches.get(id)?.informer.synced) for (const k of this.owned.get(id)?.get(t.uid) ?? []) keys.add(k);
+    const found = await this.templateKeys(t, at);
+    if (!found) return [];
     const removed: string[] = [];
-    for (const key of keys) {
-      if (key !== keep && (await this.removeKey(t, info, key, signal))) removed.push(key);
+    for (const key of found.keys) {
+      if (key !== keep && (await this.removeKey(t, found.info, key, signal))) removed.push(key);
     }
     return removed;
+  }
+
+  /**
+   * Where template `t`'s objects of kind `at` may be: its copy under the template's own name and, with the
+   * kind's watch synced, every object carrying the template's uid label.
+   */
+  private async templateKeys(
+    t: TemplateIdentity,
+    at: { apiVersion: string; kind: string; namespace?: string; name: string },
+  ): Promise<{ info: ResourceInfo; keys: Set<string> } | undefined> {
+    const info = await this.resolve(at.apiVersion, at.kind);
+    if (!info) return undefined;
+    const id = watchId(info);
+    const namespace = info.namespaced ? at.namespace || 'default' : undefined;
+    const keys = new Set<string>([namespace ? `${namespace}/${at.name}` : at.name]);
+    if (this.watches.get(id)?.informer.synced) for (const k of this.owned.get(id)?.get(t.uid) ?? []) keys.add(k);
+    return { info, keys };
+  }
+
+  /** The object at `key` when it is template `t`'s (read from the apiserver; a synced cache that lacks it: no request). */
+  private async ownedAt(
+    t: TemplateIdentity,
+    info: ResourceInfo,
+    key: string,
+    signal: AbortSignal,
+  ): Promise<{ path: string; namespace: string | undefined; name: string; live: LiveMeta } | undefined> {
+    const slash = info.namespaced ? key.indexOf('/') : -1;
+    const namespace = slash >= 0 ? key.slice(0, slash) : undefined;
+    const name = slash >= 0 ? key.slice(slash + 1) : key;
+    const watch = this.watches.get(watchId(info));
+    if (watch?.informer.synced && !watch.informer.get(key)) return undefined;
+    const path = resourcePath(info, namespace, name);
+    const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
+    if (res.status === 404) return undefined;
+    if (res.status >= 400) throw apiError(res);
+    const live = liveMetaOf(res.body);
+    return ownedBy(live, t) ? { path, namespace, name, live } : undefined;
   }
 
   /**
@@ -390,25 +422,13 @@ export class Member {
     at: { apiVersion: string; kind: string; namespace?: string; name: string },
     signal: AbortSignal,
   ): Promise<string[]> {
-    const info = await this.resolve(at.apiVersion, at.kind);
-    if (!info) return [];
-    const id = watchId(info);
-    const namespace = info.namespaced ? at.namespace || 'default' : undefined;
-    const keys = new Set<string>([namespace ? `${namespace}/${at.name}` : at.name]);
-    if (this.watches.get(id)?.informer.synced) for (const k of this.owned.get(id)?.get(t.uid) ?? []) keys.add(k);
+    const found = await this.templateKeys(t, at);
+    if (!found) return [];
     const released: string[] = [];
-    for (const key of keys) {
-      const slash = info.namespaced ? key.indexOf('/') : -1;
-      const path = resourcePath(
-        info,
-        slash >= 0 ? key.slice(0, slash) : undefined,
-        slash >= 0 ? key.slice(slash + 1) : key,
-      );
-      const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
-      if (res.status === 404) continue;
-      if (res.status >= 400) throw apiError(res);
-      const live = liveMetaOf(res.body);
-      if (!ownedBy(live, t)) continue;
+    for (const key of found.keys) {
+      const owned = await this.ownedAt(t, found.info, key, signal);
+      if (!owned) continue;
+      const { path, live } = owned;
       const labels: JsonObject = {};
       for (const l of RELEASED_LABELS) if (Object.hasOwn(live.labels, l)) labels[l] = null;
       const annotations: JsonObject = {};
@@ -424,7 +444,7 @@ export class Member {
       });
       if (patched.status === 404 || patched.status === 409) continue;
       if (patched.status >= 400) throw apiError(patched);
-      this.lastApplied.delete(`${id}|${key}`);
+      this.lastApplied.delete(`${watchId(found.info)}|${key}`);
       released.push(key);
     }
     return released;
@@ -432,20 +452,10 @@ export class Member {
 
   /** Deletes the object at `key` when it is template `t`'s; whether something was deleted. */
   private async removeKey(t: TemplateIdentity, info: ResourceInfo, key: string, signal: AbortSignal): Promise<boolean> {
-    const slash = info.namespaced ? key.indexOf('/') : -1;
-    const namespace = slash >= 0 ? key.slice(0, slash) : undefined;
-    const name = slash >= 0 ? key.slice(slash + 1) : key;
-    const watch = this.watches.get(watchId(info));
-    // A synced cache that does not hold it: nothing of ours is there (no request).
-    if (watch?.informer.synced && !watch.informer.get(key)) return false;
-    const path = resourcePath(info, namespace, name);
-    const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
-    if (res.status === 404) return false;
-    if (res.status >= 400) throw apiError(res);
-    const live = liveMetaOf(res.body);
-    if (!ownedBy(live, t)) return false;
+    const owned = await this.ownedAt(t, info, key, signal);
+    if (!owned) return false;
     // Gone, or replaced meanwhile by an object that is not this one: nothing deleted.
-    const { result } = await this.core.remove(info, namespace, name, live.uid, { signal });
+    const { result } = await this.core.remove(info, owned.namespace, owned.name, owned.live.uid, { signal });
     if (result !== 'deleted') return false;
     this.lastApplied.delete(`${watchId(info)}|${key}`);
     return true;

@@ -22,6 +22,7 @@ import {
   CLAIM_PP_ID_LABEL,
   CLAIM_PP_NAME_ANNOTATION,
   CLAIM_PP_NAMESPACE_ANNOTATION,
+  permanentIdOf,
 } from '../engine/match.js';
 import type { EngineState } from '../engine/state.js';
 import type { ObjectRef } from '../engine/types.js';
@@ -336,16 +337,7 @@ export class TemplateReconciler {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const labels = isObject(meta.labels) ? meta.labels : {};
     const annotations = isObject(meta.annotations) ? meta.annotations : {};
-    const policy = claim ? this.o.policy(claim) : undefined;
-    const policyLabels =
-      policy && isObject(policy.metadata) && isObject(policy.metadata.labels) ? policy.metadata.labels : {};
-    const id = [
-      'policy.flotilla.io/permanent-id',
-      'propagationpolicy.karmada.io/permanent-id',
-      'clusterpropagationpolicy.karmada.io/permanent-id',
-    ]
-      .map((l) => policyLabels[l])
-      .find((v): v is string => typeof v === 'string' && v !== '');
+    const id = claim ? permanentIdOf(this.o.policy(claim)) : undefined;
     const want: { labels: Record<string, string | null>; annotations: Record<string, string | null> } = {
       labels: Object.fromEntries(CLAIM_LABELS.map((l) => [l, null])),
       annotations: Object.fromEntries(CLAIM_ANNOTATIONS.map((a) => [a, null])),

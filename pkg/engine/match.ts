@@ -153,9 +153,9 @@ export function recordedClaim(t: Template): RecordedClaim | undefined {
   return undefined;
 }
 
-/** The policy's permanent id, when it has one. */
-export function policyId(p: PolicyEntry): string | undefined {
-  const meta = isObject(p.object.metadata) ? p.object.metadata : {};
+/** A policy object's permanent id (Flotilla's label, or Karmada's for its kind), when it has one. */
+export function permanentIdOf(policy: unknown): string | undefined {
+  const meta = isObject(policy) && isObject(policy.metadata) ? policy.metadata : {};
   const labels = isObject(meta.labels) ? meta.labels : {};
   for (const l of POLICY_ID_LABELS) {
     const v = str(labels[l]);
@@ -166,7 +166,7 @@ export function policyId(p: PolicyEntry): string | undefined {
 
 function holds(p: PolicyEntry, r: RecordedClaim): boolean {
   if (p.kind !== r.kind || p.name !== r.name || p.namespace !== r.namespace) return false;
-  const id = policyId(p);
+  const id = permanentIdOf(p.object);
   return r.id === undefined || id === undefined || r.id === id;
 }
 

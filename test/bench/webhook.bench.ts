@@ -187,32 +187,8 @@ interface Target {
   agent: Agent;
 }
 
-function post(t: Target, path: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: t.port,
-        path,
-        method: 'POST',
-        ca: t.ca,
-        agent: t.agent,
-        headers: { 'content-type': 'application/json', 'content-length': body.length },
-      },
-      (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve(res.statusCode) : reject(new Error(`HTTP ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** One request, its answer's body. */
-function postForBody(t: Target, path: string, body: Buffer): Promise<string> {
+/** One request; its answer's body. Rejects on any status but 200. */
+function post(t: Target, path: string, body: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -227,7 +203,7 @@ function postForBody(t: Target, path: string, body: Buffer): Promise<string> {
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve(text));
+        res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`HTTP ${res.statusCode}`))));
       },
     );
     req.on('error', reject);
@@ -374,7 +350,7 @@ async function main(): Promise<void> {
       ),
     );
     // The override path measured is the one that patches, not a refusal or a fallback.
-    const answer = JSON.parse(await postForBody(target, '/override', admitted)) as {
+    const answer = JSON.parse(await post(target, '/override', admitted)) as {
       response: { patch?: string; warnings?: string[] };
     };
     if (!answer.response.patch || answer.response.warnings)

@@ -1,11 +1,16 @@
-// What the controller integration tests share: the controller's CLI IO with stderr captured, and plain
-// reads and server-side applies through a KubeClient.
+// What the controller integration tests share: Flotilla's CRDs installed as users install them, the
+// controller started through its CLI entry with stderr captured, and plain reads and server-side applies
+// through a KubeClient.
 
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 
+import type { CustomResourceDefinition } from '../../api/crds/index.js';
 import type { CommandIO } from '../../pkg/cli/command.js';
+import { run } from '../../pkg/cli/index.js';
 import type { KubeClient } from '../../pkg/kube/client.js';
+import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -33,4 +38,45 @@ export async function applyObject(c: KubeClient, path: string, body: Obj): Promi
     body,
   });
   assert.ok(r.status < 300, `apply ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/** CRDs applied with kubectl server-side (client-node's serializer drops parts of CRD schemas), then served. */
+export async function installCRDs(cluster: ClusterHandle, crds: readonly CustomResourceDefinition[]): Promise<void> {
+  const installed = await kubectl(cluster.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: crds,
+  });
+  assert.equal(installed.status, 0, installed.stderr);
+  await waitForCRDsEstablished(
+    cluster,
+    crds.map((c) => c.metadata.name),
+  );
+}
+
+/**
+ * `flotilla controller --kubeconfig HUB --members-kubeconfig MEMBERS` in this process, metrics on a free
+ * port, namespace flotilla-system; runs until `io.signal` aborts. Resolves to its exit status.
+ */
+export function startController(
+  hub: ClusterHandle,
+  membersKubeconfig: string,
+  io: CommandIO,
+  extraArgs: readonly string[] = [],
+): Promise<number> {
+  return run(
+    [
+      'controller',
+      '--kubeconfig',
+      hub.kubeconfigPath,
+      '--members-kubeconfig',
+      membersKubeconfig,
+      '--metrics-port',
+      '0',
+      '--namespace',
+      'flotilla-system',
+      ...extraArgs,
+    ],
+    io,
+  );
 }

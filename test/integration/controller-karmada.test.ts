@@ -12,13 +12,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { customResourceDefinitions, karmadaCustomResourceDefinitions } from '../../api/crds/index.js';
-import { run } from '../../pkg/cli/index.js';
 import { KubeClient } from '../../pkg/kube/client.js';
-import { waitForCRDsEstablished } from '../envtest/index.js';
+import type { ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { capturingIO, getObject, type Obj } from './controller-io.js';
+import { capturingIO, getObject, installCRDs, type Obj, startController } from './controller-io.js';
 
 const WAIT_MS = 30_000;
 
@@ -108,12 +107,7 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
     const e = env();
     members = e.members.map((m) => new KubeClient(m.kubeConfig(), { concurrency: 4 }));
     const crds = [...customResourceDefinitions(), ...karmadaCustomResourceDefinitions()];
-    const installed = await k(['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
-    assert.equal(installed.status, 0, installed.stderr);
-    await waitForCRDsEstablished(
-      e.hub,
-      crds.map((c) => c.metadata.name),
-    );
+    await installCRDs(e.hub, crds);
     // Karmada's Cluster objects give the members their labels; member2's also its credentials.
     const member2 = e.members[1];
     assert.ok(member2);
@@ -150,20 +144,7 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
     });
     assert.equal(clusters.status, 0, clusters.stderr);
     out = capturingIO(stop.signal);
-    controller = run(
-      [
-        'controller',
-        '--kubeconfig',
-        e.hub.kubeconfigPath,
-        '--members-kubeconfig',
-        (e.members[0] as { kubeconfigPath: string }).kubeconfigPath,
-        '--metrics-port',
-        '0',
-        '--namespace',
-        'flotilla-system',
-      ],
-      out,
-    );
+    controller = startController(e.hub, (e.members[0] as ClusterHandle).kubeconfigPath, out);
   });
 
   after(async () => {

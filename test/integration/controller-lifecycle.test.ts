@@ -8,13 +8,12 @@ import { after, before, describe, it } from 'node:test';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { render } from '../../pkg/engine/index.js';
-import { run } from '../../pkg/cli/index.js';
 import { KubeClient } from '../../pkg/kube/client.js';
-import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
+import { applyManifests, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { capturingIO, getObject, type Obj } from './controller-io.js';
+import { capturingIO, getObject, installCRDs, type Obj, startController } from './controller-io.js';
 
 const WAIT_MS = 30_000;
 const CM = '/api/v1/namespaces/team/configmaps/settings';
@@ -77,30 +76,12 @@ void describe('flotilla controller: suspension, deletion, retain, aggregated sta
     m1 = new KubeClient((e.members[0] as ClusterHandle).kubeConfig(), { concurrency: 4 });
     m2 = new KubeClient((e.members[1] as ClusterHandle).kubeConfig(), { concurrency: 4 });
     const crds = customResourceDefinitions();
-    const installed = await k(['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
-    assert.equal(installed.status, 0, installed.stderr);
-    await waitForCRDsEstablished(
-      e.hub,
-      crds.map((c) => c.metadata.name),
-    );
+    await installCRDs(e.hub, crds);
     await applyManifests(e.hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }]);
     const applied = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [settings('1'), policy()] });
     assert.equal(applied.status, 0, applied.stderr);
     out = capturingIO(stop.signal);
-    controller = run(
-      [
-        'controller',
-        '--kubeconfig',
-        e.hub.kubeconfigPath,
-        '--members-kubeconfig',
-        e.membersKubeconfigPath,
-        '--metrics-port',
-        '0',
-        '--namespace',
-        'flotilla-system',
-      ],
-      out,
-    );
+    controller = startController(e.hub, e.membersKubeconfigPath, out);
     assert.deepEqual(
       await until(
         async () => [await value(m1), await value(m2)],

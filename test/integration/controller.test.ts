@@ -14,11 +14,11 @@ import { customResourceDefinitions } from '../../api/crds/index.js';
 import { render } from '../../pkg/engine/index.js';
 import { run } from '../../pkg/cli/index.js';
 import { KubeClient } from '../../pkg/kube/client.js';
-import { applyManifests, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
+import { applyManifests, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { applyObject, capturingIO, getObject, type Obj } from './controller-io.js';
+import { applyObject, capturingIO, getObject, installCRDs, type Obj, startController } from './controller-io.js';
 
 const WAIT_MS = 30_000;
 const POLICY = 'policy.flotilla.io/v1beta1';
@@ -143,39 +143,14 @@ void describe('flotilla controller: hub to two members', () => {
     m1 = client(e.members[0] as ClusterHandle);
     m2 = client(e.members[1] as ClusterHandle);
     const crds = customResourceDefinitions();
-    // kubectl, as users install them (client-node's object serializer drops parts of the CRD schemas).
-    const installed = await kubectl(e.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
-      apiVersion: 'v1',
-      kind: 'List',
-      items: crds,
-    });
-    assert.equal(installed.status, 0, installed.stderr);
-    await waitForCRDsEstablished(
-      e.hub,
-      crds.map((c) => c.metadata.name),
-    );
+    await installCRDs(e.hub, crds);
     await applyManifests(e.hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }]);
     await apply(hub, DEPLOY, deployment());
     await apply(hub, CM('web-config'), configMap('web-config', { mode: 'hub' }));
     await apply(hub, PP, propagation(['member1', 'member2']));
     await apply(hub, OP, overrides('1.1'));
     out = capturingIO(stop.signal);
-    controller = run(
-      [
-        'controller',
-        '--kubeconfig',
-        e.hub.kubeconfigPath,
-        '--members-kubeconfig',
-        e.membersKubeconfigPath,
-        '--metrics-port',
-        '0',
-        '--namespace',
-        'flotilla-system',
-        '--log-level',
-        'debug',
-      ],
-      out,
-    );
+    controller = startController(e.hub, e.membersKubeconfigPath, out, ['--log-level', 'debug']);
   });
 
   after(async () => {

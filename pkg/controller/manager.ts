@@ -24,7 +24,7 @@ import { refOf } from '../engine/inputs.js';
 import { EngineState } from '../engine/state.js';
 import { KubeClient } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
-import { Informer, listWatchSource, type InformerHandlers } from '../kube/informer.js';
+import { Informer, listWatchSource, objectKey, type InformerHandlers } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
@@ -287,16 +287,10 @@ export class Controller {
       });
   }
 
-  private static keyOf(o: JsonObject): string {
-    const ns = ownString(o.metadata, 'namespace');
-    const name = ownString(o.metadata, 'name') ?? '';
-    return ns ? `${ns}/${name}` : name;
-  }
-
   /** A policy.karmada.io policy: used unless Flotilla's group has one of the same kind, namespace and name. */
   private onKarmadaPolicy(o: JsonObject): void {
     const ref = refOf(o);
-    if (this.policyInformers.get(ref.kind)?.get(Controller.keyOf(o))) {
+    if (this.policyInformers.get(ref.kind)?.get(objectKey(o))) {
       this.o.logger.warn('policy.karmada.io policy not used: policy.flotilla.io has one of the same name', {
         policy: `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`,
       });
@@ -306,14 +300,14 @@ export class Controller {
   }
 
   private onKarmadaPolicyDeleted(o: JsonObject): void {
-    if (this.policyInformers.get(refOf(o).kind)?.get(Controller.keyOf(o))) return;
+    if (this.policyInformers.get(refOf(o).kind)?.get(objectKey(o))) return;
     this.onPolicyDeleted(o);
   }
 
   private onKarmadaCluster(o: JsonObject): void {
-    if (this.clusterInformer?.get(Controller.keyOf(o))) {
+    if (this.clusterInformer?.get(objectKey(o))) {
       this.o.logger.warn('cluster.karmada.io Cluster not used: cluster.flotilla.io has one of the same name', {
-        cluster: Controller.keyOf(o),
+        cluster: objectKey(o),
       });
       return;
     }
@@ -321,7 +315,7 @@ export class Controller {
   }
 
   private onKarmadaClusterDeleted(o: JsonObject): void {
-    if (this.clusterInformer?.get(Controller.keyOf(o))) return;
+    if (this.clusterInformer?.get(objectKey(o))) return;
     this.onClusterDeleted(o);
   }
 
@@ -411,7 +405,7 @@ export class Controller {
     for (const key of this.state.remove(ref).affected) this.templates.queue.add(key);
     // A policy.karmada.io policy of the same name, shadowed until now, takes its place.
     const karmada = ref.apiVersion.startsWith('policy.flotilla.io/')
-      ? this.karmadaPolicyInformers.get(ref.kind)?.get(Controller.keyOf(o))
+      ? this.karmadaPolicyInformers.get(ref.kind)?.get(objectKey(o))
       : undefined;
     if (karmada) this.onPolicy(karmada);
     if (this.syncedFlag) void this.syncTemplateKinds();

@@ -17,7 +17,6 @@ const cluster = (spec: Record<string, unknown>) => ({
 });
 
 const CASES: Array<[string, Record<string, unknown>, RegExp]> = [
-  ['propagateDeps', { propagateDeps: true }, /^spec\.propagateDeps is accepted but not acted upon: /],
   ['association', { association: true }, /^spec\.association is accepted but not acted upon: /],
   [
     'failover',
@@ -64,9 +63,13 @@ describe('Karmada fields accepted but not acted upon', () => {
     });
   }
 
-  it('says nothing about suspension and preserveResourcesOnDeletion, which the controller acts upon', () => {
+  it('says nothing about suspension, preserveResourcesOnDeletion and propagateDeps, which are acted upon', () => {
     const r = validateObject(
-      pp({ suspension: { dispatchingOnClusters: { clusterNames: ['m1'] } }, preserveResourcesOnDeletion: true }),
+      pp({
+        suspension: { dispatchingOnClusters: { clusterNames: ['m1'] } },
+        preserveResourcesOnDeletion: true,
+        propagateDeps: true,
+      }),
     );
     assert.deepEqual(r.errors, []);
     assert.deepEqual(

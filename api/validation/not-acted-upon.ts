@@ -10,13 +10,9 @@ const NOT_ACTED = 'is accepted but not acted upon';
 /** Warnings for the fields of a PropagationPolicy/ClusterPropagationPolicy spec that Flotilla does not act upon. */
 export function propagationNotActedUpon(spec: Obj): string[] {
   const out: string[] = [];
-  if (bool(spec, 'propagateDeps') === true)
-    out.push(
-      `spec.propagateDeps ${NOT_ACTED}: the ConfigMaps, Secrets and ServiceAccounts a workload uses are not propagated with it; select them in a policy`,
-    );
   if (bool(spec, 'association') === true)
     out.push(
-      `spec.association ${NOT_ACTED}: (deprecated for propagateDeps) dependencies are not propagated with the workload`,
+      `spec.association ${NOT_ACTED}: it is the deprecated name of propagateDeps, which Karmada no longer reads either; set spec.propagateDeps: true`,
     );
   if (obj(spec, 'failover'))
     out.push(`spec.failover ${NOT_ACTED}: workloads are not moved off a failed cluster or an unhealthy copy`);

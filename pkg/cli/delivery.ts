@@ -98,6 +98,10 @@ export async function planDelivery(options: PlanOptions): Promise<Plan> {
       `${src ? `${src}: ` : ''}${describeRef(e.object)}${e.cluster ? ` on cluster ${e.cluster}` : ''}: ${e.message}`,
     );
   }
+  for (const w of result.warnings) {
+    const src = sources.sourceOf(w.object);
+    notes.push(`warning: ${src ? `${src}: ` : ''}${describeRef(w.object)}: ${w.message}`);
+  }
   for (const u of result.unmatched) {
     const src = sources.sourceOf(u);
     notes.push(

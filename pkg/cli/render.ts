@@ -101,6 +101,10 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
       ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
     },
   );
+  for (const w of result.warnings) {
+    const src = sources.sourceOf(w.object);
+    io.stderr.write(`warning: ${src ? `${src}: ` : ''}${describeRef(w.object)}: ${w.message}\n`);
+  }
   for (const e of result.errors) {
     const src = sources.sourceOf(e.object);
     problems.push(

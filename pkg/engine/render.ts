@@ -3,6 +3,12 @@
 //   per cluster: copy the template, set its replicas, apply the matching override rules in order,
 //   drop server-populated fields → placements + provenance.
 // A failure for one (template, cluster) pair is reported in `errors` and the other pairs still render.
+//
+// propagateDeps: a workload claimed by a policy that says `propagateDeps: true` takes the ConfigMaps,
+// Secrets, ServiceAccounts and PersistentVolumeClaims it names (dependencies.ts) to every cluster it is
+// scheduled to, when they are among the templates: a dependency goes to its own policy's clusters (if a
+// policy claims it) and to every cluster a workload that requires it goes to, with the override rules of
+// that cluster, once per cluster. A dependency that is not among the templates is a warning.
 
 import { sortInputs, type PolicyEntry, type Template } from './inputs.js';
 import { cloneJson, isObject, obj, str, type JsonObject } from './json.js';
@@ -10,8 +16,10 @@ import { CLAIM_ANNOTATIONS, CLAIM_LABELS, PropagationMatcher } from './match.js'
 import { applyMutator, mutatorMatches, targetOf, type Mutator } from './gatekeeper.js';
 import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
 import { applyOverriders, OverrideError } from './overriders/index.js';
+import { dependenciesOf, hasDependencies } from './dependencies.js';
 import { divideReplicas, PlacementError, selectClusters, templateReplicas } from './placement.js';
 import { clusterMatches } from './selectors.js';
+import { templateKey } from './state-index.js';
 import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 import { PatchError } from './patch.js';
 
@@ -55,16 +63,37 @@ export interface RenderResult {
 
 export interface DetailedPlacement extends Placement {
   template: ObjectRef;
+  /**
+   * Set when the template is on this cluster because workloads that use it go there (propagateDeps) and
+   * its own policy, if any, does not send it there: those workloads. `policy` is then the first one's.
+   */
+  requiredBy?: ObjectRef[];
   /** Every rule applied, in order. */
   rules: AppliedRule[];
   /** Every path written, in order (replica division first); later entries win on the same path. */
   changes: Change[];
 }
 
+/** Not an error, but something the user should know: a dependency a workload names is not there. */
+export interface RenderWarning {
+  object: ObjectRef;
+  message: string;
+}
+
 export interface DetailedResult {
   placements: DetailedPlacement[];
   unmatched: ObjectRef[];
   errors: DetailedRenderError[];
+  warnings: RenderWarning[];
+}
+
+/** A workload that takes a dependency with it (propagateDeps), and the clusters it is scheduled to. */
+export interface Requirement {
+  workload: ObjectRef;
+  /** The workload's claiming policy. */
+  policy: PolicyRef;
+  /** Sorted by name; never empty. */
+  clusters: string[];
 }
 
 export interface RenderOptions {
@@ -170,7 +199,7 @@ export function applyMutators(
 
 function renderOne(
   t: Template,
-  claim: PolicyEntry,
+  policy: PolicyRef,
   cluster: ClusterInfo,
   replicas: number | undefined,
   rules: readonly OverrideRule[],
@@ -188,7 +217,7 @@ function renderOne(
       changes.push({
         path: '/spec/replicas',
         op,
-        source: { policy: claim.ref, overrider: 'placement.replicaScheduling' },
+        source: { policy, overrider: 'placement.replicaScheduling' },
       });
   }
   if (isObject(doc) && t.ref.namespace !== undefined) {
@@ -211,7 +240,7 @@ function renderOne(
   return {
     cluster: cluster.name,
     object: pruneServerFields(doc),
-    policy: claim.ref,
+    policy,
     overrides,
     template: t.ref,
     rules: applied,
@@ -233,19 +262,24 @@ export interface RenderContext {
   namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
+/** Where a claimed template goes: the clusters its placement picks, and their replicas when divided. */
+export interface Schedule {
+  /** Clusters, in placement's order; a divided workload's clusters with no replica are left out. */
+  targets: ClusterInfo[];
+  division: Map<string, number> | undefined;
+}
+
 /**
- * One template claimed by `policy`: pick clusters, divide replicas, apply overrides per cluster. Appends
- * to `out`; a failure is reported there, for the template or for one (template, cluster) pair. This is
- * the one code path from a claim to placements, shared by renderDetailed and the incremental EngineState.
+ * Picks the clusters of a template claimed by `policy` and divides its replicas. Undefined, with the
+ * reason appended to `errors`, when its placement fails or selects nothing.
  */
-export function renderClaimed(
+export function scheduleClaimed(
   t: Template,
   policy: PolicyEntry,
-  ctx: RenderContext,
-  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
-): void {
+  clusters: readonly ClusterInfo[],
+  errors: DetailedRenderError[],
+): Schedule | undefined {
   const placement = obj(policy.spec.placement);
-  const clusters = ctx.clusters;
   let targets: ClusterInfo[];
   let division: Map<string, number> | undefined;
   let replicas: number | undefined;
@@ -255,50 +289,144 @@ export function renderClaimed(
     division = divideReplicas(placement, replicas, targets);
   } catch (err: unknown) {
     if (!(err instanceof PlacementError)) throw err;
-    out.errors.push({
-      object: t.ref,
-      policy: policy.ref,
-      message: `${describe(policy)}: spec.placement: ${err.message}`,
-    });
-    return;
+    errors.push({ object: t.ref, policy: policy.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
+    return undefined;
   }
   if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
   if (targets.length === 0) {
-    out.errors.push({
+    errors.push({
       object: t.ref,
       policy: policy.ref,
       message: `${describe(policy)}: no cluster matches its placement (${clusters.length} cluster${clusters.length === 1 ? '' : 's'} known${clusters.length ? `: ${clusters.map((c) => c.name).join(', ')}` : ''})`,
     });
-    return;
+    return undefined;
   }
+  return { targets, division };
+}
+
+/** Renders one (template, cluster) pair into `out`: a placement, or an error for that pair only. */
+function renderPair(
+  t: Template,
+  policy: PolicyRef,
+  cluster: ClusterInfo,
+  replicas: number | undefined,
+  rules: readonly OverrideRule[],
+  ctx: RenderContext,
+  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+): DetailedPlacement | undefined {
+  try {
+    const p = renderOne(
+      t,
+      policy,
+      cluster,
+      replicas,
+      rules,
+      ctx.explain,
+      ctx.mutators ?? [],
+      ctx.namespaceLabels ?? NO_LABELS,
+    );
+    out.placements.push(p);
+    return p;
+  } catch (err: unknown) {
+    // Known failures carry their own message; anything else is still reported for this pair only.
+    const known = err instanceof OverrideError || err instanceof PatchError;
+    const message = err instanceof Error ? err.message : String(err);
+    out.errors.push({
+      object: t.ref,
+      cluster: cluster.name,
+      policy: err instanceof RuleError ? err.policy : policy,
+      message: known ? message : `unexpected error: ${message}`,
+    });
+    return undefined;
+  }
+}
+
+/**
+ * One template claimed by `policy`: pick clusters, divide replicas, apply overrides per cluster. Appends
+ * to `out`; a failure is reported there, for the template or for one (template, cluster) pair. This is
+ * the one code path from a claim to placements, shared by renderDetailed and the incremental EngineState.
+ * Returns the schedule (undefined when placement failed).
+ */
+export function renderClaimed(
+  t: Template,
+  policy: PolicyEntry,
+  ctx: RenderContext,
+  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+): Schedule | undefined {
+  const schedule = scheduleClaimed(t, policy, ctx.clusters, out.errors);
+  if (schedule) renderScheduled(t, policy, schedule, ctx, out);
+  return schedule;
+}
+
+/** renderClaimed after scheduling: overrides per target cluster. */
+export function renderScheduled(
+  t: Template,
+  policy: PolicyEntry,
+  schedule: Schedule,
+  ctx: RenderContext,
+  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+): void {
   const rules = ctx.rulesFor(t);
-  for (const cluster of targets) {
+  for (const cluster of schedule.targets) {
     if (ctx.only && !ctx.only.has(cluster.name)) continue;
-    try {
-      out.placements.push(
-        renderOne(
-          t,
-          policy,
-          cluster,
-          division ? division.get(cluster.name) : undefined,
-          rules,
-          ctx.explain,
-          ctx.mutators ?? [],
-          ctx.namespaceLabels ?? NO_LABELS,
-        ),
-      );
-    } catch (err: unknown) {
-      // Known failures carry their own message; anything else is still reported for this pair only.
-      const known = err instanceof OverrideError || err instanceof PatchError;
-      const message = err instanceof Error ? err.message : String(err);
-      out.errors.push({
-        object: t.ref,
-        cluster: cluster.name,
-        policy: err instanceof RuleError ? err.policy : policy.ref,
-        message: known ? message : `unexpected error: ${message}`,
-      });
-    }
+    renderPair(t, policy.ref, cluster, schedule.division?.get(cluster.name), rules, ctx, out);
   }
+}
+
+/**
+ * A dependency on the clusters its requiring workloads go to, except those in `own` (where its own policy
+ * sends it, rendered by renderClaimed). One placement per cluster, whatever the number of workloads.
+ */
+export function renderRequired(
+  t: Template,
+  requirements: readonly Requirement[],
+  own: ReadonlySet<string>,
+  ctx: RenderContext,
+  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+): void {
+  const by = new Map<string, Requirement[]>();
+  for (const r of requirements)
+    for (const c of r.clusters) {
+      if (own.has(c) || (ctx.only && !ctx.only.has(c))) continue;
+      const list = by.get(c);
+      if (list) list.push(r);
+      else by.set(c, [r]);
+    }
+  if (by.size === 0) return;
+  const rules = ctx.rulesFor(t);
+  for (const cluster of ctx.clusters) {
+    const rs = by.get(cluster.name);
+    if (!rs) continue;
+    const p = renderPair(t, rs[0]!.policy, cluster, undefined, rules, ctx, out);
+    if (p) p.requiredBy = rs.map((r) => r.workload);
+  }
+}
+
+/**
+ * The dependencies a claimed workload takes with it: none unless its policy says `propagateDeps: true`
+ * and its kind names any (dependencies.ts).
+ */
+export function workloadDependencies(t: Template, policy: PolicyEntry): ReturnType<typeof dependenciesOf> {
+  if (policy.spec.propagateDeps !== true || !hasDependencies(t.ref.apiVersion, t.ref.kind)) return [];
+  return dependenciesOf(t.ref, t.object);
+}
+
+/** The warning for a dependency a workload names that is not among the templates. */
+export function missingDependency(
+  t: Template,
+  policy: PolicyEntry,
+  dep: { ref: ObjectRef; path: string },
+): RenderWarning {
+  return {
+    object: t.ref,
+    message: `${dep.path} names ${dep.ref.kind} ${dep.ref.namespace}/${dep.ref.name}, which is not found: it does not go with the workload (spec.propagateDeps of ${describe(policy)})`,
+  };
+}
+
+/** Requirements in one order whatever the order the workloads were found in (render() and the state agree). */
+export function sortRequirements(rs: Requirement[]): Requirement[] {
+  const key = (r: Requirement) => templateKey(r.workload);
+  return rs.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 export function renderDetailed(input: RenderInput, options: RenderOptions = {}): DetailedResult {
@@ -308,6 +436,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     placements: [],
     unmatched: [],
     errors: inputs.errors.map((e) => ({ object: e.object, message: e.message })),
+    warnings: [],
   };
   const matcher = new PropagationMatcher(inputs.propagation);
   const catalog = new OverrideCatalog(inputs.overrides);
@@ -320,10 +449,51 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     namespaceLabels: inputs.namespaceLabels,
   };
 
+  // Claims and schedules first: a dependency may come before the workloads that require it.
+  const byKey = new Map<string, Template>();
+  for (const t of inputs.templates) byKey.set(templateKey(t.ref), t);
+  const claims = new Map<Template, PolicyEntry | undefined>();
+  const required = new Map<string, Requirement[]>();
+  const scheduleErrors = new Map<Template, DetailedRenderError[]>();
+  const schedules = new Map<Template, Schedule | undefined>();
   for (const t of inputs.templates) {
-    const claim = matcher.claim(t);
-    if (!claim) result.unmatched.push(t.ref);
-    else renderClaimed(t, claim.policy, ctx, result);
+    const policy = matcher.claim(t)?.policy;
+    claims.set(t, policy);
+    if (!policy) continue;
+    const errors: DetailedRenderError[] = [];
+    const schedule = scheduleClaimed(t, policy, ctx.clusters, errors);
+    schedules.set(t, schedule);
+    scheduleErrors.set(t, errors);
+    for (const dep of workloadDependencies(t, policy)) {
+      const key = templateKey(dep.ref);
+      if (!byKey.has(key)) {
+        result.warnings.push(missingDependency(t, policy, dep));
+        continue;
+      }
+      if (!schedule) continue;
+      const list = required.get(key) ?? [];
+      list.push({ workload: t.ref, policy: policy.ref, clusters: schedule.targets.map((c) => c.name).sort() });
+      required.set(key, list);
+    }
+  }
+
+  for (const t of inputs.templates) {
+    const policy = claims.get(t);
+    const requirements = required.get(templateKey(t.ref));
+    if (!policy && !requirements) {
+      result.unmatched.push(t.ref);
+      continue;
+    }
+    const own = new Set<string>();
+    if (policy) {
+      result.errors.push(...(scheduleErrors.get(t) ?? []));
+      const schedule = schedules.get(t);
+      if (schedule) {
+        for (const c of schedule.targets) own.add(c.name);
+        renderScheduled(t, policy, schedule, ctx, result);
+      }
+    }
+    if (requirements) renderRequired(t, sortRequirements(requirements), own, ctx, result);
   }
   return result;
 }

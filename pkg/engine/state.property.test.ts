@@ -2,6 +2,7 @@
 // webhook denies, some unusable) and Clusters, upserted and removed in random order. After every mutation
 // every held template renders through the state exactly as renderDetailed renders it among all current
 // objects, and every template outside the returned `affected` set renders exactly as it did before.
+// Deployments name ConfigMaps (held or not) and policies may say propagateDeps, so dependencies come and go.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -46,8 +47,9 @@ const templateArb: fc.Arbitrary<Doc> = fc
     labels: labelsArb,
     replicas: fc.option(fc.nat(6), { nil: undefined }),
     omitDefault: fc.boolean(),
+    uses: fc.subarray(['a', 'b', 'absent']),
   })
-  .map(({ gvk, ns, name, labels, replicas, omitDefault }) => {
+  .map(({ gvk, ns, name, labels, replicas, omitDefault, uses }) => {
     const clusterScoped = gvk.kind === 'Namespace';
     const metadata: Obj = { name, labels };
     if (!clusterScoped && !(ns === 'default' && omitDefault)) metadata.namespace = ns;
@@ -55,7 +57,12 @@ const templateArb: fc.Arbitrary<Doc> = fc
     if (gvk.kind === 'Deployment')
       object.spec = {
         ...(replicas === undefined ? {} : { replicas }),
-        template: { spec: { containers: [{ name: 'web', image: 'nginx:1.25' }] } },
+        template: {
+          spec: {
+            containers: [{ name: 'web', image: 'nginx:1.25' }],
+            ...(uses.length ? { volumes: uses.map((u) => ({ name: u, configMap: { name: u } })) } : {}),
+          },
+        },
       };
     if (gvk.kind === 'ConfigMap') object.data = { k: 'v' };
     return { id: `template ${gvk.apiVersion} ${gvk.kind} ${clusterScoped ? '' : ns} ${name}`, object };
@@ -183,14 +190,20 @@ const propagationArb = (clusterWide: boolean): fc.Arbitrary<Doc> =>
       selectors: fc.array(selectorArb(clusterWide), { minLength: 1, maxLength: 2 }),
       placement: placementArb,
       priority: fc.option(fc.integer({ min: -1, max: 2 }), { nil: undefined }),
+      propagateDeps: fc.boolean(),
       flavour: flavourArb,
     })
-    .map(({ name, ns, selectors, placement, priority, flavour }) =>
+    .map(({ name, ns, selectors, placement, priority, propagateDeps, flavour }) =>
       policy(
         clusterWide ? 'ClusterPropagationPolicy' : 'PropagationPolicy',
         name,
         clusterWide ? undefined : ns,
-        { resourceSelectors: selectors, placement, ...(priority === undefined ? {} : { priority }) },
+        {
+          resourceSelectors: selectors,
+          placement,
+          ...(priority === undefined ? {} : { priority }),
+          ...(propagateDeps ? { propagateDeps } : {}),
+        },
         flavour,
       ),
     );
@@ -265,11 +278,12 @@ function expectedByTemplate(objects: unknown[]): Map<string, DetailedResult> {
   const slot = (ref: Parameters<typeof templateKey>[0]) => {
     const k = templateKey(ref);
     let s = out.get(k);
-    if (!s) out.set(k, (s = { placements: [], unmatched: [], errors: [] }));
+    if (!s) out.set(k, (s = { placements: [], unmatched: [], errors: [], warnings: [] }));
     return s;
   };
   for (const p of r.placements) slot(p.template).placements.push(p);
   for (const u of r.unmatched) slot(u).unmatched.push(u);
+  for (const w of r.warnings) slot(w.object).warnings.push(w);
   // render() lists the documents it cannot read first; the rest are per template.
   for (const e of r.errors.slice(sortInputs(objects).errors.length)) slot(e.object).errors.push(e);
   return out;
@@ -282,7 +296,7 @@ function admitted(objects: Obj[]): Obj[] {
 }
 
 function strip(r: TemplateResult): DetailedResult {
-  return { placements: r.placements, unmatched: r.unmatched, errors: r.errors };
+  return { placements: r.placements, unmatched: r.unmatched, errors: r.errors, warnings: r.warnings };
 }
 
 /** How much the random runs exercised, so a generator that stops claiming templates fails the test. */
@@ -291,6 +305,9 @@ interface Tally {
   claimed: number;
   placements: number;
   unaffected: number;
+  /** Placements of a dependency on a cluster only its workloads send it to. */
+  required: number;
+  warnings: number;
 }
 
 function runSequence(ops: Op[], admission: boolean, tally: Tally): void {
@@ -337,6 +354,8 @@ function runSequence(ops: Op[], admission: boolean, tally: Tally): void {
     for (const [key, r] of current) {
       if (r.policy) tally.claimed++;
       tally.placements += r.placements.length;
+      tally.required += r.placements.filter((p) => p.requiredBy).length;
+      tally.warnings += r.warnings.length;
       if (previous.has(key) && !affected.has(key)) tally.unaffected++;
     }
     previous = current;
@@ -346,14 +365,18 @@ function runSequence(ops: Op[], admission: boolean, tally: Tally): void {
 describe('EngineState against render() on random objects and mutations', () => {
   for (const admission of [false, true]) {
     it(`renders every template as render() does${admission ? ' on the objects the webhook admits' : ''}, and templates outside 'affected' as before (admission ${admission ? 'on' : 'off'})`, () => {
-      const tally: Tally = { steps: 0, claimed: 0, placements: 0, unaffected: 0 };
+      const tally: Tally = { steps: 0, claimed: 0, placements: 0, unaffected: 0, required: 0, warnings: 0 };
       fc.assert(
         fc.property(opsArb, (ops) => runSequence(ops, admission, tally)),
         { numRuns: 300 },
       );
       // Not vacuous: the runs claimed templates, rendered placements and left templates unaffected.
       assert.ok(
-        tally.claimed > tally.steps / 10 && tally.placements > tally.steps / 10 && tally.unaffected > tally.steps / 10,
+        tally.claimed > tally.steps / 10 &&
+          tally.placements > tally.steps / 10 &&
+          tally.unaffected > tally.steps / 10 &&
+          tally.required > tally.steps / 100 &&
+          tally.warnings > tally.steps / 50,
         JSON.stringify(tally),
       );
     });

@@ -23,6 +23,9 @@
 //   - Override/ClusterOverridePolicy: the templates the old or new selectors match that are claimed (an
 //     unmatched template has no placements). A superset: rules whose targetCluster selects none of the
 //     template's clusters, or templates whose placement fails, are included. Equal spec: nothing.
+//   - propagateDeps: to all of the above, the held dependencies a affected workload names (before and
+//     after the change); a template that appears or goes adds the workloads that name it (their missing-
+//     dependency warnings); an override policy's scope includes the dependencies workloads name.
 //   - Cluster: the templates claimed by a propagation policy whose placement could select the cluster
 //     before or after (tolerations and affinity, ignoring spread constraints, which only narrow), plus, when
 //     a cluster is added or removed, the templates of policies that select no cluster (their error lists
@@ -45,7 +48,18 @@ import { arr, isObject, jsonEqual, obj, str } from './json.js';
 import { PropagationMatcher, propagationPriority, type Claim } from './match.js';
 import { OverrideCatalog } from './overrides.js';
 import { selectClusters } from './placement.js';
-import { renderClaimed, type DetailedResult, type RenderOptions } from './render.js';
+import { dependenciesOf, hasDependencies } from './dependencies.js';
+import {
+  missingDependency,
+  renderClaimed,
+  renderRequired,
+  scheduleClaimed,
+  sortRequirements,
+  workloadDependencies,
+  type DetailedResult,
+  type RenderOptions,
+  type Requirement,
+} from './render.js';
 import { MatchPriority, selectorsPriority } from './selectors.js';
 import { PolicyBuckets, TemplateIndex, templateKey } from './state-index.js';
 import type { ClusterInfo, ObjectRef, PolicyRef } from './types.js';
@@ -80,6 +94,8 @@ export interface TemplateResult extends DetailedResult {
   template: ObjectRef;
   /** The propagation policy that claims the template; absent when it is unmatched. */
   policy?: PolicyRef;
+  /** The workloads that take this template with them (propagateDeps), sorted; absent when none does. */
+  requiredBy?: Requirement[];
 }
 
 export interface StateCounts {
@@ -164,6 +180,10 @@ export class EngineState {
   private readonly propagationBuckets = new PolicyBuckets();
   private readonly overrideBuckets = new PolicyBuckets();
   private readonly clusters = new Map<string, ClusterInfo>();
+  /** Workload key → the keys of the objects it names (dependencies.ts), whether held or not. */
+  private readonly dependencies = new Map<string, string[]>();
+  /** Dependency key → the keys of the held workloads that name it. */
+  private readonly requirers = new Map<string, Set<string>>();
   /** Clusters sorted by name, rebuilt on the first render after a cluster set change. */
   private sortedClusters: ClusterInfo[] | undefined;
 
@@ -219,18 +239,21 @@ export class EngineState {
     if (denied.length > 0) {
       for (const message of denied) m.rejected.push({ object: ref, reason: 'Denied', message });
       this.drop(identify(ref), m);
+      this.withDependencies(m);
       return m;
     }
     const inputs = sortInputs([object]);
     if (inputs.errors.length > 0) {
       for (const e of inputs.errors) m.rejected.push({ object: e.object, reason: 'Unusable', message: e.message });
       this.drop(identify(ref), m);
+      this.withDependencies(m);
       return m;
     }
     for (const t of inputs.templates) this.setTemplate(t, m);
     for (const p of inputs.propagation) this.changePropagation(policyKey(p.kind, p.namespace, p.name), p, m);
     for (const p of inputs.overrides) this.changeOverride(policyKey(p.kind, p.namespace, p.name), p, m);
     for (const c of inputs.clusters) this.changeCluster(c.name, c, m);
+    this.withDependencies(m);
     return m;
   }
 
@@ -238,6 +261,7 @@ export class EngineState {
   remove(ref: ObjectRef): Mutation {
     const m: Mutation = { affected: new Set(), rejected: [] };
     this.drop(identify(ref), m);
+    this.withDependencies(m);
     return m;
   }
 
@@ -250,21 +274,76 @@ export class EngineState {
     const key = typeof keyOrRef === 'string' ? keyOrRef : this.keyOf(keyOrRef);
     const t = key === undefined ? undefined : this.templates.get(key);
     if (!t) return undefined;
-    const result: TemplateResult = { template: t.ref, placements: [], unmatched: [], errors: [] };
+    const result: TemplateResult = { template: t.ref, placements: [], unmatched: [], errors: [], warnings: [] };
     const claim = this.claimOf(t);
-    if (!claim) {
+    const requirements = this.requirementsOf(key!);
+    if (!claim && requirements.length === 0) {
       result.unmatched.push(t.ref);
       return result;
     }
-    result.policy = claim.policy.ref;
     const ctx = {
       clusters: this.clusterList(),
       rulesFor: (x: Template) => new OverrideCatalog(this.overrideBuckets.candidates(x)).rulesFor(x),
       only: options.clusters ? new Set(options.clusters) : undefined,
       explain: options.explain === true,
     };
-    renderClaimed(t, claim.policy, ctx, result);
+    const own = new Set<string>();
+    if (claim) {
+      result.policy = claim.policy.ref;
+      for (const c of renderClaimed(t, claim.policy, ctx, result)?.targets ?? []) own.add(c.name);
+      for (const dep of workloadDependencies(t, claim.policy))
+        if (!this.templates.get(templateKey(dep.ref))) result.warnings.push(missingDependency(t, claim.policy, dep));
+    }
+    if (requirements.length > 0) {
+      result.requiredBy = requirements;
+      renderRequired(t, requirements, own, ctx, result);
+    }
     return result;
+  }
+
+  /** The held workloads that take this template with them, each with the clusters it is scheduled to. */
+  private requirementsOf(key: string): Requirement[] {
+    const out: Requirement[] = [];
+    for (const w of this.requirers.get(key) ?? []) {
+      const t = this.templates.get(w);
+      const policy = t ? this.claimOf(t)?.policy : undefined;
+      if (!t || !policy || !workloadDependencies(t, policy).some((d) => templateKey(d.ref) === key)) continue;
+      const schedule = scheduleClaimed(t, policy, this.clusterList(), []);
+      if (schedule)
+        out.push({ workload: t.ref, policy: policy.ref, clusters: schedule.targets.map((c) => c.name).sort() });
+    }
+    return sortRequirements(out);
+  }
+
+  /** Adds to `m.affected` the held dependencies of every affected workload (see the file comment). */
+  private withDependencies(m: Mutation): void {
+    for (const k of [...m.affected])
+      for (const d of this.dependencies.get(k) ?? []) if (this.templates.get(d)) m.affected.add(d);
+  }
+
+  /** Files a workload's dependencies (both directions); the ones it named before are added to `m.affected`. */
+  private indexDependencies(key: string, t: Template | undefined, m: Mutation): void {
+    for (const d of this.dependencies.get(key) ?? []) {
+      if (this.templates.get(d)) m.affected.add(d);
+      const set = this.requirers.get(d);
+      set?.delete(key);
+      if (set?.size === 0) this.requirers.delete(d);
+    }
+    this.dependencies.delete(key);
+    if (!t || !hasDependencies(t.ref.apiVersion, t.ref.kind)) return;
+    const deps = dependenciesOf(t.ref, t.object).map((d) => templateKey(d.ref));
+    if (deps.length === 0) return;
+    this.dependencies.set(key, deps);
+    for (const d of deps) {
+      let set = this.requirers.get(d);
+      if (!set) this.requirers.set(d, (set = new Set()));
+      set.add(key);
+    }
+  }
+
+  /** A template appeared or went: the workloads that name it say so differently (missing-dependency warnings). */
+  private requirersAffected(key: string, m: Mutation): void {
+    for (const w of this.requirers.get(key) ?? []) m.affected.add(w);
   }
 
   private clusterList(): ClusterInfo[] {
@@ -283,7 +362,11 @@ export class EngineState {
     if (!id) return;
     switch (id.type) {
       case 'template':
-        if (this.templates.delete(id.key)) m.affected.add(id.key);
+        if (this.templates.delete(id.key)) {
+          m.affected.add(id.key);
+          this.indexDependencies(id.key, undefined, m);
+          this.requirersAffected(id.key, m);
+        }
         return;
       case 'propagation':
         return this.changePropagation(id.key, undefined, m);
@@ -296,8 +379,11 @@ export class EngineState {
 
   private setTemplate(t: Template, m: Mutation): void {
     const key = templateKey(t.ref);
+    const isNew = !this.templates.get(key);
     this.templates.set(key, t);
     m.affected.add(key);
+    this.indexDependencies(key, t, m);
+    if (isNew) this.requirersAffected(key, m);
   }
 
   /** Held templates a policy's selectors match, by the same rules claiming and override ordering use. */
@@ -366,7 +452,7 @@ export class EngineState {
       this.overrideBuckets.add(next);
       this.overrides.set(key, next);
     }
-    for (const [k, t] of scope) if (this.claimOf(t)) m.affected.add(k);
+    for (const [k, t] of scope) if (this.requirers.has(k) || this.claimOf(t)) m.affected.add(k);
   }
 
   private changeCluster(name: string, next: ClusterInfo | undefined, m: Mutation): void {

@@ -479,6 +479,27 @@ function bindingCRD(): CustomResourceDefinition {
         description:
           'The propagation policy that claims the template; absent when none does (what was propagated stays).',
       },
+      requiredBy: {
+        type: 'array',
+        description:
+          'The workloads that take this template with them (propagateDeps), each with the clusters it is scheduled to.',
+        'x-kubernetes-list-type': 'atomic',
+        items: {
+          type: 'object',
+          required: ['apiVersion', 'kind', 'name'],
+          properties: {
+            apiVersion: str(),
+            kind: str(),
+            namespace: str(),
+            name: str(),
+            clusters: {
+              type: 'array',
+              'x-kubernetes-list-type': 'atomic',
+              items: { type: 'object', required: ['name'], properties: { name: str() } },
+            },
+          },
+        },
+      },
       conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
       preserveResourcesOnDeletion: {
         type: 'boolean',

@@ -341,3 +341,59 @@ describe('flotilla validate', () => {
     assert.match(r.out, /x\.yaml:\d+:\d+: invalid YAML/);
   });
 });
+
+describe('flotilla render with propagateDeps', () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'flotilla-deps-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('renders the ConfigMap the workload mounts on its clusters and warns, naming file, object and field, about a missing Secret', async () => {
+    const f = join(dir, 'app.yaml');
+    await writeFile(
+      f,
+      `apiVersion: cluster.flotilla.io/v1alpha1
+kind: Cluster
+metadata: {name: member1}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: shop}
+data: {level: info}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.25
+          envFrom: [{secretRef: {name: creds}}]
+      volumes: [{name: c, configMap: {name: cfg}}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  propagateDeps: true
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+`,
+    );
+    const r = await flotilla(['render', '-f', f, '-o', 'name']);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /^member1\/ConfigMap\/shop\/cfg$/m);
+    assert.match(r.out, /^member1\/Deployment\/shop\/web$/m);
+    assert.match(
+      r.err,
+      /warning: .*app\.yaml \(document 3\): Deployment\/shop\/web: spec\.template\.spec\.containers\[0\]\.envFrom\[0\]\.secretRef names Secret shop\/creds, which is not found/,
+    );
+    assert.doesNotMatch(r.err, /propagateDeps is accepted but not acted upon/);
+  });
+});

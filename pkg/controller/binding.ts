@@ -62,6 +62,14 @@ export interface ClusterStatus {
   health?: MemberHealth;
 }
 
+export interface RequiredBy {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  clusters: string[];
+}
+
 export interface BindingInput {
   template: TemplateIdentity & { generation?: number };
   /** The controller's namespace, for cluster-scoped templates. */
@@ -73,6 +81,8 @@ export interface BindingInput {
   preserveResourcesOnDeletion?: boolean;
   /** Targeted clusters and, after them, clusters the object is still being removed from. */
   clusters: ClusterStatus[];
+  /** The workloads that take this template with them (propagateDeps), each with its clusters. */
+  requiredBy?: RequiredBy[];
   /** Errors that are about the template rather than one cluster (placement). */
   errors: string[];
 }
@@ -161,20 +171,33 @@ export function bindingObject(b: BindingInput): JsonObject {
   const problems = b.clusters.filter((c) => c.state !== 'Applied');
   const generation = t.generation;
   const conditions: JsonObject[] = [];
-  if (!b.policy) {
+  const required = b.requiredBy ?? [];
+  const by = b.policy ? describePolicy(b.policy) : `the workloads that use it (${describeWorkloads(required)})`;
+  if (!b.policy && required.length > 0) {
+    conditions.push({
+      type: 'Claimed',
+      status: 'False',
+      reason: 'RequiredBy',
+      message: truncate(
+        `no propagation policy claims it; it goes where the workloads that use it go (propagateDeps): ${describeWorkloads(required)}`,
+      ),
+    });
+  } else if (!b.policy) {
     conditions.push({
       type: 'Claimed',
       status: 'False',
       reason: 'NoPolicy',
       message: 'no propagation policy claims the template; what was propagated stays on the members until one does',
     });
-  } else {
+  }
+  if (b.policy)
     conditions.push({
       type: 'Claimed',
       status: 'True',
       reason: 'Claimed',
       message: `claimed by ${describePolicy(b.policy)}`,
     });
+  if (b.policy || required.length > 0) {
     const applyMessage =
       b.errors.length > 0
         ? b.errors.join('; ')
@@ -196,7 +219,7 @@ export function bindingObject(b: BindingInput): JsonObject {
         status: 'True',
         reason: 'DispatchingSuspended',
         message: truncate(
-          `dispatching to ${suspended.map((c) => c.name).join(', ')} is suspended by ${describePolicy(b.policy)}: template, override and drift changes are not written there`,
+          `dispatching to ${suspended.map((c) => c.name).join(', ')} is suspended by ${by}: template, override and drift changes are not written there`,
         ),
       });
     const unhealthy = targeted.filter((c) => c.state === 'Applied' && c.health?.state !== 'Healthy');
@@ -220,6 +243,14 @@ export function bindingObject(b: BindingInput): JsonObject {
     ),
   };
   if (b.policy) spec.policy = { ...b.policy };
+  if (required.length > 0)
+    spec.requiredBy = required.map((r) => ({
+      apiVersion: r.apiVersion,
+      kind: r.kind,
+      ...(r.namespace ? { namespace: r.namespace } : {}),
+      name: r.name,
+      clusters: r.clusters.map((name) => ({ name })),
+    }));
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
   if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
   const status: JsonObject = {
@@ -257,6 +288,10 @@ export function bindingObject(b: BindingInput): JsonObject {
     spec,
     status,
   };
+}
+
+function describeWorkloads(rs: readonly RequiredBy[]): string {
+  return rs.map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`).join(', ');
 }
 
 export function describePolicy(p: PolicyRef): string {

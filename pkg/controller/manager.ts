@@ -11,8 +11,9 @@
 //
 // Policies are read in their storage version (v1beta1) and Clusters as they are: the controller does not
 // need the conversion webhook to be up to read what is stored. Template kinds are those named by any
-// propagation policy's resourceSelectors, resolved by discovery; their informers start and stop as
-// policies change.
+// propagation policy's resourceSelectors, and, while any propagation policy says propagateDeps, the kinds
+// a workload can depend on (ConfigMap, Secret, ServiceAccount, PersistentVolumeClaim); resolved by
+// discovery, their informers start and stop as policies change.
 
 import { hostname } from 'node:os';
 
@@ -20,9 +21,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 
 import { API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
 import { POLICY_KINDS } from '../../api/crds/index.js';
+import { DEPENDENCY_KINDS } from '../engine/dependencies.js';
 import { refOf } from '../engine/inputs.js';
 import { EngineState } from '../engine/state.js';
-import { KubeClient } from '../kube/client.js';
+import { apiError, KubeClient } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource, objectKey, type InformerHandlers } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
@@ -105,6 +107,8 @@ export class Controller {
   private clusterInformer: Informer | undefined;
   private karmadaClusterInformer: Informer | undefined;
   private readonly templateKinds = new Map<string, TemplateKind>();
+  /** Dependency kinds (propagateDeps) the hub does not let this controller read, already logged. */
+  private readonly unreadableDependencyKinds = new Set<string>();
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
@@ -414,12 +418,16 @@ export class Controller {
   /** Starts an informer for every template kind a propagation policy names, and stops those no policy names. */
   private async syncTemplateKinds(): Promise<void> {
     const wanted = new Map<string, { apiVersion: string; kind: string }>();
+    /** Kinds watched only because a policy says propagateDeps (no policy selects them). */
+    const dependencyOnly = new Set<string>();
     for (const kind of ['PropagationPolicy', 'ClusterPropagationPolicy']) {
       for (const p of [
         ...(this.policyInformers.get(kind)?.values() ?? []),
         ...(this.karmadaPolicyInformers.get(kind)?.values() ?? []),
       ]) {
         const spec = isObject(p.spec) ? p.spec : {};
+        if (spec.propagateDeps === true)
+          for (const k of DEPENDENCY_KINDS) if (!wanted.has(`v1/${k}`)) dependencyOnly.add(`v1/${k}`);
         for (const s of Array.isArray(spec.resourceSelectors) ? spec.resourceSelectors : []) {
           const apiVersion = ownString(s, 'apiVersion');
           const k = ownString(s, 'kind');
@@ -427,11 +435,25 @@ export class Controller {
         }
       }
     }
+    for (const id of dependencyOnly) {
+      if (wanted.has(id)) dependencyOnly.delete(id);
+      else wanted.set(id, { apiVersion: 'v1', kind: id.slice(3) });
+    }
     for (const [id, { apiVersion, kind }] of wanted) {
       if (this.templateKinds.has(id)) continue;
       let info: ResourceInfo;
       try {
         info = await this.hubDiscovery.resolve(apiVersion, kind);
+        // A dependency kind the controller may not read (Secrets, by default) is left out, once said.
+        if (dependencyOnly.has(id) && !(await this.mayWatch(info))) {
+          if (!this.unreadableDependencyKinds.has(id))
+            this.o.logger.warn(
+              'propagateDeps: the controller may not list and watch this kind on the hub; workloads do not take objects of it with them (grant it in the chart value controller.rbac.templateResources)',
+              { kind: id },
+            );
+          this.unreadableDependencyKinds.add(id);
+          continue;
+        }
       } catch (err: unknown) {
         // Not served (yet): the next policy event or resync tries again.
         this.hubDiscovery.forget(apiVersion);
@@ -472,6 +494,24 @@ export class Controller {
       k.stop.abort();
       this.templateKinds.delete(id);
     }
+  }
+
+  /** Whether the hub lets this controller list and watch a resource in every namespace (SelfSubjectAccessReview). */
+  private async mayWatch(info: ResourceInfo): Promise<boolean> {
+    for (const verb of ['list', 'watch']) {
+      const res = await this.hub.request({
+        method: 'POST',
+        path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SelfSubjectAccessReview',
+          spec: { resourceAttributes: { group: info.group, resource: info.resource, verb } },
+        },
+      });
+      if (res.status >= 400) throw apiError(res);
+      if (!(isObject(res.body) && isObject(res.body.status) && res.body.status.allowed === true)) return false;
+    }
+    return true;
   }
 
   /** Watches, on a member, the objects of a template kind the controller applied there (drift). */

@@ -5,7 +5,7 @@
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
-import type { ClusterStatus, PolicyRef } from './binding.js';
+import type { ClusterStatus, PolicyRef, RequiredBy } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
 
 /** One member's part of a plan. */
@@ -38,6 +38,8 @@ export interface TemplatePlan {
   suspended: 'all' | ReadonlySet<string>;
   /** The policy's preserveResourcesOnDeletion: members keep their copies when the template is deleted. */
   preserveOnDeletion: boolean;
+  /** The workloads that take the template with them (propagateDeps); the caller fills it in. */
+  requiredBy: RequiredBy[];
 }
 
 /** Karmada's `suspension`: `dispatching: true` suspends every cluster, else `dispatchingOnClusters.clusterNames`. */
@@ -107,6 +109,7 @@ export function plan(
     steps,
     suspended,
     preserveOnDeletion: spec.preserveResourcesOnDeletion === true,
+    requiredBy: [],
   };
 }
 

@@ -8,7 +8,10 @@
 //     finalizer; unreachable members hold the finalizer for cleanupTimeoutMs, retried every 5 s;
 //   - not claimed: a template that was claimed (it carries the finalizer) keeps what it has on the
 //     members (Karmada's rule) and its binding says Claimed: False; one that never was gets nothing;
-//   - claimed: the finalizer is added, the plan made and queued on every member.
+//   - claimed, or required by workloads whose policy says propagateDeps: the finalizer is added, the plan
+//     made and queued on every member; the binding lists the workloads in spec.requiredBy;
+//   - no longer required nor claimed, having gone to the members only because workloads required it (its
+//     last plan, or its binding, says so): it goes from every member, then the binding and the finalizer.
 // The binding is written (server-side apply, skipped when unchanged) once every targeted member has
 // reported on the current plan, or BINDING_PARTIAL_MS after the first report when some have not, so a
 // slow member delays only its own line.
@@ -40,6 +43,7 @@ import {
   bindingObject,
   type ClusterStatus,
   type PolicyRef,
+  type RequiredBy,
 } from './binding.js';
 import { aggregateStatus, aggregates, type MemberObservation } from './aggregate.js';
 import type { EventRecorder } from './events.js';
@@ -82,6 +86,8 @@ export class TemplateReconciler {
   private readonly cleanupSince = new Map<string, number>();
   /** Template key → the aggregated status last written on it. */
   private readonly statusWritten = new Map<string, string>();
+  /** Template keys whose last plan sent them to members only because workloads required them. */
+  private readonly requiredOnly = new Set<string>();
   /** Template key → its last plan's preserveResourcesOnDeletion (plans are dropped once it is deleting). */
   private readonly preserve = new Map<string, boolean>();
   /** Binding path → the body last written there, so an unchanged binding costs no request. */
@@ -143,6 +149,7 @@ export class TemplateReconciler {
   }
 
   forget(key: string): void {
+    this.requiredOnly.delete(key);
     this.preserve.delete(key);
     this.statusWritten.delete(key);
     this.templates.delete(key);
@@ -160,7 +167,7 @@ export class TemplateReconciler {
     const hasFinalizer = finalizers.includes(FINALIZER);
     if (ownString(meta, 'deletionTimestamp')) {
       this.plans.delete(key);
-      return hasFinalizer ? this.cleanup(key, template, identity, signal) : undefined;
+      return hasFinalizer ? this.cleanup(key, template, identity, signal, 'deleted') : undefined;
     }
     const result = this.o.state.renderTemplate(key);
     const book = this.o.policyStatus.book;
@@ -175,17 +182,31 @@ export class TemplateReconciler {
       errors: result.errors,
     });
     this.o.policyStatus.flush();
-    if (!result.policy) {
-      // Never claimed: nothing to say. No longer claimed: what was propagated stays, and the binding says so.
+    const requiredBy: RequiredBy[] = (result.requiredBy ?? []).map((r) => ({
+      ...r.workload,
+      clusters: r.clusters,
+    }));
+    if (!result.policy && requiredBy.length === 0) {
       this.plans.delete(key);
       await this.recordClaim(ref, template, undefined);
-      if (hasFinalizer) await this.putBinding(identity, template, { clusters: [], errors: [] });
+      if (!hasFinalizer) return undefined; // never propagated
+      // Went only where workloads took it, and none does any more: it goes from the members.
+      const prior = this.requiredOnly.has(key) ? 'requiredOnly' : await this.priorBinding(identity);
+      if (prior === 'requiredOnly') return this.cleanup(key, template, identity, signal, 'unneeded');
+      // No longer claimed: what was propagated stays, and the binding says so. No binding: this template
+      // was just cleaned up (the finalizer in the cache is stale), or never planned; nothing to say.
+      if (prior === 'other') await this.putBinding(identity, template, { clusters: [], errors: [] });
       return undefined;
     }
     await this.recordClaim(ref, template, result.policy);
     if (!hasFinalizer) await this.patchFinalizers(ref, [...finalizers, FINALIZER]);
-    const policy = this.o.policy(result.policy);
+    // A dependency no policy claims follows the first workload that requires it in conflictResolution,
+    // suspension and preserveResourcesOnDeletion.
+    const policy = this.o.policy(result.policy ?? result.requiredBy![0]!.policy);
     const p = plan(identity, template, result, policy && isObject(policy.spec) ? policy.spec : {}, ++this.versions);
+    p.requiredBy = requiredBy;
+    if (result.policy) this.requiredOnly.delete(key);
+    else this.requiredOnly.add(key);
     this.plans.set(key, p);
     this.preserve.set(key, p.preserveOnDeletion);
     const held = [...p.clusters.values()].filter((c) => c.state === 'Suspended').map((c) => c.name);
@@ -226,6 +247,7 @@ export class TemplateReconciler {
     );
     await this.putBinding(p.identity, template, {
       ...(p.policy ? { policy: p.policy } : {}),
+      ...(p.requiredBy.length > 0 ? { requiredBy: p.requiredBy } : {}),
       conflictResolution: p.conflictResolution,
       ...(p.preserveOnDeletion ? { preserveResourcesOnDeletion: true } : {}),
       clusters,
@@ -261,18 +283,24 @@ export class TemplateReconciler {
     this.statusWritten.set(key, text);
   }
 
-  /** A deleted template: its objects go from every member, then the binding and the finalizer. */
+  /**
+   * A deleted template, or a dependency no workload requires any more ('unneeded'): its objects go from
+   * every member, then the binding and the finalizer.
+   */
   private async cleanup(
     key: string,
     template: JsonObject,
     t: TemplateIdentity,
     signal: AbortSignal,
+    why: 'deleted' | 'unneeded',
   ): Promise<{ requeueAfter?: number } | undefined> {
     const log = this.o.logger;
     const unreachable: string[] = [];
     const removedFrom: string[] = [];
     const ref = refOf(template);
-    const preserve = this.preserve.get(key) ?? this.preservedByPolicy(key);
+    const preserve = why === 'deleted' && (this.preserve.get(key) ?? this.preservedByPolicy(key));
+    const reason =
+      why === 'deleted' ? 'the template is being deleted' : 'no workload requires it any more and no policy claims it';
     await Promise.all(
       [...this.o.registry.all()].map(async (m) => {
         const gone = preserve ? await this.work.release(m, t, ref, signal) : await this.work.remove(m, t, ref, signal);
@@ -284,11 +312,12 @@ export class TemplateReconciler {
       const since = this.cleanupSince.get(key) ?? Date.now();
       this.cleanupSince.set(key, since);
       if (Date.now() - since < this.o.cleanupTimeoutMs) {
-        log.warn('template deleted; members not cleaned yet', { template: describeTemplate(t), members: unreachable });
+        log.warn('members not cleaned yet', { template: describeTemplate(t), reason, members: unreachable });
         return { requeueAfter: RETRY_UNREACHABLE_MS };
       }
-      log.error('template deleted; releasing its finalizer although some members could not be cleaned', {
+      log.error('releasing the finalizer although some members could not be cleaned', {
         template: describeTemplate(t),
+        reason,
         members: unreachable,
         waitedMs: Date.now() - since,
       });
@@ -302,12 +331,7 @@ export class TemplateReconciler {
         `left on ${removedFrom.join(', ')} without Flotilla's ownership labels: the template is being deleted and its policy says preserveResourcesOnDeletion`,
       );
     else if (removedFrom.length > 0)
-      this.o.events.record(
-        t,
-        'Normal',
-        'Pruned',
-        `removed from ${removedFrom.join(', ')}: the template is being deleted`,
-      );
+      this.o.events.record(t, 'Normal', 'Pruned', `removed from ${removedFrom.join(', ')}: ${reason}`);
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
     const path = this.bindingPath(t);
     this.written.delete(path);
@@ -319,13 +343,32 @@ export class TemplateReconciler {
     );
     this.reports.delete(key);
     this.preserve.delete(key);
+    this.requiredOnly.delete(key);
     log.info(
       preserve
         ? 'template deleted; its objects stay on the members (preserveResourcesOnDeletion)'
-        : 'template deleted; removed from every member',
+        : `removed from every member: ${reason}`,
       { template: describeTemplate(t), members: removedFrom },
     );
     return undefined;
+  }
+
+  /**
+   * What the binding on the hub says of a template no policy claims and no workload requires: it went to
+   * the members only because workloads required it, or it was claimed, or there is no binding.
+   */
+  private async priorBinding(t: TemplateIdentity): Promise<'requiredOnly' | 'other' | 'absent'> {
+    const path = this.bindingPath(t);
+    const res = await this.o.hub.request({ method: 'GET', path });
+    if (res.status === 404) {
+      this.written.delete(path);
+      return 'absent';
+    }
+    if (res.status >= 400) throw apiError(res);
+    const spec = isObject(res.body) && isObject(res.body.spec) ? res.body.spec : {};
+    return spec.policy === undefined && Array.isArray(spec.requiredBy) && spec.requiredBy.length > 0
+      ? 'requiredOnly'
+      : 'other';
   }
 
   /**
@@ -395,6 +438,7 @@ export class TemplateReconciler {
     template: JsonObject,
     b: {
       policy?: PolicyRef;
+      requiredBy?: RequiredBy[];
       conflictResolution?: string;
       preserveResourcesOnDeletion?: boolean;
       clusters: ClusterStatus[];

@@ -100,8 +100,15 @@ describe('dependenciesOf', () => {
     assert.deepEqual(names(ing), ['Secret/cert']);
   });
 
-  it('leaves out the default service account, empty names, other kinds and other API versions', () => {
-    const spec = { serviceAccountName: 'default', volumes: [{ configMap: { name: '' } }, { configMap: {} }] };
+  it("leaves out the default service account, each cluster's own root CA, empty names, other kinds and API versions", () => {
+    const spec = {
+      serviceAccountName: 'default',
+      volumes: [
+        { configMap: { name: '' } },
+        { configMap: {} },
+        { projected: { sources: [{ configMap: { name: 'kube-root-ca.crt' } }] } },
+      ],
+    };
     assert.deepEqual(names({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { template: { spec } } }), []);
     const used = { template: { spec: { volumes: [{ configMap: { name: 'c' } }] } } };
     assert.deepEqual(names({ apiVersion: 'apps/v1beta1', kind: 'Deployment', spec: used }), []);

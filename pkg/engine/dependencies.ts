@@ -9,6 +9,8 @@
 //     secret references of azureFile, cephfs, cinder, flexVolume, iscsi, rbd, scaleIO, storageos and csi
 //     (nodePublishSecretRef);
 //   - imagePullSecrets, and serviceAccountName unless empty or "default" (every namespace has that one);
+//   - never the ConfigMap kube-root-ca.crt: every namespace of every cluster has its own, kept by that
+//     cluster (Flotilla's addition: copying the hub's over a member's would break its service accounts);
 //   - Ingress: spec.tls[].secretName.
 // Workloads: Deployment, StatefulSet, DaemonSet, ReplicaSet (apps/v1), Job, CronJob (batch/v1), Pod (v1),
 // Ingress (networking.k8s.io/v1). ReplicaSet is Flotilla's addition; Karmada's ServiceImport dependencies
@@ -22,6 +24,9 @@ export interface Dependency {
   ref: ObjectRef & { namespace: string };
   path: string;
 }
+
+/** Kept by every cluster in every namespace (kube-controller-manager's root CA publisher). */
+const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 
 /** The kinds a workload can depend on, in the order dependenciesOf() lists them. */
 export const DEPENDENCY_KINDS = ['ConfigMap', 'Secret', 'ServiceAccount', 'PersistentVolumeClaim'] as const;
@@ -78,6 +83,7 @@ export function dependenciesOf(ref: ObjectRef, object: JsonObject): Dependency[]
   const found = new Map<string, Dependency>();
   const add = (kind: DependencyKind, name: unknown, path: string): void => {
     if (typeof name !== 'string' || name === '') return;
+    if (kind === 'ConfigMap' && name === ROOT_CA_CONFIGMAP) return;
     const key = `${kind}/${name}`;
     if (!found.has(key)) found.set(key, { ref: { apiVersion: 'v1', kind, namespace, name }, path });
   };

@@ -16,6 +16,7 @@ import {
   type PolicyKind,
 } from '../../api/policy/v1alpha1/types.js';
 import { arr, isObject, obj, str, stringList, stringMap, type JsonObject } from './json.js';
+import { readApiEnablements, readCapacity } from './capacity.js';
 import { isMutator, MUTATION_GROUP, readMutator, sortMutators, type Mutator } from './gatekeeper.js';
 import type { ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 
@@ -113,6 +114,8 @@ export function clusterInfo(o: JsonObject): ClusterInfo {
     value: str(t.value) ?? '',
     effect: str(t.effect) ?? '',
   }));
+  const capacity = readCapacity(o.status);
+  const apis = readApiEnablements(o.status);
   return {
     name: str(meta.name) ?? '',
     labels: stringMap(meta.labels),
@@ -122,6 +125,8 @@ export function clusterInfo(o: JsonObject): ClusterInfo {
     region: region || undefined,
     provider: provider || undefined,
     zone: zones[0] ?? (str(spec.zone) || undefined),
+    ...(capacity ? { capacity } : {}),
+    ...(apis ? { apis } : {}),
     object: o,
   };
 }

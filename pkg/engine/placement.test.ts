@@ -287,10 +287,10 @@ describe('divideReplicas', () => {
       (e: unknown) => e instanceof PlacementError && /at most 2147483647/.test(e.message),
     );
   });
-  it('refuses Aggregated division, which needs member capacity', () => {
+  it('refuses Aggregated division when no cluster reports capacity, saying where it comes from', () => {
     assert.throws(
       () => divideReplicas({ replicaScheduling: { replicaDivisionPreference: 'Aggregated' } }, 4, two),
-      /member capacity/,
+      /^PlacementError: Clusters available replicas 0 are not enough to schedule\. No candidate Cluster has status\.resourceSummary/,
     );
   });
 });

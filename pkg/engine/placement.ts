@@ -1,18 +1,27 @@
 // Placement: which clusters a propagation policy sends a template to, and how many replicas each gets.
 //
 // Clusters: clusterAffinity, or the first clusterAffinities term that yields a cluster, or every cluster;
-// then taints (NoSchedule/NoExecute) against clusterTolerations; then spread constraints.
+// then taints (NoSchedule/NoExecute) against clusterTolerations and, when the Cluster lists its API
+// enablements, the template's kind; then spread constraints, which keep the clusters (or groups) with the
+// most available replicas (capacity.ts: Karmada's general estimator on status.resourceSummary), ties by name.
 // Replicas: Duplicated gives every cluster the template's count; Divided with Weighted static weights
-// hands seats out by Karmada's Webster (Sainte-Laguë) method.
-//
-// Offline there is no cluster capacity, so where Karmada's scheduler scores clusters by free resources
-// (dynamic weights, Aggregated division, choosing which N clusters satisfy maxGroups) Flotilla either
-// decides by name order (spread constraints, documented) or reports that it cannot (dynamic weights,
-// Aggregated) instead of guessing.
+// hands seats out by Karmada's Webster (Sainte-Laguë) method; `dynamicWeight: AvailableReplicas` uses the
+// available replicas as weights, and Aggregated the fewest clusters with the most available replicas that
+// hold them all, divided the same way (Karmada's first schedule: each render is a fresh schedule).
 
+import { servesKind } from './capacity.js';
 import { arr, isObject, obj, own, str } from './json.js';
 import { clusterMatches } from './selectors.js';
-import type { ClusterInfo } from './types.js';
+import type { ClusterInfo, ObjectRef } from './types.js';
+
+/** What is being placed: its kind (API enablements), and how many replicas fit on a cluster. */
+export interface Demand {
+  ref: Pick<ObjectRef, 'apiVersion' | 'kind'>;
+  /** The template's replicas (undefined for kinds without any). */
+  replicas: number | undefined;
+  /** Available replicas of this template on the cluster (Karmada's calAvailableReplicas). */
+  available(cluster: ClusterInfo): number;
+}
 
 export class PlacementError extends Error {
   readonly code = 'PLACEMENT';
@@ -60,16 +69,24 @@ function groupValue(cluster: ClusterInfo, constraint: Record<string, unknown>): 
 }
 
 /**
- * Spread constraints, decided by name order: groups are formed by the constraint's field or label, the
- * first maxGroups groups (by group name) are kept, and fewer than minGroups is an error.
+ * Spread constraints: groups are formed by the constraint's field or label; the maxGroups groups with the
+ * most available replicas are kept (ties by group name), and fewer than minGroups is an error. By
+ * cluster, when the replicas must fit (`needReplicas`: Divided by available replicas), a kept cluster is
+ * swapped for a bigger one left out until they do (Karmada's selectBestClustersByCluster).
  */
-function spread(clusters: ClusterInfo[], constraints: unknown[]): ClusterInfo[] {
+function spread(
+  clusters: ClusterInfo[],
+  constraints: unknown[],
+  available: (c: ClusterInfo) => number,
+  needReplicas: number | undefined,
+): ClusterInfo[] {
   let out = clusters;
   for (const c of constraints) {
     if (!isObject(c)) continue;
     const groups = new Map<string, ClusterInfo[]>();
     for (const cl of out) for (const g of groupValue(cl, c)) groups.set(g, [...(groups.get(g) ?? []), cl]);
-    const names = [...groups.keys()].sort();
+    const total = (g: string) => (groups.get(g) ?? []).reduce((n, cl) => n + available(cl), 0);
+    const names = [...groups.keys()].sort((a, b) => total(b) - total(a) || (a < b ? -1 : a > b ? 1 : 0));
     const min = typeof c.minGroups === 'number' && c.minGroups > 0 ? c.minGroups : 1;
     const max = typeof c.maxGroups === 'number' && c.maxGroups > 0 ? c.maxGroups : names.length;
     const what = str(c.spreadByLabel) ? `label ${str(c.spreadByLabel)}` : (str(c.spreadByField) ?? 'cluster');
@@ -77,20 +94,49 @@ function spread(clusters: ClusterInfo[], constraints: unknown[]): ClusterInfo[] 
       throw new PlacementError(
         `spread constraint by ${what} needs at least ${min} groups, and only ${names.length} are available`,
       );
-    const keep = new Set(names.slice(0, max).flatMap((n) => groups.get(n) ?? []));
+    let kept = names.slice(0, max);
+    if (what === 'cluster' && needReplicas !== undefined)
+      kept = fitByCluster(names, kept.length, available, groups, needReplicas);
+    const keep = new Set(kept.flatMap((n) => groups.get(n) ?? []));
     out = out.filter((cl) => keep.has(cl));
   }
   return out;
+}
+
+/** Karmada's replica check when selecting N clusters: swap in bigger clusters from the back until they fit. */
+function fitByCluster(
+  names: string[],
+  count: number,
+  available: (c: ClusterInfo) => number,
+  groups: Map<string, ClusterInfo[]>,
+  needReplicas: number,
+): string[] {
+  const avail = (n: string) => available((groups.get(n) ?? [])[0] as ClusterInfo);
+  const order = [...names];
+  const sum = () => order.slice(0, count).reduce((n, x) => n + avail(x), 0);
+  for (let i = count - 1; i >= 0 && sum() < needReplicas; i--) {
+    let best = -1;
+    for (let j = count; j < order.length; j++)
+      if (
+        avail(order[j] as string) > avail(order[i] as string) &&
+        (best < 0 || avail(order[j] as string) > avail(order[best] as string))
+      )
+        best = j;
+    if (best >= 0) [order[i], order[best]] = [order[best] as string, order[i] as string];
+  }
+  if (sum() < needReplicas) throw new PlacementError(`no enough resource when selecting ${count} clusters`);
+  return order.slice(0, count);
 }
 
 /** The clusters a placement selects (sorted by name), or a PlacementError. */
 export function selectClusters(
   placement: Record<string, unknown> | undefined,
   clusters: readonly ClusterInfo[],
+  demand?: Demand,
 ): { clusters: ClusterInfo[]; affinityName?: string } {
   const p = placement ?? {};
   const tolerations = arr(p.clusterTolerations) ?? [];
-  const feasible = clusters.filter((c) => toleratesAll(c, tolerations));
+  const feasible = clusters.filter((c) => toleratesAll(c, tolerations) && (!demand || servesKind(c, demand.ref)));
   let selected: ClusterInfo[];
   let affinityName: string | undefined;
   const terms = arr(p.clusterAffinities);
@@ -110,8 +156,20 @@ export function selectClusters(
     selected = [...feasible];
   }
   const constraints = arr(p.spreadConstraints);
-  if (constraints && constraints.length > 0) selected = spread(selected, constraints);
+  if (constraints && constraints.length > 0) {
+    const available = demand ? (c: ClusterInfo) => demand.available(c) : () => 0;
+    selected = spread(selected, constraints, available, byCapacity(p) ? demand?.replicas : undefined);
+  }
   return affinityName === undefined ? { clusters: selected } : { clusters: selected, affinityName };
+}
+
+/** Whether replicas are divided by what the clusters can take (dynamic weights or Aggregated). */
+export function byCapacity(placement: Record<string, unknown> | undefined): boolean {
+  const rs = obj(placement?.replicaScheduling);
+  if (!rs || (str(rs.replicaSchedulingType) ?? 'Divided') !== 'Divided') return false;
+  return (
+    str(rs.replicaDivisionPreference) === 'Aggregated' || str(obj(rs.weightPreference)?.dynamicWeight) !== undefined
+  );
 }
 
 /** Workload kinds whose spec.replicas defaults to 1 when absent. */
@@ -389,6 +447,7 @@ export function divideReplicas(
   placement: Record<string, unknown> | undefined,
   replicas: number | undefined,
   clusters: readonly ClusterInfo[],
+  available: (c: ClusterInfo) => number = () => 0,
 ): Map<string, number> | undefined {
   const rs = obj(placement?.replicaScheduling);
   if (!rs || replicas === undefined) return undefined;
@@ -396,16 +455,12 @@ export function divideReplicas(
   if (type !== 'Divided') return undefined;
   const preference = str(rs.replicaDivisionPreference) ?? 'Weighted';
   const wp = obj(rs.weightPreference);
-  if (preference === 'Aggregated') {
+  if (replicas > MAX_REPLICAS)
     throw new PlacementError(
-      'replicaDivisionPreference Aggregated packs replicas by member capacity, which rendering without the members does not know; use Weighted with a staticWeightList',
+      `spec.replicas ${replicas} cannot be divided: Kubernetes allows at most ${MAX_REPLICAS} (int32)`,
     );
-  }
-  if (str(wp?.dynamicWeight)) {
-    throw new PlacementError(
-      `dynamicWeight ${str(wp?.dynamicWeight)} divides replicas by member capacity, which rendering without the members does not know; use a staticWeightList`,
-    );
-  }
+  if (preference === 'Aggregated' || str(wp?.dynamicWeight))
+    return divideByCapacity(replicas, clusters, available, preference === 'Aggregated');
   const rules = arr(wp?.staticWeightList) ?? [];
   let weights = clusters.map((c) => {
     let w = 0;
@@ -417,9 +472,46 @@ export function divideReplicas(
     return { name: c.name, weight: rules.length === 0 ? 1 : w };
   });
   if (weights.every((w) => w.weight === 0)) weights = weights.map((w) => ({ ...w, weight: 1 }));
-  if (replicas > MAX_REPLICAS)
-    throw new PlacementError(
-      `spec.replicas ${replicas} cannot be divided: Kubernetes allows at most ${MAX_REPLICAS} (int32)`,
-    );
   return websterSeats(replicas, weights);
+}
+
+/**
+ * Karmada's dynamic division on a first schedule: available replicas are the weights (Webster), most
+ * available first; Aggregated keeps only the shortest such prefix that holds every replica. Fewer
+ * available replicas than wanted is an error, with Karmada's words.
+ */
+function divideByCapacity(
+  replicas: number,
+  clusters: readonly ClusterInfo[],
+  available: (c: ClusterInfo) => number,
+  aggregated: boolean,
+): Map<string, number> {
+  let ordered = byAvailableStable(clusters, available);
+  const total = ordered.reduce((n, c) => n + available(c), 0);
+  if (total < replicas) {
+    const unknown = clusters.every((c) => c.capacity === undefined);
+    throw new PlacementError(
+      `Clusters available replicas ${total} are not enough to schedule.${unknown ? ' No candidate Cluster has status.resourceSummary: the controller writes it from the members; offline, render Cluster objects that carry it (e.g. from kubectl get clusters -o yaml)' : ''}`,
+    );
+  }
+  if (replicas === 0) return new Map(clusters.map((c) => [c.name, 0]));
+  if (aggregated) {
+    let sum = 0;
+    const cut = ordered.findIndex((c) => (sum += available(c)) >= replicas);
+    ordered = ordered.slice(0, cut + 1);
+  }
+  const seats = websterSeats(
+    replicas,
+    ordered.map((c) => ({ name: c.name, weight: available(c) })),
+  );
+  for (const c of clusters) if (!seats.has(c.name)) seats.set(c.name, 0);
+  return seats;
+}
+
+/** Most available first; equal ones keep their order (candidates come sorted by name). */
+function byAvailableStable(clusters: readonly ClusterInfo[], available: (c: ClusterInfo) => number): ClusterInfo[] {
+  return clusters
+    .map((c, i) => ({ c, i, a: available(c) }))
+    .sort((x, y) => y.a - x.a || x.i - y.i)
+    .map((x) => x.c);
 }

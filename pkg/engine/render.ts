@@ -17,7 +17,8 @@ import { applyMutator, mutatorMatches, targetOf, type Mutator } from './gatekeep
 import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
 import { applyOverriders, OverrideError } from './overriders/index.js';
 import { dependenciesOf, hasDependencies } from './dependencies.js';
-import { divideReplicas, PlacementError, selectClusters, templateReplicas } from './placement.js';
+import { estimateReplicas, replicaRequests, UNLIMITED } from './capacity.js';
+import { divideReplicas, PlacementError, selectClusters, templateReplicas, type Demand } from './placement.js';
 import { clusterMatches } from './selectors.js';
 import { templateKey } from './state-index.js';
 import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
@@ -284,9 +285,10 @@ export function scheduleClaimed(
   let division: Map<string, number> | undefined;
   let replicas: number | undefined;
   try {
-    targets = selectClusters(placement, clusters).clusters;
     replicas = templateReplicas(t.ref.kind, t.object);
-    division = divideReplicas(placement, replicas, targets);
+    const demand = demandOf(t, replicas);
+    targets = selectClusters(placement, clusters, demand).clusters;
+    division = divideReplicas(placement, replicas, targets, (c) => demand.available(c));
   } catch (err: unknown) {
     if (!(err instanceof PlacementError)) throw err;
     errors.push({ object: t.ref, policy: policy.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
@@ -302,6 +304,26 @@ export function scheduleClaimed(
     return undefined;
   }
   return { targets, division };
+}
+
+/**
+ * What placing this template asks of a cluster: its kind, and the replicas that fit there (Karmada's
+ * calAvailableReplicas with the general estimator; a template without replicas is not estimated and
+ * counts its own replicas, 0). Estimates are computed once per cluster.
+ */
+function demandOf(t: Template, replicas: number | undefined): Demand {
+  const requests = replicaRequests(t.ref.kind, t.object);
+  const cache = new Map<string, number>();
+  return {
+    ref: t.ref,
+    replicas,
+    available(c: ClusterInfo): number {
+      if (!replicas) return replicas ?? 0;
+      let n = cache.get(c.name);
+      if (n === undefined) cache.set(c.name, (n = estimateReplicas(c, requests)));
+      return n === UNLIMITED ? replicas : n;
+    },
+  };
 }
 
 /** Renders one (template, cluster) pair into `out`: a placement, or an error for that pair only. */

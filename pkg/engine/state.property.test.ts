@@ -375,7 +375,7 @@ describe('EngineState against render() on random objects and mutations', () => {
         tally.claimed > tally.steps / 10 &&
           tally.placements > tally.steps / 10 &&
           tally.unaffected > tally.steps / 10 &&
-          tally.required > tally.steps / 100 &&
+          tally.required > tally.steps / 250 &&
           tally.warnings > tally.steps / 50,
         JSON.stringify(tally),
       );

@@ -25,7 +25,18 @@ export interface ClusterInfo extends ClusterFacts {
   fields: Readonly<Record<string, string>>;
   zones: readonly string[];
   taints: ReadonlyArray<{ key: string; value: string; effect: string }>;
+  /** status.resourceSummary, in milli-units per resource; absent when the status has none. */
+  capacity?: Capacity | undefined;
+  /** status.apiEnablements as sorted `groupVersion/Kind`; absent when the status lists none. */
+  apis?: readonly string[] | undefined;
   object: JsonObject;
+}
+
+/** A cluster's resource summary in milli-units per resource (capacity.ts reads and uses it). */
+export interface Capacity {
+  allocatable: Readonly<Record<string, number>>;
+  allocated: Readonly<Record<string, number>>;
+  allocating: Readonly<Record<string, number>>;
 }
 
 /** Where a change came from: a propagation policy (replica division) or an override rule's overrider. */

@@ -1,0 +1,102 @@
+// What the controller writes in a Cluster's status from its member, in Karmada's Cluster status shape
+// (pkg/controllers/status/cluster_status_controller.go): the Kubernetes version, the kinds the member
+// serves (`apiEnablements`), and the resource summary the scheduler's estimator reads:
+//   allocatable  the sum of every Node's status.allocatable;
+//   allocated    the requests of Pods bound to a node and not finished (phase not Succeeded/Failed),
+//                plus their number as `pods`;
+//   allocating   the requests of Pods not bound to a node yet, plus their number as `pods`.
+// A Pod's requests are Kubernetes' rule: the sum over containers, at least the largest init container's,
+// plus the Pod's overhead. Pure: the lists come from the caller (collect.ts does the reading).
+
+import { formatMilli, readResourceList } from '../engine/quantity.js';
+import { isObject, type JsonObject } from '../kube/objects.js';
+import { setOwn } from '../engine/json.js';
+
+export interface ResourceSummary {
+  allocatable: Record<string, string>;
+  allocated: Record<string, string>;
+  allocating: Record<string, string>;
+}
+
+export interface APIEnablement {
+  groupVersion: string;
+  resources: Array<{ name: string; kind: string }>;
+}
+
+type Milli = Record<string, number>;
+
+function add(into: Milli, from: Milli): void {
+  for (const [k, v] of Object.entries(from)) setOwn(into, k, (Object.hasOwn(into, k) ? (into[k] as number) : 0) + v);
+}
+
+function atLeast(into: Milli, from: Milli): void {
+  for (const [k, v] of Object.entries(from)) if (!Object.hasOwn(into, k) || (into[k] as number) < v) setOwn(into, k, v);
+}
+
+function containers(spec: JsonObject, field: string): JsonObject[] {
+  const list = Object.hasOwn(spec, field) ? spec[field] : undefined;
+  return Array.isArray(list) ? list.filter(isObject) : [];
+}
+
+function requestsOf(c: JsonObject): Milli {
+  const resources = isObject(c.resources) ? c.resources : {};
+  return readResourceList(resources.requests);
+}
+
+/** A pod spec's requests in milli-units (Kubernetes' PodRequests without sidecar init containers). */
+export function podRequests(spec: JsonObject): Milli {
+  const out: Milli = {};
+  for (const c of containers(spec, 'containers')) add(out, requestsOf(c));
+  for (const c of containers(spec, 'initContainers')) atLeast(out, requestsOf(c));
+  if (Object.hasOwn(spec, 'overhead')) add(out, readResourceList(spec.overhead));
+  return out;
+}
+
+function format(m: Milli): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(m).sort()) setOwn(out, k, formatMilli(m[k] as number));
+  return out;
+}
+
+/** Karmada's resource summary of a member from its Nodes and Pods (as listed). */
+export function resourceSummary(nodes: readonly JsonObject[], pods: readonly JsonObject[]): ResourceSummary {
+  const allocatable: Milli = {};
+  for (const n of nodes) add(allocatable, readResourceList(isObject(n.status) ? n.status.allocatable : undefined));
+  const allocated: Milli = {};
+  const allocating: Milli = {};
+  let bound = 0;
+  let pending = 0;
+  for (const p of pods) {
+    const spec = isObject(p.spec) ? p.spec : {};
+    const phase = isObject(p.status) ? p.status.phase : undefined;
+    const nodeName = typeof spec.nodeName === 'string' ? spec.nodeName : '';
+    if (nodeName === '') {
+      add(allocating, podRequests(spec));
+      pending++;
+    } else if (phase !== 'Succeeded' && phase !== 'Failed') {
+      add(allocated, podRequests(spec));
+      bound++;
+    }
+  }
+  setOwn(allocated, 'pods', bound * 1000);
+  setOwn(allocating, 'pods', pending * 1000);
+  return { allocatable: format(allocatable), allocated: format(allocated), allocating: format(allocating) };
+}
+
+/**
+ * The member's API enablements from its discovery documents (group-version → resource lists), sorted,
+ * subresources left out, in Karmada's shape.
+ */
+export function apiEnablements(lists: ReadonlyArray<{ groupVersion: string; resources: unknown }>): APIEnablement[] {
+  const out: APIEnablement[] = [];
+  for (const l of lists) {
+    const resources: Array<{ name: string; kind: string }> = [];
+    for (const r of Array.isArray(l.resources) ? l.resources : []) {
+      if (!isObject(r) || typeof r.name !== 'string' || typeof r.kind !== 'string' || r.name.includes('/')) continue;
+      resources.push({ name: r.name, kind: r.kind });
+    }
+    resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    out.push({ groupVersion: l.groupVersion, resources });
+  }
+  return out.sort((a, b) => (a.groupVersion < b.groupVersion ? -1 : a.groupVersion > b.groupVersion ? 1 : 0));
+}

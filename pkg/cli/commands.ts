@@ -329,6 +329,12 @@ export const CONTROLLER_FLAGS = {
     value: 'DURATION',
     help: "GET /readyz on each member this often (sooner, with backoff, while it fails); the result is its Cluster's Ready condition",
   },
+  'cluster-status-interval': {
+    type: 'duration',
+    default: '30s',
+    value: 'DURATION',
+    help: "read each ready member's Nodes, Pods, version and APIs into its Cluster's status this often (placement reads it)",
+  },
   'karmada-groups': {
     type: 'string',
     default: 'auto',

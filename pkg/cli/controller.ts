@@ -104,6 +104,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     resyncMs: values.resync,
     probeIntervalMs: values['probe-interval'],
     probeTimeoutMs: values['probe-timeout'],
+    clusterStatusIntervalMs: values['cluster-status-interval'],
     karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',
     onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
     onMemberResult: (member, result) => memberResults.inc({ member: memberLabel(member), result }),

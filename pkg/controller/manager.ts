@@ -30,6 +30,7 @@ import { Informer, listWatchSource, objectKey, type InformerHandlers } from '../
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
+import { ClusterFactsCollector } from './cluster-facts.js';
 import { EventRecorder } from './events.js';
 import type { Member } from './member.js';
 import { MemberRegistry, type MemberAccess } from './members.js';
@@ -50,6 +51,8 @@ export interface ControllerOptions {
   probeIntervalMs?: number;
   /** How long a /readyz probe may take. Default 5 s. */
   probeTimeoutMs?: number;
+  /** Each ready member's Nodes, Pods, version and APIs are read into its Cluster's status this often. Default 30 s. */
+  clusterStatusIntervalMs?: number;
   /** The controller's namespace: ResourceBindings of cluster-scoped templates. */
   namespace: string;
   /** Templates planned at once, and (template, member) pairs carried out at once per member. */
@@ -99,6 +102,7 @@ export class Controller {
   private readonly registry: MemberRegistry;
   private readonly templates: TemplateReconciler;
   private readonly clusterStatus: ClusterStatusReconciler;
+  private readonly facts: ClusterFactsCollector;
   private readonly policyStatus: PolicyStatusReconciler;
   private readonly events: EventRecorder;
   private readonly policyInformers = new Map<string, Informer>();
@@ -137,7 +141,12 @@ export class Controller {
         cluster,
         onChange: (name, ready) => {
           options.onMemberReady?.(name, ready);
-          if (ready === undefined && !this.registry.get(name)) this.templates.work.drop(name);
+          if (ready === undefined && !this.registry.get(name)) {
+            this.templates.work.drop(name);
+            this.facts.forget(name);
+          }
+          const m = ready ? this.registry.get(name) : undefined;
+          if (m) void this.facts.refresh(m, this.signal);
           this.clusterStatus.queue.add(name);
           // Catch up what was skipped (and say Unreachable in the bindings when it went away).
           this.templates.all();
@@ -152,9 +161,17 @@ export class Controller {
       },
       options.members,
     );
+    this.facts = new ClusterFactsCollector({
+      intervalMs: options.clusterStatusIntervalMs ?? 30_000,
+      members: () =>
+        [...this.registry.all()].map((m) => ({ name: m.name, client: m.client, ready: m.readiness.ready === true })),
+      onChange: (name) => this.clusterStatus.queue.add(name),
+      logger,
+    });
     this.clusterStatus = new ClusterStatusReconciler(this.hub, {
       cluster,
       condition: (name) => this.registry.condition(name),
+      facts: (name) => this.facts.get(name),
       logger,
     });
     this.policyStatus = new PolicyStatusReconciler(this.hub, {
@@ -195,6 +212,7 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
     const running = Promise.all([
+      this.facts.run(signal),
       this.templates.run(signal),
       this.clusterStatus.queue.start(signal),
       this.policyStatus.queue.start(signal),
@@ -542,13 +560,21 @@ export class Controller {
   }
 }
 
-/** A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters. */
+/**
+ * A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters: its spec, and
+ * of its status what placement reads (resourceSummary, apiEnablements).
+ */
 function clusterObject(o: JsonObject): JsonObject {
+  const status = isObject(o.status) ? o.status : {};
+  const read: JsonObject = {};
+  if (isObject(status.resourceSummary)) read.resourceSummary = status.resourceSummary;
+  if (Array.isArray(status.apiEnablements)) read.apiEnablements = status.apiEnablements;
   return {
     apiVersion: CLUSTER_API_VERSION,
     kind: 'Cluster',
     metadata: isObject(o.metadata) ? o.metadata : {},
     ...(isObject(o.spec) ? { spec: o.spec } : {}),
+    ...(Object.keys(read).length > 0 ? { status: read } : {}),
   };
 }
 

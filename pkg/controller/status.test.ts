@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { FakeApiserver, type Obj } from '../../test/fake-apiserver.js';
 import { KubeClient } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
+import type { ClusterFacts } from './cluster-facts.js';
 import { policyKey } from './policy-status.js';
 import { ClusterStatusReconciler, PolicyStatusReconciler, transitionTime, type Condition } from './status.js';
 
@@ -14,12 +15,13 @@ const cluster = (name: string): Obj => ({
   metadata: { name },
 });
 
-function clusterSetup(condition: () => Condition | undefined) {
+function clusterSetup(condition: () => Condition | undefined, facts: () => ClusterFacts | undefined = () => undefined) {
   const server = new FakeApiserver();
   server.put(cluster('m1'));
   const r = new ClusterStatusReconciler(new KubeClient(server, { concurrency: 2 }), {
     cluster: (n) => server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, n),
     condition,
+    facts,
     logger: quiet,
   });
   return { server, r };
@@ -42,6 +44,26 @@ describe('ClusterStatusReconciler', () => {
       [conditions[0]?.type, conditions[0]?.status, conditions[0]?.reason],
       ['Ready', 'True', 'MemberReady'],
     );
+  });
+
+  it('writes what was read from the member beside the condition, and again when it changes', async () => {
+    let facts: ClusterFacts = {
+      kubernetesVersion: 'v1.31.0',
+      resourceSummary: { allocatable: { cpu: '4', pods: '110' }, allocated: { pods: '0' }, allocating: { pods: '0' } },
+    };
+    const { server, r } = clusterSetup(
+      () => ({ status: 'True', reason: 'MemberReady', message: 'ok' }),
+      () => facts,
+    );
+    await r.reconcile('m1');
+    await r.reconcile('m1');
+    facts = { ...facts, kubernetesVersion: 'v1.32.0' };
+    await r.reconcile('m1');
+    assert.equal(server.sent('PATCH').length, 2);
+    const status = server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.status as Obj;
+    assert.equal(status.kubernetesVersion, 'v1.32.0');
+    assert.deepEqual((status.resourceSummary as Obj).allocatable, { cpu: '4', pods: '110' });
+    assert.equal((status.conditions as Obj[]).length, 1);
   });
 
   it('sends nothing when the condition has not changed since it was written', async () => {

@@ -1,4 +1,5 @@
-// The status reconcilers: the Ready condition of each Cluster and the status of each policy, written on
+// The status reconcilers: the Ready condition of each Cluster (with what cluster-facts.ts read from its
+// member: kubernetesVersion, resourceSummary, apiEnablements) and the status of each policy, written on
 // the hub with server-side apply (field manager flotilla-controller). Each has its own work queue, so a
 // failed write is retried with the queue's backoff, and an unchanged status costs no request.
 
@@ -12,6 +13,7 @@ import { WorkQueue } from '../runtime/queue.js';
 import { CONTROLLER_FIELD_MANAGER } from './ownership.js';
 import type { PolicyRef } from '../engine/types.js';
 import { PolicyStatusBook, parseKey } from './policy-status.js';
+import type { ClusterFacts } from './cluster-facts.js';
 
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
@@ -60,6 +62,8 @@ export class ClusterStatusReconciler {
       cluster(name: string): JsonObject | undefined;
       /** The condition it should carry now, or undefined when nothing is known yet. */
       condition(name: string): Condition | undefined;
+      /** What was last read from the member (version, resource summary, API enablements). */
+      facts(name: string): ClusterFacts | undefined;
       logger: Logger;
     },
   ) {
@@ -86,7 +90,8 @@ export class ClusterStatusReconciler {
     const cluster = this.o.cluster(name);
     const c = this.o.condition(name);
     if (!cluster || !c) return;
-    const text = JSON.stringify(c);
+    const facts = this.o.facts(name);
+    const text = JSON.stringify([c, facts]);
     if (this.written.get(name) === text) return;
     const lastTransitionTime = transitionTime(cluster, READY, c.status);
     const condition = {
@@ -103,7 +108,7 @@ export class ClusterStatusReconciler {
       apiVersion: api,
       kind: 'Cluster',
       metadata: { name },
-      status: { conditions: [condition] },
+      status: { ...facts, conditions: [condition] },
     };
     if ((await writeStatus(this.hub, `/apis/${api}/clusters/${encodeURIComponent(name)}/status`, body)) === 'written')
       this.written.set(name, text);

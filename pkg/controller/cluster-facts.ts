@@ -1,0 +1,151 @@
+// Reads each ready member on an interval for what its Cluster's status says of it (cluster-summary.ts):
+// the Kubernetes version, the resource summary from its Nodes and Pods, and its API enablements. Bounded
+// in cost: lists are paginated (500 a page, at most MAX_PAGES pages; past that the summary is not
+// written rather than written short), finished Pods are left out by a field selector, and discovery (one
+// request per group-version) is read once per DISCOVERY_EVERY rounds. A member that fails a read keeps
+// its last facts; the failure is logged once per change of message.
+
+import type { KubeClient } from '../kube/client.js';
+import { isObject, type JsonObject } from '../kube/objects.js';
+import type { Logger } from '../runtime/log.js';
+import { apiEnablements, resourceSummary, type APIEnablement, type ResourceSummary } from './cluster-summary.js';
+
+const PAGE = 500;
+const MAX_PAGES = 400;
+const DISCOVERY_EVERY = 10;
+
+/** What the controller last read from a member, in Karmada's Cluster status fields. */
+export interface ClusterFacts {
+  kubernetesVersion?: string;
+  resourceSummary?: ResourceSummary;
+  apiEnablements?: APIEnablement[];
+}
+
+async function listAll(
+  client: KubeClient,
+  path: string,
+  signal: AbortSignal,
+  fieldSelector?: string,
+): Promise<JsonObject[]> {
+  const out: JsonObject[] = [];
+  let cont: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const res = await client.requestOk<{ items?: unknown[]; metadata?: { continue?: string } }>({
+      method: 'GET',
+      path,
+      query: { limit: String(PAGE), continue: cont, fieldSelector },
+      signal,
+    });
+    for (const item of res.body?.items ?? []) if (isObject(item)) out.push(item);
+    cont = res.body?.metadata?.continue || undefined;
+    if (!cont) return out;
+  }
+  throw new Error(`${path}: more than ${MAX_PAGES * PAGE} objects; the resource summary is not written`);
+}
+
+async function discover(client: KubeClient, signal: AbortSignal): Promise<APIEnablement[]> {
+  const lists: Array<{ groupVersion: string; resources: unknown }> = [];
+  const core = await client.requestOk<{ versions?: unknown[] }>({ method: 'GET', path: '/api', signal });
+  const versions = (core.body?.versions ?? []).filter((v): v is string => typeof v === 'string');
+  const groups = await client.requestOk<{ groups?: Array<{ versions?: Array<{ groupVersion?: unknown }> }> }>({
+    method: 'GET',
+    path: '/apis',
+    signal,
+  });
+  const groupVersions = [
+    ...versions.map((v) => ({ gv: v, path: `/api/${v}` })),
+    ...(groups.body?.groups ?? []).flatMap((g) =>
+      (g.versions ?? [])
+        .map((v) => v.groupVersion)
+        .filter((gv): gv is string => typeof gv === 'string' && /^[a-z0-9.-]+\/[a-z0-9]+$/.test(gv))
+        .map((gv) => ({ gv, path: `/apis/${gv}` })),
+    ),
+  ].slice(0, 500);
+  for (const { gv, path } of groupVersions) {
+    const res = await client.request<{ resources?: unknown }>({ method: 'GET', path, signal });
+    // An aggregated API that is down answers 503: it is left out this round, the rest is still listed.
+    if (res.status < 300) lists.push({ groupVersion: gv, resources: res.body?.resources });
+  }
+  return apiEnablements(lists);
+}
+
+/** Reads one member's facts; `withDiscovery` also reads its API enablements. Throws on a failed read. */
+export async function readClusterFacts(
+  client: KubeClient,
+  signal: AbortSignal,
+  withDiscovery: boolean,
+): Promise<ClusterFacts> {
+  const version = await client.requestOk<{ gitVersion?: unknown }>({ method: 'GET', path: '/version', signal });
+  const nodes = await listAll(client, '/api/v1/nodes', signal);
+  const pods = await listAll(client, '/api/v1/pods', signal, 'status.phase!=Succeeded,status.phase!=Failed');
+  const facts: ClusterFacts = { resourceSummary: resourceSummary(nodes, pods) };
+  if (typeof version.body?.gitVersion === 'string') facts.kubernetesVersion = version.body.gitVersion;
+  if (withDiscovery) facts.apiEnablements = await discover(client, signal);
+  return facts;
+}
+
+/** The facts of every member, refreshed on an interval; `onChange` is told when a member's facts change. */
+export class ClusterFactsCollector {
+  private readonly facts = new Map<string, ClusterFacts>();
+  private readonly rounds = new Map<string, number>();
+  private readonly failures = new Map<string, string>();
+
+  constructor(
+    private readonly o: {
+      intervalMs: number;
+      /** Ready members now, by name. */
+      members(): Iterable<{ name: string; client: KubeClient; ready: boolean }>;
+      onChange(name: string): void;
+      logger: Logger;
+    },
+  ) {}
+
+  get(name: string): ClusterFacts | undefined {
+    return this.facts.get(name);
+  }
+
+  forget(name: string): void {
+    this.facts.delete(name);
+    this.rounds.delete(name);
+    this.failures.delete(name);
+  }
+
+  /** Reads every ready member now, then every intervalMs until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await Promise.all([...this.o.members()].filter((m) => m.ready).map((m) => this.refresh(m, signal)));
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.o.intervalMs);
+        t.unref();
+        signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      });
+    }
+  }
+
+  /** Reads one member now (a member that just became ready need not wait for the interval). */
+  async refresh(m: { name: string; client: KubeClient }, signal: AbortSignal): Promise<void> {
+    const round = this.rounds.get(m.name) ?? 0;
+    this.rounds.set(m.name, round + 1);
+    const previous = this.facts.get(m.name);
+    try {
+      const read = await readClusterFacts(m.client, signal, round % DISCOVERY_EVERY === 0 || !previous?.apiEnablements);
+      const next: ClusterFacts = {
+        ...read,
+        ...(read.apiEnablements ? {} : previous?.apiEnablements ? { apiEnablements: previous.apiEnablements } : {}),
+      };
+      this.failures.delete(m.name);
+      if (JSON.stringify(next) === JSON.stringify(previous)) return;
+      this.facts.set(m.name, next);
+      this.o.onChange(m.name);
+    } catch (err: unknown) {
+      if (signal.aborted) return;
+      const message = err instanceof Error ? err.message : String(err);
+      if (this.failures.get(m.name) !== message)
+        this.o.logger.warn('cannot read the cluster status from a member; its last one stays', {
+          cluster: m.name,
+          error: message,
+        });
+      this.failures.set(m.name, message);
+    }
+  }
+}

@@ -91,7 +91,7 @@ export async function planDelivery(options: PlanOptions): Promise<Plan> {
     return { fleet, desired: new Map(), problems, notes };
   }
   const objects = [...admitted.filter((d) => !isClusterDocument(d.object)).map((d) => d.object), ...fleet.clusters];
-  const result = renderDetailed({ objects }, { clusters: fleet.members.map((m) => m.name) });
+  const result = renderDetailed({ objects }, { clusters: fleet.members.map((m) => m.name), now: Date.now() });
   for (const e of result.errors) {
     const src = sources.sourceOf(e.object);
     problems.push(

@@ -98,6 +98,7 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
     { objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) },
     {
       explain: values.explain,
+      now: Date.now(),
       ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
     },
   );

@@ -109,11 +109,15 @@ export function clusterInfo(o: JsonObject): ClusterInfo {
   if (provider) fields.provider = provider;
   if (region) fields.region = region;
   const zones = stringList(spec.zones);
-  const taints = (arr(spec.taints) ?? []).filter(isObject).map((t) => ({
-    key: str(t.key) ?? '',
-    value: str(t.value) ?? '',
-    effect: str(t.effect) ?? '',
-  }));
+  const taints = (arr(spec.taints) ?? []).filter(isObject).map((t) => {
+    const added = str(t.timeAdded) === undefined ? NaN : Date.parse(str(t.timeAdded) as string);
+    return {
+      key: str(t.key) ?? '',
+      value: str(t.value) ?? '',
+      effect: str(t.effect) ?? '',
+      ...(Number.isFinite(added) ? { timeAdded: added } : {}),
+    };
+  });
   const capacity = readCapacity(o.status);
   const apis = readApiEnablements(o.status);
   return {

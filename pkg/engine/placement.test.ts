@@ -300,3 +300,62 @@ describe('templateReplicas', () => {
   it('defaults a Deployment to 1', () => assert.equal(templateReplicas('Deployment', { spec: {} }), 1));
   it('has none for a ConfigMap', () => assert.equal(templateReplicas('ConfigMap', { data: {} }), undefined));
 });
+
+describe('NoExecute taints against a clock', () => {
+  const T0 = Date.parse('2026-11-25T10:00:00Z');
+  const tainted = (effect: string, timeAdded?: string) =>
+    clusterInfo({
+      apiVersion: 'cluster.flotilla.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'sick' },
+      spec: { taints: [{ key: 'cluster.karmada.io/not-ready', effect, ...(timeAdded ? { timeAdded } : {}) }] },
+    });
+  const healthy = clusterInfo({
+    apiVersion: 'cluster.flotilla.io/v1alpha1',
+    kind: 'Cluster',
+    metadata: { name: 'ok' },
+  });
+  const tolerate = (tolerationSeconds?: number) => ({
+    clusterTolerations: [
+      {
+        key: 'cluster.karmada.io/not-ready',
+        operator: 'Exists',
+        effect: 'NoExecute',
+        ...(tolerationSeconds === undefined ? {} : { tolerationSeconds }),
+      },
+    ],
+  });
+  const demand = (now?: number) => ({
+    ref: { apiVersion: 'apps/v1', kind: 'Deployment' },
+    replicas: 1,
+    now,
+    available: () => 1,
+  });
+  const names = (s: { clusters: Array<{ name: string }> }) => s.clusters.map((c) => c.name);
+
+  it('an untolerated NoExecute taint evicts; an untolerated NoSchedule one only keeps the cluster out', () => {
+    const ne = selectClusters({}, [tainted('NoExecute'), healthy], demand(T0));
+    assert.deepEqual([names(ne), ne.evicted], [['ok'], ['sick']]);
+    const ns = selectClusters({}, [tainted('NoSchedule'), healthy], demand(T0));
+    assert.deepEqual([names(ns), ns.evicted], [['ok'], []]);
+  });
+
+  it('a toleration with tolerationSeconds keeps the cluster until timeAdded + seconds, and says when that is', () => {
+    const clusters = [tainted('NoExecute', '2026-11-25T10:00:00Z'), healthy];
+    const before = selectClusters(tolerate(60), clusters, demand(T0 + 59_999));
+    assert.deepEqual([names(before), before.evicted, before.recheckAt], [['sick', 'ok'], [], T0 + 60_000]);
+    const after = selectClusters(tolerate(60), clusters, demand(T0 + 60_000));
+    assert.deepEqual([names(after), after.evicted, after.recheckAt], [['ok'], ['sick'], undefined]);
+  });
+
+  it('without tolerationSeconds, without timeAdded, or without a clock, the tolerated taint is tolerated for good', () => {
+    const far = T0 + 10 * 365 * 86_400_000;
+    assert.deepEqual(names(selectClusters(tolerate(), [tainted('NoExecute', '2026-11-25T10:00:00Z')], demand(far))), [
+      'sick',
+    ]);
+    assert.deepEqual(names(selectClusters(tolerate(1), [tainted('NoExecute')], demand(far))), ['sick']);
+    assert.deepEqual(names(selectClusters(tolerate(1), [tainted('NoExecute', '2026-11-25T10:00:00Z')], demand())), [
+      'sick',
+    ]);
+  });
+});

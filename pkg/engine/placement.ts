@@ -19,6 +19,8 @@ export interface Demand {
   ref: Pick<ObjectRef, 'apiVersion' | 'kind'>;
   /** The template's replicas (undefined for kinds without any). */
   replicas: number | undefined;
+  /** The time placement is decided at (ms since the epoch), for NoExecute tolerationSeconds; undefined: not applied. */
+  now?: number | undefined;
   /** Available replicas of this template on the cluster (Karmada's calAvailableReplicas). */
   available(cluster: ClusterInfo): number;
 }
@@ -44,10 +46,30 @@ function tolerates(toleration: unknown, taint: { key: string; value: string; eff
   return false;
 }
 
-function toleratesAll(cluster: ClusterInfo, tolerations: unknown[]): boolean {
-  return cluster.taints.every(
-    (t) => (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') || tolerations.some((tol) => tolerates(tol, t)),
-  );
+/**
+ * Whether a cluster's taints let the placement use it at `now`: every NoSchedule and NoExecute taint
+ * tolerated, and no NoExecute toleration's `tolerationSeconds` run out since its taint's `timeAdded`
+ * (Karmada's taint manager: the earliest such deadline evicts). Without `now` (render() as a library
+ * call, which reads no clock) deadlines are not applied. `deadline` is the earliest one still ahead.
+ */
+function taintVerdict(
+  cluster: ClusterInfo,
+  tolerations: unknown[],
+  now: number | undefined,
+): { ok: true; deadline?: number } | { ok: false; evicted: boolean } {
+  let deadline: number | undefined;
+  for (const t of cluster.taints) {
+    if (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') continue;
+    const tol = tolerations.find((x) => tolerates(x, t));
+    if (tol === undefined) return { ok: false, evicted: t.effect === 'NoExecute' };
+    if (t.effect !== 'NoExecute' || now === undefined || t.timeAdded === undefined || !isObject(tol)) continue;
+    const seconds = tol.tolerationSeconds;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds)) continue;
+    const at = t.timeAdded + Math.max(0, seconds) * 1000;
+    if (at <= now) return { ok: false, evicted: true };
+    if (deadline === undefined || at < deadline) deadline = at;
+  }
+  return deadline === undefined ? { ok: true } : { ok: true, deadline };
 }
 
 function groupValue(cluster: ClusterInfo, constraint: Record<string, unknown>): string[] {
@@ -133,10 +155,20 @@ export function selectClusters(
   placement: Record<string, unknown> | undefined,
   clusters: readonly ClusterInfo[],
   demand?: Demand,
-): { clusters: ClusterInfo[]; affinityName?: string } {
+): Selection {
   const p = placement ?? {};
   const tolerations = arr(p.clusterTolerations) ?? [];
-  const feasible = clusters.filter((c) => toleratesAll(c, tolerations) && (!demand || servesKind(c, demand.ref)));
+  const evicted: string[] = [];
+  let recheckAt: number | undefined;
+  const feasible = clusters.filter((c) => {
+    const v = taintVerdict(c, tolerations, demand?.now);
+    if (!v.ok) {
+      if (v.evicted) evicted.push(c.name);
+      return false;
+    }
+    if (v.deadline !== undefined && (recheckAt === undefined || v.deadline < recheckAt)) recheckAt = v.deadline;
+    return !demand || servesKind(c, demand.ref);
+  });
   let selected: ClusterInfo[];
   let affinityName: string | undefined;
   const terms = arr(p.clusterAffinities);
@@ -160,7 +192,19 @@ export function selectClusters(
     const available = demand ? (c: ClusterInfo) => demand.available(c) : () => 0;
     selected = spread(selected, constraints, available, byCapacity(p) ? demand?.replicas : undefined);
   }
-  return affinityName === undefined ? { clusters: selected } : { clusters: selected, affinityName };
+  const out: Selection = { clusters: selected, evicted };
+  if (affinityName !== undefined) out.affinityName = affinityName;
+  if (recheckAt !== undefined) out.recheckAt = recheckAt;
+  return out;
+}
+
+export interface Selection {
+  clusters: ClusterInfo[];
+  affinityName?: string;
+  /** Clusters left out by a NoExecute taint (not tolerated, or its tolerationSeconds ran out): evicted. */
+  evicted: string[];
+  /** The earliest time a tolerated NoExecute taint runs out on a selected cluster (placement changes then). */
+  recheckAt?: number;
 }
 
 /** Whether replicas are divided by what the clusters can take (dynamic weights or Aggregated). */

@@ -18,7 +18,14 @@ import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule
 import { applyOverriders, OverrideError } from './overriders/index.js';
 import { dependenciesOf, hasDependencies } from './dependencies.js';
 import { estimateReplicas, replicaRequests, UNLIMITED } from './capacity.js';
-import { divideReplicas, PlacementError, selectClusters, templateReplicas, type Demand } from './placement.js';
+import {
+  divideReplicas,
+  PlacementError,
+  selectClusters,
+  templateReplicas,
+  type Demand,
+  type Selection,
+} from './placement.js';
 import { clusterMatches } from './selectors.js';
 import { templateKey } from './state-index.js';
 import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
@@ -102,6 +109,11 @@ export interface RenderOptions {
   explain?: boolean;
   /** Only render for these clusters (the clusters are still all known to placement and division). */
   clusters?: readonly string[];
+  /**
+   * The time placement is decided at (ms since the epoch): NoExecute taints' tolerationSeconds run out
+   * against it. Absent: not applied (the engine reads no clock; the CLI and the controller pass one).
+   */
+  now?: number;
 }
 
 const SERVER_FIELDS = [
@@ -257,6 +269,8 @@ export interface RenderContext {
   rulesFor(t: Template): readonly OverrideRule[];
   /** Only render for these clusters (RenderOptions.clusters). */
   only?: ReadonlySet<string> | undefined;
+  /** RenderOptions.now. */
+  now?: number | undefined;
   explain: boolean;
   /** Gatekeeper mutators applied after the overrides, and the Namespace labels their match reads. */
   mutators?: readonly Mutator[];
@@ -268,6 +282,10 @@ export interface Schedule {
   /** Clusters, in placement's order; a divided workload's clusters with no replica are left out. */
   targets: ClusterInfo[];
   division: Map<string, number> | undefined;
+  /** Clusters a NoExecute taint keeps out (not tolerated, or tolerationSeconds ran out). */
+  evicted: string[];
+  /** When a tolerated NoExecute taint runs out on a target (the schedule changes then). */
+  recheckAt?: number;
 }
 
 /**
@@ -279,15 +297,18 @@ export function scheduleClaimed(
   policy: PolicyEntry,
   clusters: readonly ClusterInfo[],
   errors: DetailedRenderError[],
+  now?: number,
 ): Schedule | undefined {
   const placement = obj(policy.spec.placement);
   let targets: ClusterInfo[];
   let division: Map<string, number> | undefined;
   let replicas: number | undefined;
+  let selection: Selection;
   try {
     replicas = templateReplicas(t.ref.kind, t.object);
-    const demand = demandOf(t, replicas);
-    targets = selectClusters(placement, clusters, demand).clusters;
+    const demand = demandOf(t, replicas, now);
+    selection = selectClusters(placement, clusters, demand);
+    targets = selection.clusters;
     division = divideReplicas(placement, replicas, targets, (c) => demand.available(c));
   } catch (err: unknown) {
     if (!(err instanceof PlacementError)) throw err;
@@ -303,7 +324,9 @@ export function scheduleClaimed(
     });
     return undefined;
   }
-  return { targets, division };
+  const schedule: Schedule = { targets, division, evicted: selection.evicted };
+  if (selection.recheckAt !== undefined) schedule.recheckAt = selection.recheckAt;
+  return schedule;
 }
 
 /**
@@ -311,12 +334,13 @@ export function scheduleClaimed(
  * calAvailableReplicas with the general estimator; a template without replicas is not estimated and
  * counts its own replicas, 0). Estimates are computed once per cluster.
  */
-function demandOf(t: Template, replicas: number | undefined): Demand {
+function demandOf(t: Template, replicas: number | undefined, now: number | undefined): Demand {
   const requests = replicaRequests(t.ref.kind, t.object);
   const cache = new Map<string, number>();
   return {
     ref: t.ref,
     replicas,
+    now,
     available(c: ClusterInfo): number {
       if (!replicas) return replicas ?? 0;
       let n = cache.get(c.name);
@@ -375,7 +399,7 @@ export function renderClaimed(
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
 ): Schedule | undefined {
-  const schedule = scheduleClaimed(t, policy, ctx.clusters, out.errors);
+  const schedule = scheduleClaimed(t, policy, ctx.clusters, out.errors, ctx.now);
   if (schedule) renderScheduled(t, policy, schedule, ctx, out);
   return schedule;
 }
@@ -466,6 +490,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     clusters: inputs.clusters,
     rulesFor: (t) => catalog.rulesFor(t),
     only: options.clusters ? new Set(options.clusters) : undefined,
+    now: options.now,
     explain: options.explain === true,
     mutators: inputs.mutators,
     namespaceLabels: inputs.namespaceLabels,
@@ -483,7 +508,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     claims.set(t, policy);
     if (!policy) continue;
     const errors: DetailedRenderError[] = [];
-    const schedule = scheduleClaimed(t, policy, ctx.clusters, errors);
+    const schedule = scheduleClaimed(t, policy, ctx.clusters, errors, ctx.now);
     schedules.set(t, schedule);
     scheduleErrors.set(t, errors);
     for (const dep of workloadDependencies(t, policy)) {

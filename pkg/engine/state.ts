@@ -96,6 +96,10 @@ export interface TemplateResult extends DetailedResult {
   policy?: PolicyRef;
   /** The workloads that take this template with them (propagateDeps), sorted; absent when none does. */
   requiredBy?: Requirement[];
+  /** Clusters a NoExecute taint keeps the claimed template off (failover: eviction). */
+  evicted?: string[];
+  /** When the answer changes with no mutation (a NoExecute toleration runs out): render it again then. */
+  recheckAt?: number;
 }
 
 export interface StateCounts {
@@ -276,7 +280,7 @@ export class EngineState {
     if (!t) return undefined;
     const result: TemplateResult = { template: t.ref, placements: [], unmatched: [], errors: [], warnings: [] };
     const claim = this.claimOf(t);
-    const requirements = this.requirementsOf(key!);
+    const requirements = this.requirementsOf(key!, options.now);
     if (!claim && requirements.length === 0) {
       result.unmatched.push(t.ref);
       return result;
@@ -285,12 +289,16 @@ export class EngineState {
       clusters: this.clusterList(),
       rulesFor: (x: Template) => new OverrideCatalog(this.overrideBuckets.candidates(x)).rulesFor(x),
       only: options.clusters ? new Set(options.clusters) : undefined,
+      now: options.now,
       explain: options.explain === true,
     };
     const own = new Set<string>();
     if (claim) {
       result.policy = claim.policy.ref;
-      for (const c of renderClaimed(t, claim.policy, ctx, result)?.targets ?? []) own.add(c.name);
+      const schedule = renderClaimed(t, claim.policy, ctx, result);
+      for (const c of schedule?.targets ?? []) own.add(c.name);
+      if (schedule && schedule.evicted.length > 0) result.evicted = schedule.evicted;
+      if (schedule?.recheckAt !== undefined) result.recheckAt = schedule.recheckAt;
       for (const dep of workloadDependencies(t, claim.policy))
         if (!this.templates.get(templateKey(dep.ref))) result.warnings.push(missingDependency(t, claim.policy, dep));
     }
@@ -302,13 +310,13 @@ export class EngineState {
   }
 
   /** The held workloads that take this template with them, each with the clusters it is scheduled to. */
-  private requirementsOf(key: string): Requirement[] {
+  private requirementsOf(key: string, now: number | undefined): Requirement[] {
     const out: Requirement[] = [];
     for (const w of this.requirers.get(key) ?? []) {
       const t = this.templates.get(w);
       const policy = t ? this.claimOf(t)?.policy : undefined;
       if (!t || !policy || !workloadDependencies(t, policy).some((d) => templateKey(d.ref) === key)) continue;
-      const schedule = scheduleClaimed(t, policy, this.clusterList(), []);
+      const schedule = scheduleClaimed(t, policy, this.clusterList(), [], now);
       if (schedule)
         out.push({ workload: t.ref, policy: policy.ref, clusters: schedule.targets.map((c) => c.name).sort() });
     }

@@ -24,7 +24,8 @@ export interface ClusterInfo extends ClusterFacts {
   /** provider/region as the field selector sees them (absent when empty). */
   fields: Readonly<Record<string, string>>;
   zones: readonly string[];
-  taints: ReadonlyArray<{ key: string; value: string; effect: string }>;
+  /** `timeAdded` in ms since the epoch, when the taint says (NoExecute tolerationSeconds count from it). */
+  taints: ReadonlyArray<{ key: string; value: string; effect: string; timeAdded?: number }>;
   /** status.resourceSummary, in milli-units per resource; absent when the status has none. */
   capacity?: Capacity | undefined;
   /** status.apiEnablements as sorted `groupVersion/Kind`; absent when the status lists none. */

@@ -500,6 +500,23 @@ function bindingCRD(): CustomResourceDefinition {
           },
         },
       },
+      gracefulEvictionTasks: {
+        type: 'array',
+        description:
+          "Clusters a NoExecute taint evicted the template from, while their copies are being dealt with (Karmada's graceful eviction).",
+        'x-kubernetes-list-type': 'atomic',
+        items: {
+          type: 'object',
+          required: ['fromCluster', 'purgeMode'],
+          properties: {
+            fromCluster: str(),
+            purgeMode: { type: 'string', enum: ['Directly', 'Gracefully', 'Never'] },
+            reason: str(),
+            producer: str(),
+            creationTimestamp: { type: 'string', format: 'date-time' },
+          },
+        },
+      },
       conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
       preserveResourcesOnDeletion: {
         type: 'boolean',

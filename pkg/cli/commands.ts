@@ -335,6 +335,38 @@ export const CONTROLLER_FLAGS = {
     value: 'DURATION',
     help: "read each ready member's Nodes, Pods, version and APIs into its Cluster's status this often (placement reads it)",
   },
+  'not-ready-taint-after': {
+    type: 'duration',
+    default: '30s',
+    value: 'DURATION',
+    help: 'a member not ready this long gets the NoSchedule taint cluster.karmada.io/not-ready (or /unreachable)',
+  },
+  failover: {
+    type: 'string',
+    default: 'false',
+    choices: ['true', 'false'],
+    value: 'BOOL',
+    help: 'also taint a member not ready for --failover-eviction-timeout NoExecute: its workloads move elsewhere',
+  },
+  'failover-eviction-timeout': {
+    type: 'duration',
+    default: '5m',
+    value: 'DURATION',
+    help: 'with --failover, how long a member is not ready before its workloads are evicted',
+  },
+  'eviction-purge-mode': {
+    type: 'string',
+    default: 'Gracefully',
+    choices: ['Directly', 'Gracefully', 'Never'],
+    value: 'MODE',
+    help: "what happens to an evicted copy when the policy's failover.cluster.purgeMode does not say",
+  },
+  'graceful-eviction-timeout': {
+    type: 'duration',
+    default: '10m',
+    value: 'DURATION',
+    help: 'a Gracefully evicted copy is removed once the new placement is healthy, or after this long',
+  },
   'karmada-groups': {
     type: 'string',
     default: 'auto',

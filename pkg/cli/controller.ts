@@ -105,6 +105,11 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     probeIntervalMs: values['probe-interval'],
     probeTimeoutMs: values['probe-timeout'],
     clusterStatusIntervalMs: values['cluster-status-interval'],
+    notReadyTaintAfterMs: values['not-ready-taint-after'],
+    failover: values.failover === 'true',
+    failoverEvictionTimeoutMs: values['failover-eviction-timeout'],
+    gracefulEvictionTimeoutMs: values['graceful-eviction-timeout'],
+    evictionPurgeMode: purgeMode(values['eviction-purge-mode']),
     karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',
     onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
     onMemberResult: (member, result) => memberResults.inc({ member: memberLabel(member), result }),
@@ -181,4 +186,8 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     );
   logger.info('controller stopped');
   return lostLeadership ? 1 : 0;
+}
+
+function purgeMode(v: string): 'Directly' | 'Gracefully' | 'Never' {
+  return v === 'Directly' || v === 'Never' ? v : 'Gracefully';
 }

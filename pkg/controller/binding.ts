@@ -70,6 +70,18 @@ export interface RequiredBy {
   clusters: string[];
 }
 
+export type PurgeMode = 'Directly' | 'Gracefully' | 'Never';
+
+/** Karmada's GracefulEvictionTask, as the binding lists it (`created` is for the controller only). */
+export interface EvictionTask {
+  fromCluster: string;
+  purgeMode: PurgeMode;
+  reason: string;
+  producer: string;
+  creationTimestamp: string;
+  created: number;
+}
+
 export interface BindingInput {
   template: TemplateIdentity & { generation?: number };
   /** The controller's namespace, for cluster-scoped templates. */
@@ -83,6 +95,8 @@ export interface BindingInput {
   clusters: ClusterStatus[];
   /** The workloads that take this template with them (propagateDeps), each with its clusters. */
   requiredBy?: RequiredBy[];
+  /** Clusters the template was evicted from, while their copies are being dealt with. */
+  evictionTasks?: EvictionTask[];
   /** Errors that are about the template rather than one cluster (placement). */
   errors: string[];
 }
@@ -251,6 +265,8 @@ export function bindingObject(b: BindingInput): JsonObject {
       name: r.name,
       clusters: r.clusters.map((name) => ({ name })),
     }));
+  if (b.evictionTasks && b.evictionTasks.length > 0)
+    spec.gracefulEvictionTasks = b.evictionTasks.map(({ created: _created, ...t }) => ({ ...t }));
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
   if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
   const status: JsonObject = {

@@ -31,12 +31,18 @@ import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { ClusterFactsCollector } from './cluster-facts.js';
+import { HEALTH_TAINT_KEYS, healthTaints, nextHealthCheck, type HealthTaint } from './health-taints.js';
 import { EventRecorder } from './events.js';
 import type { Member } from './member.js';
 import { MemberRegistry, type MemberAccess } from './members.js';
 import { ownerTemplate } from './ownership.js';
 import { policyKey } from './policy-status.js';
-import { ClusterStatusReconciler, POLICY_STORAGE_API_VERSION, PolicyStatusReconciler } from './status.js';
+import {
+  ClusterStatusReconciler,
+  ClusterTaintReconciler,
+  POLICY_STORAGE_API_VERSION,
+  PolicyStatusReconciler,
+} from './status.js';
 import { TemplateReconciler, templateKey } from './template.js';
 
 export type { MemberAccess } from './members.js';
@@ -53,6 +59,16 @@ export interface ControllerOptions {
   probeTimeoutMs?: number;
   /** Each ready member's Nodes, Pods, version and APIs are read into its Cluster's status this often. Default 30 s. */
   clusterStatusIntervalMs?: number;
+  /** A member not ready this long gets a NoSchedule health taint. Default 30 s. */
+  notReadyTaintAfterMs?: number;
+  /** Taint members not ready for failoverEvictionTimeoutMs NoExecute, which evicts what they run. Default false. */
+  failover?: boolean;
+  /** Default 5 min. */
+  failoverEvictionTimeoutMs?: number;
+  /** How an evicted cluster's copy goes when the policy does not say (spec.failover.cluster.purgeMode). Default Gracefully. */
+  evictionPurgeMode?: 'Directly' | 'Gracefully' | 'Never';
+  /** How long a Gracefully evicted copy is kept at most. Default 10 min. */
+  gracefulEvictionTimeoutMs?: number;
   /** The controller's namespace: ResourceBindings of cluster-scoped templates. */
   namespace: string;
   /** Templates planned at once, and (template, member) pairs carried out at once per member. */
@@ -103,6 +119,10 @@ export class Controller {
   private readonly templates: TemplateReconciler;
   private readonly clusterStatus: ClusterStatusReconciler;
   private readonly facts: ClusterFactsCollector;
+  private readonly clusterTaints: ClusterTaintReconciler;
+  /** Cluster name → the health taints it carries now (health-taints.ts), as this process decided them. */
+  private readonly health = new Map<string, HealthTaint[]>();
+  private readonly healthTimers = new Map<string, NodeJS.Timeout>();
   private readonly policyStatus: PolicyStatusReconciler;
   private readonly events: EventRecorder;
   private readonly policyInformers = new Map<string, Informer>();
@@ -147,6 +167,8 @@ export class Controller {
           }
           const m = ready ? this.registry.get(name) : undefined;
           if (m) void this.facts.refresh(m, this.signal);
+          // Taints first: the templates queued below must see the member's health as it is now.
+          this.evaluateHealth(name);
           this.clusterStatus.queue.add(name);
           // Catch up what was skipped (and say Unreachable in the bindings when it went away).
           this.templates.all();
@@ -166,6 +188,11 @@ export class Controller {
       members: () =>
         [...this.registry.all()].map((m) => ({ name: m.name, client: m.client, ready: m.readiness.ready === true })),
       onChange: (name) => this.clusterStatus.queue.add(name),
+      logger,
+    });
+    this.clusterTaints = new ClusterTaintReconciler(this.hub, {
+      cluster,
+      taints: (name) => this.health.get(name) ?? [],
       logger,
     });
     this.clusterStatus = new ClusterStatusReconciler(this.hub, {
@@ -192,6 +219,8 @@ export class Controller {
       concurrency: options.concurrency,
       memberConcurrency: options.concurrency,
       cleanupTimeoutMs: options.cleanupTimeoutMs ?? 600_000,
+      evictionPurgeMode: options.evictionPurgeMode ?? 'Gracefully',
+      gracefulEvictionTimeoutMs: options.gracefulEvictionTimeoutMs ?? 600_000,
       logger,
       onReconcile: options.onReconcile,
       onMemberResult: options.onMemberResult,
@@ -215,6 +244,7 @@ export class Controller {
       this.facts.run(signal),
       this.templates.run(signal),
       this.clusterStatus.queue.start(signal),
+      this.clusterTaints.queue.start(signal),
       this.policyStatus.queue.start(signal),
     ]);
     this.registry.start(signal);
@@ -231,7 +261,10 @@ export class Controller {
         onDelete: (o) => this.onClusterDeleted(o),
       },
     );
-    for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }));
+    for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }, []));
+    signal.addEventListener('abort', () => {
+      for (const t of this.healthTimers.values()) clearTimeout(t);
+    });
     for (const p of POLICY_KINDS) {
       const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
       const informer = this.hubInformer(p.plural, path, POLICY_STORAGE_API_VERSION, p.kind, {
@@ -383,11 +416,48 @@ export class Controller {
   }
 
   private onCluster(o: JsonObject): void {
-    this.upsert(clusterObject(o));
     const name = ownString(o.metadata, 'name') ?? '';
+    this.upsert(clusterObject(o, this.health.get(name) ?? []));
     if (!name) return;
     this.registry.onCluster(o);
     this.clusterStatus.queue.add(name);
+    this.clusterTaints.queue.add(name);
+  }
+
+  /**
+   * Recomputes a member's health taints; a change goes into the engine at once (the Cluster object as the
+   * hub has it, or the kubeconfig member's) and onto the hub's Cluster. Looks again at the next threshold.
+   */
+  private evaluateHealth(name: string): void {
+    clearTimeout(this.healthTimers.get(name));
+    this.healthTimers.delete(name);
+    const m = this.registry.get(name);
+    const now = Date.now();
+    const o = {
+      notReadyAfterMs: this.o.notReadyTaintAfterMs ?? 30_000,
+      failover: this.o.failover === true,
+      evictionAfterMs: this.o.failoverEvictionTimeoutMs ?? 300_000,
+    };
+    const before = this.health.get(name) ?? [];
+    const next = m ? healthTaints(m.readiness, now, o, before) : [];
+    if (JSON.stringify(next) !== JSON.stringify(before)) {
+      if (next.length > 0) this.health.set(name, next);
+      else this.health.delete(name);
+      this.o.logger.info(next.length > 0 ? 'member tainted by its health' : 'health taints removed from member', {
+        cluster: name,
+        taints: next.map((t) => `${t.key}:${t.effect}`),
+      });
+      const hubCluster = this.clusterInformer?.get(name) ?? this.karmadaClusterInformer?.get(name);
+      if (hubCluster) this.upsert(clusterObject(hubCluster, next));
+      else if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }, next));
+      this.clusterTaints.queue.add(name);
+    }
+    const at = m ? nextHealthCheck(m.readiness, now, o) : undefined;
+    if (at !== undefined && !this.signal.aborted) {
+      const t = setTimeout(() => this.evaluateHealth(name), Math.max(10, at - now));
+      t.unref();
+      this.healthTimers.set(name, t);
+    }
   }
 
   private onClusterDeleted(o: JsonObject): void {
@@ -395,7 +465,8 @@ export class Controller {
     this.clusterStatus.forget(name);
     this.registry.onClusterDeleted(name);
     // A member of the kubeconfig stays a member, without the labels the Cluster object gave it.
-    if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }));
+    if (this.registry.isKubeconfigMember(name))
+      this.upsert(clusterObject({ metadata: { name } }, this.health.get(name) ?? []));
     else
       for (const key of this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected)
         this.templates.queue.add(key);
@@ -561,10 +632,18 @@ export class Controller {
 }
 
 /**
- * A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters: its spec, and
- * of its status what placement reads (resourceSummary, apiEnablements).
+ * A hub Cluster, or a member of the kubeconfig that has none, as the engine reads clusters: its spec with
+ * the health taints this process decided (in place of any the object carries), and of its status what
+ * placement reads (resourceSummary, apiEnablements).
  */
-function clusterObject(o: JsonObject): JsonObject {
+function clusterObject(o: JsonObject, health: readonly HealthTaint[]): JsonObject {
+  const spec = isObject(o.spec) ? { ...o.spec } : undefined;
+  const theirs: unknown[] = spec && Array.isArray(spec.taints) ? spec.taints : [];
+  const taints: unknown[] = [
+    ...theirs.filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key)))),
+    ...health.map((t) => ({ ...t })),
+  ];
+  const specOut = spec ? { ...spec, taints } : taints.length > 0 ? { taints } : undefined;
   const status = isObject(o.status) ? o.status : {};
   const read: JsonObject = {};
   if (isObject(status.resourceSummary)) read.resourceSummary = status.resourceSummary;
@@ -573,7 +652,7 @@ function clusterObject(o: JsonObject): JsonObject {
     apiVersion: CLUSTER_API_VERSION,
     kind: 'Cluster',
     metadata: isObject(o.metadata) ? o.metadata : {},
-    ...(isObject(o.spec) ? { spec: o.spec } : {}),
+    ...(specOut ? { spec: specOut } : {}),
     ...(Object.keys(read).length > 0 ? { status: read } : {}),
   };
 }

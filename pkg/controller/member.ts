@@ -107,6 +107,8 @@ export interface Readiness {
   /** undefined until the first probe. */
   ready: boolean | undefined;
   message?: string;
+  /** The last failed probe got no HTTP answer (connection refused, timeout): unreachable, not merely not ready. */
+  unreachable?: boolean;
   /** Consecutive failed probes. */
   failures: number;
   /** When `ready` last changed (ms since the epoch). */
@@ -191,6 +193,7 @@ export class Member {
   async probe(timeoutMs: number): Promise<boolean> {
     const before = this.readiness.ready;
     let message: string | undefined;
+    let unreachable = false;
     try {
       const res = await this.client.request({
         method: 'GET',
@@ -201,6 +204,7 @@ export class Member {
       if (res.status !== 200) message = `/readyz answered HTTP ${res.status}`;
     } catch (err: unknown) {
       if (this.signal.aborted) return false;
+      unreachable = true;
       message =
         err instanceof Error && err.name === 'TimeoutError'
           ? `/readyz did not answer within ${timeoutMs} ms`
@@ -212,10 +216,12 @@ export class Member {
       this.readiness.ready = true;
       this.readiness.failures = 0;
       delete this.readiness.message;
+      delete this.readiness.unreachable;
     } else {
       this.readiness.ready = false;
       this.readiness.failures++;
       this.readiness.message = message;
+      this.readiness.unreachable = unreachable;
     }
     if (before === this.readiness.ready) return false;
     this.readiness.since = Date.now();

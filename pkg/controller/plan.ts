@@ -5,7 +5,7 @@
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
-import type { ClusterStatus, PolicyRef, RequiredBy } from './binding.js';
+import type { ClusterStatus, EvictionTask, PolicyRef, RequiredBy } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
 
 /** One member's part of a plan. */
@@ -40,6 +40,10 @@ export interface TemplatePlan {
   preserveOnDeletion: boolean;
   /** The workloads that take the template with them (propagateDeps); the caller fills it in. */
   requiredBy: RequiredBy[];
+  /** Clusters a NoExecute taint evicted the template from and what happens to their copies; the caller fills it in. */
+  evictionTasks: EvictionTask[];
+  /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
+  placementFailed?: string;
 }
 
 /** Karmada's `suspension`: `dispatching: true` suspends every cluster, else `dispatchingOnClusters.clusterNames`. */
@@ -97,7 +101,9 @@ export function plan(
       overrideFailed.push(`${e.cluster}: ${e.message}`);
     } else errors.push(e.message);
   }
+  const placementFailed = render.placements.length === 0 && clusters.size === 0 && errors.length > 0;
   return {
+    ...(placementFailed ? { placementFailed: errors.join('; ') } : {}),
     version,
     identity,
     generation: typeof meta.generation === 'number' ? meta.generation : undefined,
@@ -110,12 +116,20 @@ export function plan(
     suspended,
     preserveOnDeletion: spec.preserveResourcesOnDeletion === true,
     requiredBy: [],
+    evictionTasks: [],
   };
 }
 
-/** A member's step in a plan: its own, or `remove` when the plan does not target it. */
+/**
+ * A member's step in a plan: its own, or `remove` when the plan does not target it — unless placement
+ * failed, when nothing is removed (Karmada keeps the last schedule when scheduling fails).
+ */
 export function stepFor(p: TemplatePlan, member: string): MemberStep {
-  return p.steps.get(member) ?? (isSuspended(p, member) ? { action: 'suspended' } : { action: 'remove' });
+  const own = p.steps.get(member);
+  if (own) return own;
+  if (isSuspended(p, member)) return { action: 'suspended' };
+  if (p.placementFailed !== undefined) return { action: 'keep', message: p.placementFailed };
+  return { action: 'remove' };
 }
 
 /**

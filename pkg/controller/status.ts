@@ -14,6 +14,7 @@ import { CONTROLLER_FIELD_MANAGER } from './ownership.js';
 import type { PolicyRef } from '../engine/types.js';
 import { PolicyStatusBook, parseKey } from './policy-status.js';
 import type { ClusterFacts } from './cluster-facts.js';
+import { HEALTH_TAINT_KEYS, type HealthTaint } from './health-taints.js';
 
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
@@ -183,5 +184,58 @@ export class PolicyStatusReconciler {
       status: { ...g, templates: s.templates, failedTemplates: s.failedTemplates, conditions: [condition] },
     };
     if ((await writeStatus(this.hub, path, body)) === 'written') this.written.set(key, text);
+  }
+}
+
+/**
+ * The health taints (health-taints.ts) on each hub Cluster's spec.taints, next to the taints people put
+ * there (kept as they are). A merge patch carrying the resourceVersion it was computed from: a concurrent
+ * edit makes it fail with 409, and the queue retries from the newer object. Unchanged: no request.
+ */
+export class ClusterTaintReconciler {
+  readonly queue: WorkQueue;
+
+  constructor(
+    private readonly hub: KubeClient,
+    private readonly o: {
+      cluster(name: string): JsonObject | undefined;
+      taints(name: string): readonly HealthTaint[];
+      logger: Logger;
+    },
+  ) {
+    this.queue = new WorkQueue<string>(
+      { reconcile: (name) => this.reconcile(name) },
+      {
+        concurrency: 2,
+        onResult: (e) => {
+          if (e.outcome === 'error')
+            o.logger.warn('cannot write the health taints of a Cluster; retrying', {
+              cluster: e.key,
+              error: String(e.error),
+            });
+        },
+      },
+    );
+  }
+
+  async reconcile(name: string): Promise<void> {
+    const cluster = this.o.cluster(name);
+    if (!cluster) return;
+    const spec = isObject(cluster.spec) ? cluster.spec : {};
+    const current: unknown[] = Array.isArray(spec.taints) ? spec.taints : [];
+    const others = current.filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key))));
+    const want: unknown[] = [...others, ...this.o.taints(name).map((t) => ({ ...t }))];
+    if (JSON.stringify(want) === JSON.stringify(current)) return;
+    const meta = isObject(cluster.metadata) ? cluster.metadata : {};
+    const api =
+      typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
+    const res = await this.hub.request({
+      method: 'PATCH',
+      path: `/apis/${api}/clusters/${encodeURIComponent(name)}`,
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { resourceVersion: meta.resourceVersion }, spec: { taints: want } },
+    });
+    if (res.status === 404) return;
+    if (res.status >= 400) throw new Error(`Cluster ${name}: HTTP ${res.status}`);
   }
 }

@@ -43,6 +43,8 @@ import {
   bindingObject,
   type ClusterStatus,
   type PolicyRef,
+  type EvictionTask,
+  type PurgeMode,
   type RequiredBy,
 } from './binding.js';
 import { aggregateStatus, aggregates, type MemberObservation } from './aggregate.js';
@@ -69,6 +71,10 @@ export interface TemplateOptions {
   concurrency: number;
   memberConcurrency: number;
   cleanupTimeoutMs: number;
+  /** How an evicted cluster's copy goes when the policy's spec.failover.cluster.purgeMode does not say. */
+  evictionPurgeMode: PurgeMode;
+  /** How long a Gracefully evicted copy is kept at most. */
+  gracefulEvictionTimeoutMs: number;
   logger: Logger;
   onReconcile?: ((durationMs: number, outcome: string) => void) | undefined;
   onMemberResult?: ((member: string, state: string) => void) | undefined;
@@ -86,6 +92,8 @@ export class TemplateReconciler {
   private readonly cleanupSince = new Map<string, number>();
   /** Template key → the aggregated status last written on it. */
   private readonly statusWritten = new Map<string, string>();
+  /** Template key → cluster → the eviction task of a cluster a NoExecute taint took the template off. */
+  private readonly evictions = new Map<string, Map<string, EvictionTask>>();
   /** Template keys whose last plan sent them to members only because workloads required them. */
   private readonly requiredOnly = new Set<string>();
   /** Template key → its last plan's preserveResourcesOnDeletion (plans are dropped once it is deleting). */
@@ -149,6 +157,7 @@ export class TemplateReconciler {
   }
 
   forget(key: string): void {
+    this.evictions.delete(key);
     this.requiredOnly.delete(key);
     this.preserve.delete(key);
     this.statusWritten.delete(key);
@@ -169,7 +178,15 @@ export class TemplateReconciler {
       this.plans.delete(key);
       return hasFinalizer ? this.cleanup(key, template, identity, signal, 'deleted') : undefined;
     }
-    const result = this.o.state.renderTemplate(key);
+    const now = Date.now();
+    // Where each template is now (its last plan): NoSchedule taints do not take a template off those.
+    const result = this.o.state.renderTemplate(key, {
+      now,
+      scheduled: (ref) => {
+        const p = this.plans.get(templateKey(ref));
+        return p ? new Set(p.clusters.keys()) : undefined;
+      },
+    });
     const book = this.o.policyStatus.book;
     if (!result) {
       book.forget(key);
@@ -203,8 +220,10 @@ export class TemplateReconciler {
     // A dependency no policy claims follows the first workload that requires it in conflictResolution,
     // suspension and preserveResourcesOnDeletion.
     const policy = this.o.policy(result.policy ?? result.requiredBy![0]!.policy);
-    const p = plan(identity, template, result, policy && isObject(policy.spec) ? policy.spec : {}, ++this.versions);
+    const spec = policy && isObject(policy.spec) ? policy.spec : {};
+    const p = plan(identity, template, result, spec, ++this.versions);
     p.requiredBy = requiredBy;
+    const evictionDue = this.evict(key, p, result.evicted ?? [], spec, now);
     if (result.policy) this.requiredOnly.delete(key);
     else this.requiredOnly.add(key);
     this.plans.set(key, p);
@@ -223,7 +242,71 @@ export class TemplateReconciler {
     // Targeted clusters without a member, or a plan with nothing to apply: the binding says so now.
     if (![...p.steps.values()].some((s) => s.action === 'apply')) this.bindings.add(key);
     else this.bindings.addAfter(key, BINDING_PARTIAL_MS);
-    return undefined;
+    // Look again when a NoExecute toleration runs out or an eviction task expires.
+    const due = Math.min(result.recheckAt ?? Infinity, evictionDue ?? Infinity);
+    return Number.isFinite(due) ? { requeueAfter: Math.max(100, due - now) } : undefined;
+  }
+
+  /**
+   * Graceful eviction (Karmada's gracefulEvictionTasks): a cluster the previous plan targeted and a
+   * NoExecute taint now keeps the template off gets a task. Directly: its copy goes now. Gracefully: it is
+   * kept until every cluster of the new plan reports the template healthy, or gracefulEvictionTimeoutMs.
+   * Never: kept until the cluster takes the template again. A cluster targeted again drops its task. The
+   * plan's steps and evictionTasks say what is kept; returns when the next task expires.
+   */
+  private evict(
+    key: string,
+    p: TemplatePlan,
+    evicted: readonly string[],
+    spec: JsonObject,
+    now: number,
+  ): number | undefined {
+    const previous = this.plans.get(key);
+    const tasks = this.evictions.get(key) ?? new Map<string, EvictionTask>();
+    for (const c of [...tasks.keys()]) if (p.steps.has(c)) tasks.delete(c);
+    const failover = isObject(spec.failover) && isObject(spec.failover.cluster) ? spec.failover.cluster : {};
+    const mode = ownString(failover, 'purgeMode');
+    const purgeMode: PurgeMode =
+      mode === 'Directly' || mode === 'Gracefully' || mode === 'Never' ? mode : this.o.evictionPurgeMode;
+    for (const c of evicted)
+      if (!p.steps.has(c) && previous?.steps.has(c) && !tasks.has(c))
+        tasks.set(c, {
+          fromCluster: c,
+          purgeMode,
+          reason: 'TaintUntolerated',
+          producer: 'TaintManager',
+          creationTimestamp: new Date(now).toISOString().replace(/\.\d+Z$/, 'Z'),
+          created: now,
+        });
+    const healthy = this.newPlacementHealthy(key, p);
+    let due: number | undefined;
+    for (const [c, t] of tasks) {
+      const expires = t.created + this.o.gracefulEvictionTimeoutMs;
+      if (t.purgeMode !== 'Never' && (now >= expires || healthy)) {
+        tasks.delete(c);
+        continue;
+      }
+      if (t.purgeMode !== 'Never') due = Math.min(due ?? Infinity, expires);
+      if (t.purgeMode !== 'Directly')
+        p.steps.set(c, {
+          action: 'keep',
+          message: `evicted (${t.purgeMode}): kept until ${t.purgeMode === 'Never' ? 'the cluster takes the template again' : 'the new placement is healthy'}`,
+        });
+    }
+    if (tasks.size > 0) this.evictions.set(key, tasks);
+    else this.evictions.delete(key);
+    p.evictionTasks = [...tasks.values()];
+    return due;
+  }
+
+  /** Whether every cluster of the plan last reported the template applied and healthy (any plan version). */
+  private newPlacementHealthy(key: string, p: TemplatePlan): boolean {
+    const reports = this.reports.get(key);
+    if (p.clusters.size === 0) return false;
+    return [...p.clusters.keys()].every((c) => {
+      const r = reports?.get(c);
+      return r?.status.state === 'Applied' && r.status.health?.state === 'Healthy';
+    });
   }
 
   private report(key: string, member: string, r: MemberReport): void {
@@ -232,6 +315,9 @@ export class TemplateReconciler {
     byMember.set(member, r);
     const p = this.plans.get(key);
     if (!p) return;
+    // A graceful eviction waits for the new placement to be healthy: look again when it is.
+    if (p.evictionTasks.some((t) => t.purgeMode === 'Gracefully') && this.newPlacementHealthy(key, p))
+      this.queue.add(key);
     const waiting = [...p.steps].some(
       ([name, s]) => s.action === 'apply' && this.o.registry.get(name) && byMember.get(name)?.version !== p.version,
     );
@@ -248,6 +334,7 @@ export class TemplateReconciler {
     await this.putBinding(p.identity, template, {
       ...(p.policy ? { policy: p.policy } : {}),
       ...(p.requiredBy.length > 0 ? { requiredBy: p.requiredBy } : {}),
+      ...(p.evictionTasks.length > 0 ? { evictionTasks: p.evictionTasks } : {}),
       conflictResolution: p.conflictResolution,
       ...(p.preserveOnDeletion ? { preserveResourcesOnDeletion: true } : {}),
       clusters,
@@ -439,6 +526,7 @@ export class TemplateReconciler {
     b: {
       policy?: PolicyRef;
       requiredBy?: RequiredBy[];
+      evictionTasks?: EvictionTask[];
       conflictResolution?: string;
       preserveResourcesOnDeletion?: boolean;
       clusters: ClusterStatus[];

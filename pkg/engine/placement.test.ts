@@ -340,6 +340,13 @@ describe('NoExecute taints against a clock', () => {
     assert.deepEqual([names(ns), ns.evicted], [['ok'], []]);
   });
 
+  it('NoSchedule does not take a template off a cluster it is on; NoExecute does', () => {
+    const on = { ...demand(T0), scheduled: new Set(['sick']) };
+    assert.deepEqual(names(selectClusters({}, [tainted('NoSchedule'), healthy], on)), ['sick', 'ok']);
+    const ne = selectClusters({}, [tainted('NoExecute'), healthy], on);
+    assert.deepEqual([names(ne), ne.evicted], [['ok'], ['sick']]);
+  });
+
   it('a toleration with tolerationSeconds keeps the cluster until timeAdded + seconds, and says when that is', () => {
     const clusters = [tainted('NoExecute', '2026-11-25T10:00:00Z'), healthy];
     const before = selectClusters(tolerate(60), clusters, demand(T0 + 59_999));

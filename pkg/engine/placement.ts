@@ -21,6 +21,8 @@ export interface Demand {
   replicas: number | undefined;
   /** The time placement is decided at (ms since the epoch), for NoExecute tolerationSeconds; undefined: not applied. */
   now?: number | undefined;
+  /** Clusters the template is placed on now: a NoSchedule taint does not take it off them. */
+  scheduled?: ReadonlySet<string> | undefined;
   /** Available replicas of this template on the cluster (Karmada's calAvailableReplicas). */
   available(cluster: ClusterInfo): number;
 }
@@ -56,11 +58,14 @@ function taintVerdict(
   cluster: ClusterInfo,
   tolerations: unknown[],
   now: number | undefined,
+  scheduled: ReadonlySet<string> | undefined,
 ): { ok: true; deadline?: number } | { ok: false; evicted: boolean } {
   let deadline: number | undefined;
   for (const t of cluster.taints) {
     if (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') continue;
     const tol = tolerations.find((x) => tolerates(x, t));
+    // NoSchedule keeps new placements off; a template already there stays (Karmada's TaintToleration filter).
+    if (tol === undefined && t.effect === 'NoSchedule' && scheduled?.has(cluster.name)) continue;
     if (tol === undefined) return { ok: false, evicted: t.effect === 'NoExecute' };
     if (t.effect !== 'NoExecute' || now === undefined || t.timeAdded === undefined || !isObject(tol)) continue;
     const seconds = tol.tolerationSeconds;
@@ -161,7 +166,7 @@ export function selectClusters(
   const evicted: string[] = [];
   let recheckAt: number | undefined;
   const feasible = clusters.filter((c) => {
-    const v = taintVerdict(c, tolerations, demand?.now);
+    const v = taintVerdict(c, tolerations, demand?.now, demand?.scheduled);
     if (!v.ok) {
       if (v.evicted) evicted.push(c.name);
       return false;

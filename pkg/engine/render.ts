@@ -114,6 +114,11 @@ export interface RenderOptions {
    * against it. Absent: not applied (the engine reads no clock; the CLI and the controller pass one).
    */
   now?: number;
+  /**
+   * The clusters a template is placed on now (the controller's last plan): a NoSchedule taint keeps new
+   * placements off a cluster but does not take a template off one it is on (Karmada's rule). Absent: none.
+   */
+  scheduled?: (template: ObjectRef) => ReadonlySet<string> | undefined;
 }
 
 const SERVER_FIELDS = [
@@ -271,6 +276,8 @@ export interface RenderContext {
   only?: ReadonlySet<string> | undefined;
   /** RenderOptions.now. */
   now?: number | undefined;
+  /** RenderOptions.scheduled. */
+  scheduled?: ((template: ObjectRef) => ReadonlySet<string> | undefined) | undefined;
   explain: boolean;
   /** Gatekeeper mutators applied after the overrides, and the Namespace labels their match reads. */
   mutators?: readonly Mutator[];
@@ -298,6 +305,7 @@ export function scheduleClaimed(
   clusters: readonly ClusterInfo[],
   errors: DetailedRenderError[],
   now?: number,
+  scheduled?: ReadonlySet<string>,
 ): Schedule | undefined {
   const placement = obj(policy.spec.placement);
   let targets: ClusterInfo[];
@@ -306,7 +314,7 @@ export function scheduleClaimed(
   let selection: Selection;
   try {
     replicas = templateReplicas(t.ref.kind, t.object);
-    const demand = demandOf(t, replicas, now);
+    const demand = demandOf(t, replicas, now, scheduled);
     selection = selectClusters(placement, clusters, demand);
     targets = selection.clusters;
     division = divideReplicas(placement, replicas, targets, (c) => demand.available(c));
@@ -334,13 +342,19 @@ export function scheduleClaimed(
  * calAvailableReplicas with the general estimator; a template without replicas is not estimated and
  * counts its own replicas, 0). Estimates are computed once per cluster.
  */
-function demandOf(t: Template, replicas: number | undefined, now: number | undefined): Demand {
+function demandOf(
+  t: Template,
+  replicas: number | undefined,
+  now: number | undefined,
+  scheduled: ReadonlySet<string> | undefined,
+): Demand {
   const requests = replicaRequests(t.ref.kind, t.object);
   const cache = new Map<string, number>();
   return {
     ref: t.ref,
     replicas,
     now,
+    scheduled,
     available(c: ClusterInfo): number {
       if (!replicas) return replicas ?? 0;
       let n = cache.get(c.name);
@@ -399,7 +413,7 @@ export function renderClaimed(
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
 ): Schedule | undefined {
-  const schedule = scheduleClaimed(t, policy, ctx.clusters, out.errors, ctx.now);
+  const schedule = scheduleClaimed(t, policy, ctx.clusters, out.errors, ctx.now, ctx.scheduled?.(t.ref));
   if (schedule) renderScheduled(t, policy, schedule, ctx, out);
   return schedule;
 }
@@ -491,6 +505,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     rulesFor: (t) => catalog.rulesFor(t),
     only: options.clusters ? new Set(options.clusters) : undefined,
     now: options.now,
+    scheduled: options.scheduled,
     explain: options.explain === true,
     mutators: inputs.mutators,
     namespaceLabels: inputs.namespaceLabels,
@@ -508,7 +523,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     claims.set(t, policy);
     if (!policy) continue;
     const errors: DetailedRenderError[] = [];
-    const schedule = scheduleClaimed(t, policy, ctx.clusters, errors, ctx.now);
+    const schedule = scheduleClaimed(t, policy, ctx.clusters, errors, ctx.now, ctx.scheduled?.(t.ref));
     schedules.set(t, schedule);
     scheduleErrors.set(t, errors);
     for (const dep of workloadDependencies(t, policy)) {

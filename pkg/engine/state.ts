@@ -27,7 +27,7 @@
 //     after the change); a template that appears or goes adds the workloads that name it (their missing-
 //     dependency warnings); an override policy's scope includes the dependencies workloads name.
 //   - Cluster: the templates claimed by a propagation policy whose placement could select the cluster
-//     before or after (tolerations and affinity, ignoring spread constraints, which only narrow), plus, when
+//     before or after (affinity, ignoring taints and spread constraints, which only narrow), plus, when
 //     a cluster is added or removed, the templates of policies that select no cluster (their error lists
 //     every cluster name). A superset: the cluster may still lose on spread constraints or get no
 //     replicas. An update that changes nothing placement, division or overrides read (status,
@@ -154,13 +154,17 @@ function sameClusterFacts(a: ClusterInfo, b: ClusterInfo): boolean {
   return jsonEqual(fa, fb);
 }
 
-/** Whether a placement could select this cluster: tolerations and affinity, without spread constraints. */
+/**
+ * Whether a placement could select this cluster: affinity, without spread constraints and taints (which
+ * only narrow, and whose NoSchedule effect depends on where the template is now).
+ */
 function couldSelect(placement: Record<string, unknown> | undefined, cluster: ClusterInfo | undefined): boolean {
   if (!cluster) return false;
   try {
     return (
-      selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [cluster]).clusters
-        .length > 0
+      selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [
+        { ...cluster, taints: [] },
+      ]).clusters.length > 0
     );
   } catch {
     return true;
@@ -280,7 +284,7 @@ export class EngineState {
     if (!t) return undefined;
     const result: TemplateResult = { template: t.ref, placements: [], unmatched: [], errors: [], warnings: [] };
     const claim = this.claimOf(t);
-    const requirements = this.requirementsOf(key!, options.now);
+    const requirements = this.requirementsOf(key!, options);
     if (!claim && requirements.length === 0) {
       result.unmatched.push(t.ref);
       return result;
@@ -290,6 +294,7 @@ export class EngineState {
       rulesFor: (x: Template) => new OverrideCatalog(this.overrideBuckets.candidates(x)).rulesFor(x),
       only: options.clusters ? new Set(options.clusters) : undefined,
       now: options.now,
+      scheduled: options.scheduled,
       explain: options.explain === true,
     };
     const own = new Set<string>();
@@ -310,13 +315,13 @@ export class EngineState {
   }
 
   /** The held workloads that take this template with them, each with the clusters it is scheduled to. */
-  private requirementsOf(key: string, now: number | undefined): Requirement[] {
+  private requirementsOf(key: string, options: RenderOptions): Requirement[] {
     const out: Requirement[] = [];
     for (const w of this.requirers.get(key) ?? []) {
       const t = this.templates.get(w);
       const policy = t ? this.claimOf(t)?.policy : undefined;
       if (!t || !policy || !workloadDependencies(t, policy).some((d) => templateKey(d.ref) === key)) continue;
-      const schedule = scheduleClaimed(t, policy, this.clusterList(), [], now);
+      const schedule = scheduleClaimed(t, policy, this.clusterList(), [], options.now, options.scheduled?.(t.ref));
       if (schedule)
         out.push({ workload: t.ref, policy: policy.ref, clusters: schedule.targets.map((c) => c.name).sort() });
     }

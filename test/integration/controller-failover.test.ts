@@ -1,0 +1,207 @@
+// Cluster failover on a hub with three members: a member whose apiserver stops is tainted from its
+// health (NoSchedule, then NoExecute with --failover), its replicas move to the others, the binding lists
+// the eviction task with its purge mode, and when it comes back the taints go, the replicas are divided
+// over all three again, and each member holds exactly one copy (nothing duplicated, nothing orphaned).
+// Real apiservers; the outage is the member's apiserver process stopped and started on the same port.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { customResourceDefinitions } from '../../api/crds/index.js';
+import { KubeClient } from '../../pkg/kube/client.js';
+import { applyManifests, type ClusterHandle } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
+import { useEnvironment } from '../envtest/suite.js';
+import { eventually } from '../eventually.js';
+import { capturingIO, getObject, installCRDs, type Obj, startController } from './controller-io.js';
+
+const WAIT_MS = 45_000;
+const NS = 'shop';
+const CLUSTERS = ['member1', 'member2', 'member3'];
+
+const deployment = (name: string): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: NS },
+  spec: {
+    replicas: 6,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: 'nginx:1.25' }] } },
+  },
+});
+const policy = (name: string, purgeMode: string): Obj => ({
+  apiVersion: 'policy.flotilla.io/v1beta1',
+  kind: 'PropagationPolicy',
+  metadata: { name, namespace: NS },
+  spec: {
+    resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name }],
+    placement: {
+      clusterAffinity: { clusterNames: CLUSTERS },
+      replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' },
+    },
+    failover: { cluster: { purgeMode } },
+  },
+});
+
+void describe('flotilla controller: cluster failover', () => {
+  const env = useEnvironment({ members: 3 });
+  let hub: KubeClient;
+  let members: KubeClient[];
+  const stop = new AbortController();
+  let controller: Promise<number>;
+  let out: ReturnType<typeof capturingIO>;
+  const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
+  const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean) => eventually(probe, done, WAIT_MS, 200);
+  /** Replicas of the Deployment on each member (undefined: no copy, or the member does not answer). */
+  const replicas = (name: string, on: KubeClient[] = members) =>
+    Promise.all(
+      on.map(async (m) => {
+        try {
+          return ((await getObject(m, `/apis/apps/v1/namespaces/${NS}/deployments/${name}`))?.spec as Obj | undefined)
+            ?.replicas as number | undefined;
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+  const binding = (name: string) =>
+    getObject(hub, `/apis/work.flotilla.io/v1alpha1/namespaces/${NS}/resourcebindings/${name}-deployment`);
+  const taints = async (cluster: string) =>
+    (
+      ((await getObject(hub, `/apis/cluster.flotilla.io/v1alpha1/clusters/${cluster}`))?.spec as Obj | undefined)
+        ?.taints as Obj[] | undefined
+    )?.map((t) => `${String(t.key)}:${String(t.effect)}`) ?? [];
+
+  before(async () => {
+    const e = env();
+    hub = new KubeClient(e.hub.kubeConfig(), { concurrency: 4 });
+    members = e.members.map((m: ClusterHandle) => new KubeClient(m.kubeConfig(), { concurrency: 4 }));
+    await installCRDs(e.hub, customResourceDefinitions());
+    await applyManifests(e.hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }]);
+    for (const m of e.members)
+      await applyManifests(m, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }]);
+    const applied = await k(['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        ...CLUSTERS.map((name) => ({
+          apiVersion: 'cluster.flotilla.io/v1alpha1',
+          kind: 'Cluster',
+          metadata: { name },
+        })),
+        deployment('direct'),
+        policy('direct', 'Directly'),
+        deployment('graceful'),
+        policy('graceful', 'Gracefully'),
+      ],
+    });
+    assert.equal(applied.status, 0, applied.stderr);
+    out = capturingIO(stop.signal);
+    controller = startController(e.hub, e.membersKubeconfigPath, out, [
+      '--probe-interval',
+      '300ms',
+      '--probe-timeout',
+      '1s',
+      '--not-ready-taint-after',
+      '1s',
+      '--failover',
+      'true',
+      '--failover-eviction-timeout',
+      '2s',
+      '--graceful-eviction-timeout',
+      '8s',
+    ]);
+    for (const name of ['direct', 'graceful'])
+      assert.deepEqual(
+        await until(
+          () => replicas(name),
+          (r) => r.join() === '2,2,2',
+        ),
+        [2, 2, 2],
+        out.err(),
+      );
+  });
+
+  after(async () => {
+    stop.abort();
+    assert.equal(await controller, 0, out.err());
+  });
+
+  void it('a stopped member is tainted, its replicas move to the others, and the binding lists the eviction with its purge mode', async () => {
+    const started = Date.now();
+    await env().stopCluster('member3');
+    assert.deepEqual(
+      await until(
+        () => taints('member3'),
+        (t) => t.length === 2,
+      ),
+      ['cluster.karmada.io/unreachable:NoSchedule', 'cluster.karmada.io/unreachable:NoExecute'],
+      out.err(),
+    );
+    for (const name of ['direct', 'graceful']) {
+      const r = await until(
+        () => replicas(name),
+        (x) => x[0] === 3 && x[1] === 3,
+      );
+      assert.deepEqual(r.slice(0, 2), [3, 3], out.err());
+    }
+    const moved = Date.now() - started;
+    const tasks = async (name: string) =>
+      (((await binding(name))?.spec as Obj | undefined)?.gracefulEvictionTasks as Obj[] | undefined) ?? [];
+    const graceful = await until(
+      () => tasks('graceful'),
+      (t) => t.length === 1,
+    );
+    assert.deepEqual(
+      graceful.map((t) => [t.fromCluster, t.purgeMode, t.reason, t.producer]),
+      [['member3', 'Gracefully', 'TaintUntolerated', 'TaintManager']],
+    );
+    const direct = await until(
+      () => tasks('direct'),
+      (t) => t.length === 1,
+    );
+    assert.deepEqual(
+      direct.map((t) => [t.fromCluster, t.purgeMode]),
+      [['member3', 'Directly']],
+    );
+    // No kubelet makes the new copies healthy here, so the tasks end by their timeout (8 s).
+    assert.deepEqual(
+      await until(
+        () => tasks('graceful'),
+        (t) => t.length === 0,
+      ),
+      [],
+    );
+    assert.ok(moved < WAIT_MS, `moved after ${moved} ms`);
+  });
+
+  void it('the member coming back loses its taints and gets its share again: one copy per member, nothing orphaned', async () => {
+    await env().startCluster('member3');
+    assert.deepEqual(
+      await until(
+        () => taints('member3'),
+        (t) => t.length === 0,
+      ),
+      [],
+      out.err(),
+    );
+    for (const name of ['direct', 'graceful'])
+      assert.deepEqual(
+        await until(
+          () => replicas(name),
+          (r) => r.join() === '2,2,2',
+        ),
+        [2, 2, 2],
+        out.err(),
+      );
+    for (const m of members) {
+      const list = await m.request<{ items: Obj[] }>({
+        method: 'GET',
+        path: `/apis/apps/v1/namespaces/${NS}/deployments`,
+      });
+      assert.deepEqual(list.body?.items.map((d) => (d.metadata as Obj).name).sort(), ['direct', 'graceful']);
+    }
+    const b = await binding('direct');
+    assert.equal((b?.spec as Obj).gracefulEvictionTasks, undefined);
+  });
+});

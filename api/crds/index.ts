@@ -513,6 +513,7 @@ function bindingCRD(): CustomResourceDefinition {
             purgeMode: { type: 'string', enum: ['Directly', 'Gracefully', 'Never'] },
             reason: str(),
             producer: str(),
+            gracePeriodSeconds: int(),
             creationTimestamp: { type: 'string', format: 'date-time' },
           },
         },

@@ -80,6 +80,8 @@ export interface EvictionTask {
   producer: string;
   creationTimestamp: string;
   created: number;
+  /** How long a Gracefully evicted copy is kept at most (application failover's gracePeriodSeconds). */
+  gracePeriodMs?: number;
 }
 
 export interface BindingInput {
@@ -266,7 +268,10 @@ export function bindingObject(b: BindingInput): JsonObject {
       clusters: r.clusters.map((name) => ({ name })),
     }));
   if (b.evictionTasks && b.evictionTasks.length > 0)
-    spec.gracefulEvictionTasks = b.evictionTasks.map(({ created: _created, ...t }) => ({ ...t }));
+    spec.gracefulEvictionTasks = b.evictionTasks.map(({ created: _created, gracePeriodMs, ...t }) => ({
+      ...t,
+      ...(gracePeriodMs === undefined ? {} : { gracePeriodSeconds: Math.round(gracePeriodMs / 1000) }),
+    }));
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
   if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
   const status: JsonObject = {

@@ -5,6 +5,7 @@
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
+import type { AppFailover } from './app-failover.js';
 import type { ClusterStatus, EvictionTask, PolicyRef, RequiredBy } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
 
@@ -42,6 +43,8 @@ export interface TemplatePlan {
   requiredBy: RequiredBy[];
   /** Clusters a NoExecute taint evicted the template from and what happens to their copies; the caller fills it in. */
   evictionTasks: EvictionTask[];
+  /** The policy's failover.application, read (the template reconciler fills it in). */
+  appFailover?: AppFailover | undefined;
   /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
   placementFailed?: string;
 }

@@ -48,6 +48,7 @@ import {
   type RequiredBy,
 } from './binding.js';
 import { aggregateStatus, aggregates, type MemberObservation } from './aggregate.js';
+import { appFailoverOf, preservedLabels } from './app-failover.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
 import type { MemberRegistry } from './members.js';
@@ -92,6 +93,16 @@ export class TemplateReconciler {
   private readonly cleanupSince = new Map<string, number>();
   /** Template key → the aggregated status last written on it. */
   private readonly statusWritten = new Map<string, string>();
+  /** Template key → cluster → since when its copy there has been unhealthy (application failover). */
+  private readonly unhealthySince = new Map<string, Map<string, number>>();
+  /**
+   * Template key → the clusters application failover evicted it from, for one template generation (a new
+   * generation may be healthy there: it is tried again), and the labels statePreservation keeps.
+   */
+  private readonly appEvicted = new Map<
+    string,
+    { generation: number | undefined; clusters: Set<string>; before: Set<string>; labels: Record<string, string> }
+  >();
   /** Template key → cluster → the eviction task of a cluster a NoExecute taint took the template off. */
   private readonly evictions = new Map<string, Map<string, EvictionTask>>();
   /** Template keys whose last plan sent them to members only because workloads required them. */
@@ -158,6 +169,8 @@ export class TemplateReconciler {
 
   forget(key: string): void {
     this.evictions.delete(key);
+    this.unhealthySince.delete(key);
+    this.appEvicted.delete(key);
     this.requiredOnly.delete(key);
     this.preserve.delete(key);
     this.statusWritten.delete(key);
@@ -179,6 +192,11 @@ export class TemplateReconciler {
       return hasFinalizer ? this.cleanup(key, template, identity, signal, 'deleted') : undefined;
     }
     const now = Date.now();
+    const appEvicted = this.applicationFailover(
+      key,
+      typeof meta.generation === 'number' ? meta.generation : undefined,
+      now,
+    );
     // Where each template is now (its last plan): NoSchedule taints do not take a template off those.
     const result = this.o.state.renderTemplate(key, {
       now,
@@ -186,6 +204,7 @@ export class TemplateReconciler {
         const p = this.plans.get(templateKey(ref));
         return p ? new Set(p.clusters.keys()) : undefined;
       },
+      excluded: (ref) => this.appEvicted.get(templateKey(ref))?.clusters,
     });
     const book = this.o.policyStatus.book;
     if (!result) {
@@ -223,7 +242,9 @@ export class TemplateReconciler {
     const spec = policy && isObject(policy.spec) ? policy.spec : {};
     const p = plan(identity, template, result, spec, ++this.versions);
     p.requiredBy = requiredBy;
-    const evictionDue = this.evict(key, p, result.evicted ?? [], spec, now);
+    p.appFailover = appFailoverOf(spec);
+    const evictionDue = this.evict(key, p, result.evicted ?? [], spec, now, appEvicted);
+    this.preserveState(key, p);
     if (result.policy) this.requiredOnly.delete(key);
     else this.requiredOnly.add(key);
     this.plans.set(key, p);
@@ -243,7 +264,11 @@ export class TemplateReconciler {
     if (![...p.steps.values()].some((s) => s.action === 'apply')) this.bindings.add(key);
     else this.bindings.addAfter(key, BINDING_PARTIAL_MS);
     // Look again when a NoExecute toleration runs out or an eviction task expires.
-    const due = Math.min(result.recheckAt ?? Infinity, evictionDue ?? Infinity);
+    // And when a copy has been unhealthy for as long as application failover tolerates.
+    const tolerated = p.appFailover
+      ? Math.min(...[...(this.unhealthySince.get(key)?.values() ?? [])].map((t) => t + p.appFailover!.tolerationMs))
+      : Infinity;
+    const due = Math.min(result.recheckAt ?? Infinity, evictionDue ?? Infinity, tolerated);
     return Number.isFinite(due) ? { requeueAfter: Math.max(100, due - now) } : undefined;
   }
 
@@ -260,6 +285,7 @@ export class TemplateReconciler {
     evicted: readonly string[],
     spec: JsonObject,
     now: number,
+    byApplication: ReadonlySet<string>,
   ): number | undefined {
     const previous = this.plans.get(key);
     const tasks = this.evictions.get(key) ?? new Map<string, EvictionTask>();
@@ -268,20 +294,24 @@ export class TemplateReconciler {
     const mode = ownString(failover, 'purgeMode');
     const purgeMode: PurgeMode =
       mode === 'Directly' || mode === 'Gracefully' || mode === 'Never' ? mode : this.o.evictionPurgeMode;
+    const app = p.appFailover;
     for (const c of evicted)
-      if (!p.steps.has(c) && previous?.steps.has(c) && !tasks.has(c))
+      if (!p.steps.has(c) && previous?.steps.has(c) && !tasks.has(c)) {
+        const application = byApplication.has(c) && app !== undefined;
         tasks.set(c, {
           fromCluster: c,
-          purgeMode,
-          reason: 'TaintUntolerated',
-          producer: 'TaintManager',
+          purgeMode: application ? app.purgeMode : purgeMode,
+          reason: application ? 'ApplicationFailure' : 'TaintUntolerated',
+          producer: application ? 'ApplicationFailover' : 'TaintManager',
           creationTimestamp: new Date(now).toISOString().replace(/\.\d+Z$/, 'Z'),
           created: now,
+          ...(application ? { gracePeriodMs: app.gracePeriodMs } : {}),
         });
+      }
     const healthy = this.newPlacementHealthy(key, p);
     let due: number | undefined;
     for (const [c, t] of tasks) {
-      const expires = t.created + this.o.gracefulEvictionTimeoutMs;
+      const expires = t.created + (t.gracePeriodMs ?? this.o.gracefulEvictionTimeoutMs);
       if (t.purgeMode !== 'Never' && (now >= expires || healthy)) {
         tasks.delete(c);
         continue;
@@ -297,6 +327,49 @@ export class TemplateReconciler {
     else this.evictions.delete(key);
     p.evictionTasks = [...tasks.values()];
     return due;
+  }
+
+  /**
+   * Application failover, before rendering: the clusters whose copy has been unhealthy longer than the
+   * last plan's policy tolerates join the template's evicted set (for this generation; a new one is tried
+   * everywhere again). Returns the clusters evicted by this call.
+   */
+  private applicationFailover(key: string, generation: number | undefined, now: number): Set<string> {
+    let ev = this.appEvicted.get(key);
+    if (ev && ev.generation !== generation) {
+      this.appEvicted.delete(key);
+      ev = undefined;
+    }
+    const out = new Set<string>();
+    const previous = this.plans.get(key);
+    const app = previous?.appFailover;
+    if (!previous || !app) return out;
+    for (const [c, since] of this.unhealthySince.get(key) ?? []) {
+      if (now - since < app.tolerationMs || !previous.clusters.has(c) || ev?.clusters.has(c)) continue;
+      ev ??= { generation, clusters: new Set(), before: new Set(previous.clusters.keys()), labels: {} };
+      ev.clusters.add(c);
+      Object.assign(ev.labels, preservedLabels(app.rules, this.reports.get(key)?.get(c)?.observed?.status));
+      this.unhealthySince.get(key)?.delete(c);
+      out.add(c);
+      this.o.logger.info('application failover: evicting an unhealthy copy', {
+        template: describeKey(key),
+        cluster: c,
+        unhealthyForMs: now - since,
+      });
+    }
+    if (ev) this.appEvicted.set(key, ev);
+    return out;
+  }
+
+  /** statePreservation: the kept labels go onto the copies on clusters the template was not on before failover. */
+  private preserveState(key: string, p: TemplatePlan): void {
+    const ev = this.appEvicted.get(key);
+    if (!ev || Object.keys(ev.labels).length === 0) return;
+    for (const [c, step] of p.steps) {
+      if (step.action !== 'apply' || ev.before.has(c)) continue;
+      const meta = isObject(step.object.metadata) ? step.object.metadata : (step.object.metadata = {});
+      meta.labels = { ...(isObject(meta.labels) ? meta.labels : {}), ...ev.labels };
+    }
   }
 
   /** Whether every cluster of the plan last reported the template applied and healthy (any plan version). */
@@ -315,6 +388,17 @@ export class TemplateReconciler {
     byMember.set(member, r);
     const p = this.plans.get(key);
     if (!p) return;
+    // Application failover: how long the copy has been unhealthy; look again when that is too long.
+    const app = p.appFailover;
+    if (app && p.clusters.has(member)) {
+      let since = this.unhealthySince.get(key);
+      const unhealthy = r.status.state === 'Applied' && r.status.health?.state === 'Progressing';
+      if (unhealthy && !since?.has(member)) {
+        if (!since) this.unhealthySince.set(key, (since = new Map<string, number>()));
+        since.set(member, Date.now());
+        this.queue.addAfter(key, app.tolerationMs + 50);
+      } else if (!unhealthy && r.status.state === 'Applied') since?.delete(member);
+    }
     // A graceful eviction waits for the new placement to be healthy: look again when it is.
     if (p.evictionTasks.some((t) => t.purgeMode === 'Gracefully') && this.newPlacementHealthy(key, p))
       this.queue.add(key);

@@ -345,6 +345,19 @@ describe('NoExecute taints against a clock', () => {
     assert.deepEqual(names(selectClusters({}, [tainted('NoSchedule'), healthy], on)), ['sick', 'ok']);
     const ne = selectClusters({}, [tainted('NoExecute'), healthy], on);
     assert.deepEqual([names(ne), ne.evicted], [['ok'], ['sick']]);
+    // Both taints, the template already moved off: still reported evicted, whichever taint comes first.
+    const both = clusterInfo({
+      apiVersion: 'cluster.flotilla.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'sick' },
+      spec: {
+        taints: [
+          { key: 'k', effect: 'NoSchedule' },
+          { key: 'k', effect: 'NoExecute' },
+        ],
+      },
+    });
+    assert.deepEqual(selectClusters({}, [both, healthy], demand(T0)).evicted, ['sick']);
   });
 
   it('a toleration with tolerationSeconds keeps the cluster until timeAdded + seconds, and says when that is', () => {

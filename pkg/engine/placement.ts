@@ -23,6 +23,8 @@ export interface Demand {
   now?: number | undefined;
   /** Clusters the template is placed on now: a NoSchedule taint does not take it off them. */
   scheduled?: ReadonlySet<string> | undefined;
+  /** Clusters the template was evicted from by application failover: not candidates (reported as evicted). */
+  excluded?: ReadonlySet<string> | undefined;
   /** Available replicas of this template on the cluster (Karmada's calAvailableReplicas). */
   available(cluster: ClusterInfo): number;
 }
@@ -61,12 +63,16 @@ function taintVerdict(
   scheduled: ReadonlySet<string> | undefined,
 ): { ok: true; deadline?: number } | { ok: false; evicted: boolean } {
   let deadline: number | undefined;
+  let blocked = false;
   for (const t of cluster.taints) {
     if (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') continue;
     const tol = tolerations.find((x) => tolerates(x, t));
+    if (tol === undefined && t.effect === 'NoExecute') return { ok: false, evicted: true };
     // NoSchedule keeps new placements off; a template already there stays (Karmada's TaintToleration filter).
-    if (tol === undefined && t.effect === 'NoSchedule' && scheduled?.has(cluster.name)) continue;
-    if (tol === undefined) return { ok: false, evicted: t.effect === 'NoExecute' };
+    if (tol === undefined) {
+      if (!scheduled?.has(cluster.name)) blocked = true;
+      continue;
+    }
     if (t.effect !== 'NoExecute' || now === undefined || t.timeAdded === undefined || !isObject(tol)) continue;
     const seconds = tol.tolerationSeconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds)) continue;
@@ -74,6 +80,7 @@ function taintVerdict(
     if (at <= now) return { ok: false, evicted: true };
     if (deadline === undefined || at < deadline) deadline = at;
   }
+  if (blocked) return { ok: false, evicted: false };
   return deadline === undefined ? { ok: true } : { ok: true, deadline };
 }
 
@@ -166,6 +173,10 @@ export function selectClusters(
   const evicted: string[] = [];
   let recheckAt: number | undefined;
   const feasible = clusters.filter((c) => {
+    if (demand?.excluded?.has(c.name)) {
+      evicted.push(c.name);
+      return false;
+    }
     const v = taintVerdict(c, tolerations, demand?.now, demand?.scheduled);
     if (!v.ok) {
       if (v.evicted) evicted.push(c.name);

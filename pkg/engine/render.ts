@@ -119,6 +119,8 @@ export interface RenderOptions {
    * placements off a cluster but does not take a template off one it is on (Karmada's rule). Absent: none.
    */
   scheduled?: (template: ObjectRef) => ReadonlySet<string> | undefined;
+  /** Clusters a template must not be placed on (application failover evicted it there). Absent: none. */
+  excluded?: (template: ObjectRef) => ReadonlySet<string> | undefined;
 }
 
 const SERVER_FIELDS = [
@@ -278,6 +280,8 @@ export interface RenderContext {
   now?: number | undefined;
   /** RenderOptions.scheduled. */
   scheduled?: ((template: ObjectRef) => ReadonlySet<string> | undefined) | undefined;
+  /** RenderOptions.excluded. */
+  excluded?: ((template: ObjectRef) => ReadonlySet<string> | undefined) | undefined;
   explain: boolean;
   /** Gatekeeper mutators applied after the overrides, and the Namespace labels their match reads. */
   mutators?: readonly Mutator[];
@@ -306,6 +310,7 @@ export function scheduleClaimed(
   errors: DetailedRenderError[],
   now?: number,
   scheduled?: ReadonlySet<string>,
+  excluded?: ReadonlySet<string>,
 ): Schedule | undefined {
   const placement = obj(policy.spec.placement);
   let targets: ClusterInfo[];
@@ -314,7 +319,7 @@ export function scheduleClaimed(
   let selection: Selection;
   try {
     replicas = templateReplicas(t.ref.kind, t.object);
-    const demand = demandOf(t, replicas, now, scheduled);
+    const demand = demandOf(t, replicas, now, scheduled, excluded);
     selection = selectClusters(placement, clusters, demand);
     targets = selection.clusters;
     division = divideReplicas(placement, replicas, targets, (c) => demand.available(c));
@@ -347,6 +352,7 @@ function demandOf(
   replicas: number | undefined,
   now: number | undefined,
   scheduled: ReadonlySet<string> | undefined,
+  excluded: ReadonlySet<string> | undefined,
 ): Demand {
   const requests = replicaRequests(t.ref.kind, t.object);
   const cache = new Map<string, number>();
@@ -355,6 +361,7 @@ function demandOf(
     replicas,
     now,
     scheduled,
+    excluded,
     available(c: ClusterInfo): number {
       if (!replicas) return replicas ?? 0;
       let n = cache.get(c.name);
@@ -413,7 +420,15 @@ export function renderClaimed(
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
 ): Schedule | undefined {
-  const schedule = scheduleClaimed(t, policy, ctx.clusters, out.errors, ctx.now, ctx.scheduled?.(t.ref));
+  const schedule = scheduleClaimed(
+    t,
+    policy,
+    ctx.clusters,
+    out.errors,
+    ctx.now,
+    ctx.scheduled?.(t.ref),
+    ctx.excluded?.(t.ref),
+  );
   if (schedule) renderScheduled(t, policy, schedule, ctx, out);
   return schedule;
 }
@@ -506,6 +521,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     only: options.clusters ? new Set(options.clusters) : undefined,
     now: options.now,
     scheduled: options.scheduled,
+    excluded: options.excluded,
     explain: options.explain === true,
     mutators: inputs.mutators,
     namespaceLabels: inputs.namespaceLabels,
@@ -523,7 +539,15 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     claims.set(t, policy);
     if (!policy) continue;
     const errors: DetailedRenderError[] = [];
-    const schedule = scheduleClaimed(t, policy, ctx.clusters, errors, ctx.now, ctx.scheduled?.(t.ref));
+    const schedule = scheduleClaimed(
+      t,
+      policy,
+      ctx.clusters,
+      errors,
+      ctx.now,
+      ctx.scheduled?.(t.ref),
+      ctx.excluded?.(t.ref),
+    );
     schedules.set(t, schedule);
     scheduleErrors.set(t, errors);
     for (const dep of workloadDependencies(t, policy)) {

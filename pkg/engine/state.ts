@@ -295,6 +295,7 @@ export class EngineState {
       only: options.clusters ? new Set(options.clusters) : undefined,
       now: options.now,
       scheduled: options.scheduled,
+      excluded: options.excluded,
       explain: options.explain === true,
     };
     const own = new Set<string>();
@@ -321,7 +322,15 @@ export class EngineState {
       const t = this.templates.get(w);
       const policy = t ? this.claimOf(t)?.policy : undefined;
       if (!t || !policy || !workloadDependencies(t, policy).some((d) => templateKey(d.ref) === key)) continue;
-      const schedule = scheduleClaimed(t, policy, this.clusterList(), [], options.now, options.scheduled?.(t.ref));
+      const schedule = scheduleClaimed(
+        t,
+        policy,
+        this.clusterList(),
+        [],
+        options.now,
+        options.scheduled?.(t.ref),
+        options.excluded?.(t.ref),
+      );
       if (schedule)
         out.push({ workload: t.ref, policy: policy.ref, clusters: schedule.targets.map((c) => c.name).sort() });
     }

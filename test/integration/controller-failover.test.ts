@@ -204,4 +204,93 @@ void describe('flotilla controller: cluster failover', () => {
     const b = await binding('direct');
     assert.equal((b?.spec as Obj).gracefulEvictionTasks, undefined);
   });
+
+  void it('application failover: a copy unhealthy past tolerationSeconds moves to another cluster, keeping the state the policy names', async () => {
+    const flaky: Obj = {
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'PropagationPolicy',
+      metadata: { name: 'flaky', namespace: NS },
+      spec: {
+        propagateDeps: true,
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'flaky' }],
+        placement: {
+          clusterAffinity: { clusterNames: CLUSTERS },
+          spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 2, minGroups: 2 }],
+          replicaScheduling: { replicaSchedulingType: 'Duplicated' },
+        },
+        failover: {
+          application: {
+            decisionConditions: { tolerationSeconds: 5 },
+            purgeMode: 'Directly',
+            statePreservation: {
+              rules: [{ aliasLabelName: 'failover.example.com/replicas', jsonPath: '{.replicas}' }],
+            },
+          },
+        },
+      },
+    };
+    const d = { ...deployment('flaky'), spec: { ...(deployment('flaky').spec as Obj), replicas: 1 } };
+    const applied = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [flaky, d] });
+    assert.equal(applied.status, 0, applied.stderr);
+    const path = `/apis/apps/v1/namespaces/${NS}/deployments/flaky`;
+    /** What a kubelet and the Deployment controller would report on a member. */
+    const report = async (m: KubeClient, ready: number) => {
+      const o = await getObject(m, path);
+      const generation = (o?.metadata as Obj).generation;
+      const r = await m.request({
+        method: 'PATCH',
+        path: `${path}/status`,
+        contentType: 'application/merge-patch+json',
+        body: {
+          status: {
+            observedGeneration: generation,
+            replicas: 1,
+            updatedReplicas: 1,
+            readyReplicas: ready,
+            availableReplicas: ready,
+          },
+        },
+      });
+      assert.ok(r.status < 300, JSON.stringify(r.body));
+    };
+    const [m1, m2, m3] = members as [KubeClient, KubeClient, KubeClient];
+    assert.deepEqual(
+      await until(
+        () => replicas('flaky'),
+        (r) => r.join() === '1,1,',
+      ),
+      [1, 1, undefined],
+      out.err(),
+    );
+    await report(m1, 1); // healthy
+    await report(m2, 0); // never gets ready
+    // After 5 s member2's copy is evicted (Directly: removed) and member3 takes its place.
+    const moved = await until(
+      () => replicas('flaky'),
+      (r) => r[2] === 1,
+    );
+    await report(m3, 1);
+    assert.deepEqual(
+      await until(
+        () => replicas('flaky'),
+        (r) => r.join() === '1,,1',
+      ),
+      [1, undefined, 1],
+      out.err(),
+    );
+    assert.equal(moved[0], 1);
+    const onM3 = await getObject(m3, path);
+    assert.equal(((onM3?.metadata as Obj).labels as Obj)['failover.example.com/replicas'], '1');
+    const labelsOnM1 = ((await getObject(m1, path))?.metadata as Obj).labels as Obj;
+    assert.equal(
+      labelsOnM1['failover.example.com/replicas'],
+      undefined,
+      'member1 was there before: no preserved state',
+    );
+    const tasks = (((await binding('flaky'))?.spec as Obj).gracefulEvictionTasks as Obj[] | undefined) ?? [];
+    assert.deepEqual(
+      tasks.map((t) => [t.fromCluster, t.purgeMode, t.reason, t.producer]),
+      [['member2', 'Directly', 'ApplicationFailure', 'ApplicationFailover']],
+    );
+  });
 });

@@ -19,14 +19,6 @@ const cluster = (spec: Record<string, unknown>) => ({
 const CASES: Array<[string, Record<string, unknown>, RegExp]> = [
   ['association', { association: true }, /^spec\.association is accepted but not acted upon: /],
   [
-    'failover',
-    {
-      propagateDeps: true,
-      failover: { application: { decisionConditions: { tolerationSeconds: 60 }, purgeMode: 'Directly' } },
-    },
-    /^spec\.failover is accepted but not acted upon: workloads are not moved/,
-  ],
-  [
     'schedulePriority',
     { schedulePriority: { priorityClassSource: 'KubePriorityClass', priorityClassName: 'high' } },
     /^spec\.schedulePriority is accepted but not acted upon/,
@@ -42,13 +34,6 @@ const CASES: Array<[string, Record<string, unknown>, RegExp]> = [
     { placement: { workloadAffinity: { affinity: { groupByLabelKey: 'app' } } } },
     /^spec\.placement\.workloadAffinity is accepted but not acted upon/,
   ],
-  [
-    'tolerationSeconds',
-    {
-      placement: { clusterTolerations: [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }] },
-    },
-    /^spec\.placement\.clusterTolerations\[0\]\.tolerationSeconds is accepted but not acted upon/,
-  ],
 ];
 
 describe('Karmada fields accepted but not acted upon', () => {
@@ -63,12 +48,16 @@ describe('Karmada fields accepted but not acted upon', () => {
     });
   }
 
-  it('says nothing about suspension, preserveResourcesOnDeletion and propagateDeps, which are acted upon', () => {
+  it('says nothing about suspension, preserveResourcesOnDeletion, propagateDeps, failover and tolerationSeconds, which are acted upon', () => {
     const r = validateObject(
       pp({
         suspension: { dispatchingOnClusters: { clusterNames: ['m1'] } },
         preserveResourcesOnDeletion: true,
         propagateDeps: true,
+        failover: { application: { decisionConditions: { tolerationSeconds: 60 }, purgeMode: 'Directly' } },
+        placement: {
+          clusterTolerations: [{ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 }],
+        },
       }),
     );
     assert.deepEqual(r.errors, []);

@@ -14,8 +14,6 @@ export function propagationNotActedUpon(spec: Obj): string[] {
     out.push(
       `spec.association ${NOT_ACTED}: it is the deprecated name of propagateDeps, which Karmada no longer reads either; set spec.propagateDeps: true`,
     );
-  if (obj(spec, 'failover'))
-    out.push(`spec.failover ${NOT_ACTED}: workloads are not moved off a failed cluster or an unhealthy copy`);
   if (obj(spec, 'schedulePriority'))
     out.push(`spec.schedulePriority ${NOT_ACTED}: templates are scheduled in the order they change`);
   if (str(spec, 'activationPreference') === 'Lazy')
@@ -31,12 +29,6 @@ export function propagationNotActedUpon(spec: Obj): string[] {
     if ((arr(term, 'overflowAffinities')?.length ?? 0) > 0)
       out.push(
         `spec.placement.clusterAffinities[${i}].overflowAffinities ${NOT_ACTED}: replicas are not spilled over to them`,
-      );
-  }
-  for (const [i, t] of objectsOf(arr(placement, 'clusterTolerations'))) {
-    if (t.tolerationSeconds !== undefined && t.tolerationSeconds !== null)
-      out.push(
-        `spec.placement.clusterTolerations[${i}].tolerationSeconds ${NOT_ACTED}: NoExecute taints evict nothing yet, so the toleration holds without a time limit`,
       );
   }
   return out;

@@ -538,6 +538,12 @@ function bindingCRD(): CustomResourceDefinition {
       observedGeneration: int('The template generation this status is about.'),
       ready: str('Ready clusters / target clusters, e.g. 3/3.'),
       errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
+      notChosen: {
+        type: 'array',
+        description: 'Known clusters the template does not go to, and why (the first 50).',
+        'x-kubernetes-list-type': 'atomic',
+        items: { type: 'object', required: ['name'], properties: { name: str(), reason: str() } },
+      },
       conditions: CONDITIONS,
       clusters: {
         type: 'array',

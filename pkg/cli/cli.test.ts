@@ -397,3 +397,44 @@ spec:
     assert.doesNotMatch(r.err, /propagateDeps is accepted but not acted upon/);
   });
 });
+
+describe('flotilla render --explain: clusters not chosen', () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'flotilla-explain-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('says, on the template, why each cluster it does not go to was left out', async () => {
+    const f = join(dir, 'fleet.yaml');
+    await writeFile(
+      f,
+      `apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: member1}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: member2}
+spec:
+  taints: [{key: maintenance, effect: NoSchedule}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: shop}
+data: {a: b}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: cfg, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: cfg}]
+`,
+    );
+    const r = await flotilla(['render', '-f', f, '--explain']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^# {3}not on member2: untolerated taint maintenance:NoSchedule$/m);
+  });
+});

@@ -40,10 +40,11 @@ function header(p: DetailedPlacement): string {
  * `--explain` as YAML comments: which policy and rule set each changed path, last writer first. The
  * wording is pkg/engine's (formatExplanation); only the text from the input is made comment-safe.
  */
-function explanation(p: DetailedPlacement): string {
+function explanation(p: DetailedPlacement, notChosen: ReadonlyArray<{ cluster: string; reason: string }>): string {
   const head = [
     `# ${commentText(`${describePolicy(p.template)} -> cluster ${p.cluster}`)}`,
-    `#   ${commentText(`claimed by ${describePolicy(p.policy)}`)}`,
+    `#   ${commentText(p.requiredBy ? `required by ${p.requiredBy.map(describePolicy).join(', ')} (propagateDeps)` : `claimed by ${describePolicy(p.policy)}`)}`,
+    ...notChosen.map((n) => `#   ${commentText(`not on ${n.cluster}: ${n.reason}`)}`),
   ];
   const rows = explainPlacement(p);
   if (rows.length === 0) return `${[...head, '#   no field changed'].join('\n')}\n`;
@@ -140,9 +141,19 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
   } else if (values.output === 'name') {
     for (const p of result.placements) io.stdout.write(`${nameLine(p)}\n`);
   } else {
-    const docs = result.placements.map(
-      (p) => `${header(p)}${values.explain ? explanation(p) : ''}${writeYaml(p.object)}`,
-    );
+    // --explain: each template's first placement also says which clusters it does not go to, and why.
+    const notChosen = new Map<string, Array<{ cluster: string; reason: string }>>();
+    for (const s of result.skipped ?? []) {
+      const k = JSON.stringify(s.template);
+      notChosen.set(k, [...(notChosen.get(k) ?? []), s]);
+    }
+    const said = new Set<string>();
+    const docs = result.placements.map((p) => {
+      const k = JSON.stringify(p.template);
+      const first = !said.has(k);
+      said.add(k);
+      return `${header(p)}${values.explain ? explanation(p, first ? (notChosen.get(k) ?? []) : []) : ''}${writeYaml(p.object)}`;
+    });
     if (docs.length > 0) io.stdout.write(`${docs.join('---\n')}`);
   }
   for (const u of result.unmatched) {

@@ -99,6 +99,8 @@ export interface BindingInput {
   requiredBy?: RequiredBy[];
   /** Clusters the template was evicted from, while their copies are being dealt with. */
   evictionTasks?: EvictionTask[];
+  /** Known clusters the template does not go to, and why. */
+  notChosen?: Array<{ cluster: string; reason: string }>;
   /** Errors that are about the template rather than one cluster (placement). */
   errors: string[];
 }
@@ -287,6 +289,8 @@ export function bindingObject(b: BindingInput): JsonObject {
     }),
   };
   if (generation !== undefined) status.observedGeneration = generation;
+  if (b.notChosen && b.notChosen.length > 0)
+    status.notChosen = b.notChosen.slice(0, 50).map((n) => ({ name: n.cluster, reason: truncate(n.reason) }));
   if (b.errors.length > 0) status.errors = b.errors.map(truncate);
   return {
     apiVersion: BINDING_API_VERSION,

@@ -43,6 +43,8 @@ export interface TemplatePlan {
   requiredBy: RequiredBy[];
   /** Clusters a NoExecute taint evicted the template from and what happens to their copies; the caller fills it in. */
   evictionTasks: EvictionTask[];
+  /** The known clusters the template does not go to, and why (the engine's first reason). */
+  notChosen: Array<{ cluster: string; reason: string }>;
   /** The policy's failover.application, read (the template reconciler fills it in). */
   appFailover?: AppFailover | undefined;
   /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
@@ -120,6 +122,7 @@ export function plan(
     preserveOnDeletion: spec.preserveResourcesOnDeletion === true,
     requiredBy: [],
     evictionTasks: [],
+    notChosen: render.notChosen ?? [],
   };
 }
 

@@ -6,7 +6,13 @@ import { KubeClient } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterFacts } from './cluster-facts.js';
 import { policyKey } from './policy-status.js';
-import { ClusterStatusReconciler, PolicyStatusReconciler, transitionTime, type Condition } from './status.js';
+import {
+  ClusterStatusReconciler,
+  ClusterTaintReconciler,
+  PolicyStatusReconciler,
+  transitionTime,
+  type Condition,
+} from './status.js';
 
 const quiet: Logger = { error() {}, warn() {}, info() {}, debug() {} };
 const cluster = (name: string): Obj => ({
@@ -129,5 +135,34 @@ describe('transitionTime()', () => {
     };
     assert.equal(transitionTime(o, 'Ready', 'True', now), '2026-01-01T00:00:00Z');
     assert.equal(transitionTime(o, 'Ready', 'False', now), '2026-11-25T10:00:00Z');
+  });
+});
+
+describe('ClusterTaintReconciler', () => {
+  it('puts the health taints beside the ones people wrote, and on a conflict reads the Cluster again and retries', async () => {
+    const server = new FakeApiserver();
+    server.put({ ...cluster('m1'), spec: { taints: [{ key: 'team', effect: 'NoSchedule' }] } });
+    let conflicts = 1;
+    server.hook = (req) =>
+      req.method === 'PATCH' && conflicts-- > 0
+        ? { status: 409, body: { kind: 'Status', reason: 'Conflict' } }
+        : undefined;
+    const r = new ClusterTaintReconciler(new KubeClient(server, { concurrency: 2 }), {
+      cluster: (n) => server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, n),
+      taints: () => [
+        { key: 'cluster.karmada.io/unreachable', effect: 'NoSchedule', timeAdded: '2026-11-25T10:00:00Z' },
+      ],
+      logger: quiet,
+    });
+    await r.reconcile('m1');
+    assert.equal(server.sent('PATCH').length, 2);
+    assert.equal(server.sent('GET', '/clusters/m1').length, 1);
+    const spec = server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.spec as Obj;
+    assert.deepEqual(spec.taints, [
+      { key: 'team', effect: 'NoSchedule' },
+      { key: 'cluster.karmada.io/unreachable', effect: 'NoSchedule', timeAdded: '2026-11-25T10:00:00Z' },
+    ]);
+    await r.reconcile('m1');
+    assert.equal(server.sent('PATCH').length, 2, 'unchanged: no request');
   });
 });

@@ -219,23 +219,34 @@ export class ClusterTaintReconciler {
   }
 
   async reconcile(name: string): Promise<void> {
-    const cluster = this.o.cluster(name);
-    if (!cluster) return;
-    const spec = isObject(cluster.spec) ? cluster.spec : {};
-    const current: unknown[] = Array.isArray(spec.taints) ? spec.taints : [];
-    const others = current.filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key))));
-    const want: unknown[] = [...others, ...this.o.taints(name).map((t) => ({ ...t }))];
-    if (JSON.stringify(want) === JSON.stringify(current)) return;
-    const meta = isObject(cluster.metadata) ? cluster.metadata : {};
-    const api =
-      typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
-    const res = await this.hub.request({
-      method: 'PATCH',
-      path: `/apis/${api}/clusters/${encodeURIComponent(name)}`,
-      contentType: 'application/merge-patch+json',
-      body: { metadata: { resourceVersion: meta.resourceVersion }, spec: { taints: want } },
-    });
-    if (res.status === 404) return;
-    if (res.status >= 400) throw new Error(`Cluster ${name}: HTTP ${res.status}`);
+    let cluster = this.o.cluster(name);
+    // A conflict (the cache was behind: a status write moved the resourceVersion) reads the Cluster
+    // again from the hub and retries at once, as client-go's RetryOnConflict does.
+    for (let attempt = 1; cluster; attempt++) {
+      const spec = isObject(cluster.spec) ? cluster.spec : {};
+      const current: unknown[] = Array.isArray(spec.taints) ? spec.taints : [];
+      const others = current.filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key))));
+      const want: unknown[] = [...others, ...this.o.taints(name).map((t) => ({ ...t }))];
+      if (JSON.stringify(want) === JSON.stringify(current)) return;
+      const meta = isObject(cluster.metadata) ? cluster.metadata : {};
+      const api =
+        typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
+      const path = `/apis/${api}/clusters/${encodeURIComponent(name)}`;
+      const res = await this.hub.request({
+        method: 'PATCH',
+        path,
+        contentType: 'application/merge-patch+json',
+        body: { metadata: { resourceVersion: meta.resourceVersion }, spec: { taints: want } },
+      });
+      if (res.status === 404) return;
+      if (res.status !== 409 || attempt >= 5) {
+        if (res.status >= 400) throw new Error(`Cluster ${name}: HTTP ${res.status}`);
+        return;
+      }
+      const fresh = await this.hub.request<JsonObject>({ method: 'GET', path });
+      if (fresh.status === 404) return;
+      if (fresh.status >= 400) throw new Error(`Cluster ${name}: HTTP ${fresh.status}`);
+      cluster = fresh.body;
+    }
   }
 }

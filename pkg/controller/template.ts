@@ -419,6 +419,7 @@ export class TemplateReconciler {
       ...(p.policy ? { policy: p.policy } : {}),
       ...(p.requiredBy.length > 0 ? { requiredBy: p.requiredBy } : {}),
       ...(p.evictionTasks.length > 0 ? { evictionTasks: p.evictionTasks } : {}),
+      ...(p.notChosen.length > 0 ? { notChosen: p.notChosen } : {}),
       conflictResolution: p.conflictResolution,
       ...(p.preserveOnDeletion ? { preserveResourcesOnDeletion: true } : {}),
       clusters,
@@ -611,6 +612,7 @@ export class TemplateReconciler {
       policy?: PolicyRef;
       requiredBy?: RequiredBy[];
       evictionTasks?: EvictionTask[];
+      notChosen?: Array<{ cluster: string; reason: string }>;
       conflictResolution?: string;
       preserveResourcesOnDeletion?: boolean;
       clusters: ClusterStatus[];

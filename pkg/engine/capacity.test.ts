@@ -215,3 +215,56 @@ describe('cluster choice by capacity and API', () => {
     assert.deepEqual(divided({}, ...clusters), { m2: 6, m3: 6 });
   });
 });
+
+describe('why a cluster was not chosen (--explain, the binding)', () => {
+  it('names the first reason per cluster: affinity, taint, API, spread, division', () => {
+    const objects = [
+      web(3),
+      propagationPolicy('web', 'default', [selectDeployment('web')], {
+        clusterAffinity: { clusterNames: ['m1', 'm2', 'm3', 'm4', 'm5'] },
+        spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 2, minGroups: 1 }],
+        ...dynamic,
+      }),
+      sized('m1', { cpu: '8', pods: '110' }),
+      sized('m2', { cpu: '1', pods: '110' }),
+      sized('m3', { cpu: '8', pods: '110' }, {}, { apis: ['v1/ConfigMap'] }),
+      {
+        ...sized('m4', { cpu: '8', pods: '110' }),
+        spec: { taints: [{ key: 'gpu', value: 'yes', effect: 'NoSchedule' }] },
+      },
+      sized('m5', { cpu: '2', pods: '110' }),
+      sized('m6', { cpu: '8', pods: '110' }),
+    ];
+    const r = renderDetailed({ objects }, { explain: true });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(
+      r.placements.map((p) => p.cluster),
+      ['m1', 'm5'],
+    );
+    assert.deepEqual(
+      (r.skipped ?? []).map((s) => `${s.cluster}: ${s.reason}`),
+      [
+        'm2: cut by spread constraints (the groups with the most available replicas were kept; 1 fit here)',
+        'm3: does not serve apps/v1 Deployment (status.apiEnablements)',
+        'm4: untolerated taint gpu=yes:NoSchedule',
+        'm6: not selected by spec.placement.clusterAffinity',
+      ],
+    );
+    assert.equal(renderDetailed({ objects }).skipped, undefined, 'only with explain');
+  });
+
+  it('puts the reasons in the error when no cluster is left', () => {
+    const r = renderDetailed({
+      objects: [
+        web(1),
+        propagationPolicy('web', 'default', [selectDeployment('web')], { clusterAffinity: { clusterNames: ['m1'] } }),
+        { ...sized('m1', { cpu: '8', pods: '110' }), spec: { taints: [{ key: 'down', effect: 'NoExecute' }] } },
+        sized('m2', { cpu: '8', pods: '110' }),
+      ],
+    });
+    assert.match(
+      r.errors[0]?.message ?? '',
+      /no cluster matches its placement \(2 clusters known: m1, m2\); m1: evicted: untolerated taint down:NoExecute; m2: not selected by spec\.placement\.clusterAffinity$/,
+    );
+  });
+});

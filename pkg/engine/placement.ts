@@ -61,26 +61,30 @@ function taintVerdict(
   tolerations: unknown[],
   now: number | undefined,
   scheduled: ReadonlySet<string> | undefined,
-): { ok: true; deadline?: number } | { ok: false; evicted: boolean } {
+): { ok: true; deadline?: number } | { ok: false; evicted: boolean; reason: string } {
   let deadline: number | undefined;
-  let blocked = false;
+  let blocked: string | undefined;
+  const show = (t: { key: string; value: string; effect: string }) =>
+    `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
   for (const t of cluster.taints) {
     if (t.effect !== 'NoSchedule' && t.effect !== 'NoExecute') continue;
     const tol = tolerations.find((x) => tolerates(x, t));
-    if (tol === undefined && t.effect === 'NoExecute') return { ok: false, evicted: true };
+    if (tol === undefined && t.effect === 'NoExecute')
+      return { ok: false, evicted: true, reason: `evicted: untolerated taint ${show(t)}` };
     // NoSchedule keeps new placements off; a template already there stays (Karmada's TaintToleration filter).
     if (tol === undefined) {
-      if (!scheduled?.has(cluster.name)) blocked = true;
+      if (!scheduled?.has(cluster.name)) blocked ??= `untolerated taint ${show(t)}`;
       continue;
     }
     if (t.effect !== 'NoExecute' || now === undefined || t.timeAdded === undefined || !isObject(tol)) continue;
     const seconds = tol.tolerationSeconds;
     if (typeof seconds !== 'number' || !Number.isFinite(seconds)) continue;
     const at = t.timeAdded + Math.max(0, seconds) * 1000;
-    if (at <= now) return { ok: false, evicted: true };
+    if (at <= now)
+      return { ok: false, evicted: true, reason: `evicted: tolerationSeconds ${seconds} of taint ${show(t)} ran out` };
     if (deadline === undefined || at < deadline) deadline = at;
   }
-  if (blocked) return { ok: false, evicted: false };
+  if (blocked !== undefined) return { ok: false, evicted: false, reason: blocked };
   return deadline === undefined ? { ok: true } : { ok: true, deadline };
 }
 
@@ -171,23 +175,40 @@ export function selectClusters(
   const p = placement ?? {};
   const tolerations = arr(p.clusterTolerations) ?? [];
   const evicted: string[] = [];
+  const skipped: Array<{ cluster: string; reason: string }> = [];
+  const terms = arr(p.clusterAffinities);
+  const byTerms = terms !== undefined && terms.length > 0;
+  const affinityField = byTerms ? 'spec.placement.clusterAffinities' : 'spec.placement.clusterAffinity';
+  // The reason given is the affinity's when it rejects the cluster anyway: it depends on less than taints
+  // or capacity do, so it changes only when the cluster's labels and fields do.
+  const affine = (c: ClusterInfo): boolean =>
+    byTerms
+      ? (terms ?? []).some((t) => clusterMatches(c, t))
+      : p.clusterAffinity === undefined || p.clusterAffinity === null || clusterMatches(c, p.clusterAffinity);
+  const skip = (c: ClusterInfo, reason: string) =>
+    skipped.push({ cluster: c.name, reason: affine(c) ? reason : `not selected by ${affinityField}` });
   let recheckAt: number | undefined;
   const feasible = clusters.filter((c) => {
     if (demand?.excluded?.has(c.name)) {
       evicted.push(c.name);
+      skip(c, 'evicted by application failover (its copy stayed unhealthy)');
       return false;
     }
     const v = taintVerdict(c, tolerations, demand?.now, demand?.scheduled);
     if (!v.ok) {
       if (v.evicted) evicted.push(c.name);
+      skip(c, v.reason);
       return false;
     }
     if (v.deadline !== undefined && (recheckAt === undefined || v.deadline < recheckAt)) recheckAt = v.deadline;
-    return !demand || servesKind(c, demand.ref);
+    if (demand && !servesKind(c, demand.ref)) {
+      skip(c, `does not serve ${demand.ref.apiVersion} ${demand.ref.kind} (status.apiEnablements)`);
+      return false;
+    }
+    return true;
   });
   let selected: ClusterInfo[];
   let affinityName: string | undefined;
-  const terms = arr(p.clusterAffinities);
   if (terms && terms.length > 0) {
     selected = [];
     for (const term of terms) {
@@ -203,12 +224,27 @@ export function selectClusters(
   } else {
     selected = [...feasible];
   }
+  const picked = new Set(selected);
+  for (const c of feasible)
+    if (!picked.has(c))
+      skipped.push({
+        cluster: c.name,
+        reason: `not selected by ${affinityField}${byTerms && affinityName ? ` (term ${affinityName} was used)` : ''}`,
+      });
   const constraints = arr(p.spreadConstraints);
   if (constraints && constraints.length > 0) {
     const available = demand ? (c: ClusterInfo) => demand.available(c) : () => 0;
+    const before = selected;
     selected = spread(selected, constraints, available, byCapacity(p) ? demand?.replicas : undefined);
+    const kept = new Set(selected);
+    for (const c of before)
+      if (!kept.has(c))
+        skip(
+          c,
+          `cut by spread constraints (the groups with the most available replicas were kept${demand ? `; ${demand.available(c)} fit here` : ''})`,
+        );
   }
-  const out: Selection = { clusters: selected, evicted };
+  const out: Selection = { clusters: selected, evicted, skipped };
   if (affinityName !== undefined) out.affinityName = affinityName;
   if (recheckAt !== undefined) out.recheckAt = recheckAt;
   return out;
@@ -219,6 +255,8 @@ export interface Selection {
   affinityName?: string;
   /** Clusters left out by a NoExecute taint (not tolerated, or its tolerationSeconds ran out): evicted. */
   evicted: string[];
+  /** Every cluster not selected, with why (the first reason that left it out), in cluster order. */
+  skipped: Array<{ cluster: string; reason: string }>;
   /** The earliest time a tolerated NoExecute taint runs out on a selected cluster (placement changes then). */
   recheckAt?: number;
 }

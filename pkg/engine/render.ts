@@ -93,6 +93,8 @@ export interface DetailedResult {
   unmatched: ObjectRef[];
   errors: DetailedRenderError[];
   warnings: RenderWarning[];
+  /** With `explain`: each known cluster a claimed template does not go to, and why. */
+  skipped?: Array<{ template: ObjectRef; cluster: string; reason: string }>;
 }
 
 /** A workload that takes a dependency with it (propagateDeps), and the clusters it is scheduled to. */
@@ -295,6 +297,8 @@ export interface Schedule {
   division: Map<string, number> | undefined;
   /** Clusters a NoExecute taint keeps out (not tolerated, or tolerationSeconds ran out). */
   evicted: string[];
+  /** Every known cluster the template does not go to, with why. */
+  skipped: Array<{ cluster: string; reason: string }>;
   /** When a tolerated NoExecute taint runs out on a target (the schedule changes then). */
   recheckAt?: number;
 }
@@ -328,16 +332,26 @@ export function scheduleClaimed(
     errors.push({ object: t.ref, policy: policy.ref, message: `${describe(policy)}: spec.placement: ${err.message}` });
     return undefined;
   }
-  if (division && (replicas ?? 0) > 0) targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
+  const skipped = [...selection.skipped];
+  if (division && (replicas ?? 0) > 0) {
+    for (const c of targets)
+      if ((division.get(c.name) ?? 0) === 0)
+        skipped.push({ cluster: c.name, reason: 'gets no replica from the division' });
+    targets = targets.filter((c) => (division.get(c.name) ?? 0) > 0);
+  }
+  const order = new Map(clusters.map((c, i) => [c.name, i]));
+  skipped.sort((a, b) => (order.get(a.cluster) ?? 0) - (order.get(b.cluster) ?? 0));
   if (targets.length === 0) {
+    const why = skipped.slice(0, 10).map((x) => `${x.cluster}: ${x.reason}`);
+    if (skipped.length > 10) why.push(`and ${skipped.length - 10} more`);
     errors.push({
       object: t.ref,
       policy: policy.ref,
-      message: `${describe(policy)}: no cluster matches its placement (${clusters.length} cluster${clusters.length === 1 ? '' : 's'} known${clusters.length ? `: ${clusters.map((c) => c.name).join(', ')}` : ''})`,
+      message: `${describe(policy)}: no cluster matches its placement (${clusters.length} cluster${clusters.length === 1 ? '' : 's'} known${clusters.length ? `: ${clusters.map((c) => c.name).join(', ')}` : ''})${why.length ? `; ${why.join('; ')}` : ''}`,
     });
     return undefined;
   }
-  const schedule: Schedule = { targets, division, evicted: selection.evicted };
+  const schedule: Schedule = { targets, division, evicted: selection.evicted, skipped };
   if (selection.recheckAt !== undefined) schedule.recheckAt = selection.recheckAt;
   return schedule;
 }
@@ -574,6 +588,8 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     if (policy) {
       result.errors.push(...(scheduleErrors.get(t) ?? []));
       const schedule = schedules.get(t);
+      if (schedule && options.explain)
+        (result.skipped ??= []).push(...schedule.skipped.map((x) => ({ template: t.ref, ...x })));
       if (schedule) {
         for (const c of schedule.targets) own.add(c.name);
         renderScheduled(t, policy, schedule, ctx, result);

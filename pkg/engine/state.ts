@@ -13,7 +13,9 @@
 // can affect (below), never a pass over every template unless a policy selects every template.
 //
 // `affected`: every mutation returns the keys of the held templates whose renderTemplate() answer may
-// differ from the one before the call. How tight it is:
+// differ from the one before the call — all of it but `notChosen`, which explains: a Cluster that no
+// placement could select does not make templates affected, so their list of clusters not chosen is
+// refreshed at their next render. How tight it is:
 //   - template upsert/remove: that template's key (always; also when the object did not change).
 //   - Propagation/ClusterPropagationPolicy: the templates whose claiming policy differs before and after,
 //     found by computing the claim, before and after, of every template the old or the new selectors match.
@@ -100,6 +102,8 @@ export interface TemplateResult extends DetailedResult {
   evicted?: string[];
   /** When the answer changes with no mutation (a NoExecute toleration runs out): render it again then. */
   recheckAt?: number;
+  /** The known clusters the claimed template does not go to, and why (placement's first reason). */
+  notChosen?: Array<{ cluster: string; reason: string }>;
 }
 
 export interface StateCounts {
@@ -304,6 +308,7 @@ export class EngineState {
       const schedule = renderClaimed(t, claim.policy, ctx, result);
       for (const c of schedule?.targets ?? []) own.add(c.name);
       if (schedule && schedule.evicted.length > 0) result.evicted = schedule.evicted;
+      if (schedule && schedule.skipped.length > 0) result.notChosen = schedule.skipped;
       if (schedule?.recheckAt !== undefined) result.recheckAt = schedule.recheckAt;
       for (const dep of workloadDependencies(t, claim.policy))
         if (!this.templates.get(templateKey(dep.ref))) result.warnings.push(missingDependency(t, claim.policy, dep));

@@ -109,7 +109,7 @@ void describe('flotilla controller: cluster failover', () => {
       '--failover-eviction-timeout',
       '2s',
       '--graceful-eviction-timeout',
-      '8s',
+      '15s',
     ]);
     for (const name of ['direct', 'graceful'])
       assert.deepEqual(
@@ -156,6 +156,14 @@ void describe('flotilla controller: cluster failover', () => {
       graceful.map((t) => [t.fromCluster, t.purgeMode, t.reason, t.producer]),
       [['member3', 'Gracefully', 'TaintUntolerated', 'TaintManager']],
     );
+    // The binding says why member3 is not chosen any more.
+    const notChosen = async () =>
+      (((await binding('direct'))?.status as Obj | undefined)?.notChosen as Obj[] | undefined) ?? [];
+    const why = await until(notChosen, (n) => n.some((x) => x.name === 'member3'));
+    assert.match(
+      String(why.find((x) => x.name === 'member3')?.reason),
+      /^evicted: untolerated taint cluster\.karmada\.io\/unreachable:NoExecute$/,
+    );
     const direct = await until(
       () => tasks('direct'),
       (t) => t.length === 1,
@@ -164,7 +172,7 @@ void describe('flotilla controller: cluster failover', () => {
       direct.map((t) => [t.fromCluster, t.purgeMode]),
       [['member3', 'Directly']],
     );
-    // No kubelet makes the new copies healthy here, so the tasks end by their timeout (8 s).
+    // No kubelet makes the new copies healthy here, so the tasks end by their timeout (15 s).
     assert.deepEqual(
       await until(
         () => tasks('graceful'),

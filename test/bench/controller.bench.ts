@@ -11,7 +11,11 @@
 //   5. a slow member: a fresh controller propagates 500 more Deployments while member2 sits behind a proxy
 //      that holds every chunk the controller sends it for BENCH_SLOW_MS (500 ms), against the same with
 //      member2 direct: the time until member1 holds them all must stay within 1.2x (work is queued per
-//      template and member, so member2's backlog is member2's alone).
+//      template and member, so member2's backlog is member2's alone);
+//   6. failover: a fresh controller with --failover holds FAILOVER_TEMPLATES Deployments divided over both
+//      members; member2's apiserver is stopped, and the time until member1 runs every replica is measured,
+//      and printed with the configured detection and eviction timeouts subtracted (what is left is the
+//      controller's own reaction: probe cadence, re-placement, applies).
 // Next to the floor, a second reference: the requests the controller cannot do without, sent directly with
 // the same pipeline (per template: its create on the hub, the two member applies, then the finalizer, the
 // ResourceBinding and one Event on the hub). All clusters share this machine's cores, so the hub's writes
@@ -43,6 +47,9 @@ const MORE = Number(process.env.BENCH_MORE ?? 4_500);
 const EDITS = 20;
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 500);
 const CONCURRENCY = 16;
+const FAILOVER_TEMPLATES = Number(process.env.BENCH_FAILOVER_TEMPLATES ?? 100);
+const PROBE_MS = 500;
+const EVICTION_MS = 2_000;
 const POLICY = 'policy.flotilla.io/v1beta1';
 
 const deployment = (name: string, ns: string, tag = '1.0'): Obj => ({
@@ -607,6 +614,84 @@ async function main(): Promise<void> {
     const oneSlow = await toFastMember('slow', slowKubeconfig);
     proxy.server.close();
 
+    // 6. failover: member2 stops; how long until member1 runs every replica.
+    const failoverMs = await (async () => {
+      const fns = 'failover';
+      for (const c of [env.hub, ...env.members]) {
+        const r = await kubectl(c.kubeconfigPath, ['apply', '--server-side', '-f', '-'], ns(fns));
+        if (r.status !== 0) throw new Error(r.stderr);
+      }
+      const divided: Obj = {
+        apiVersion: POLICY,
+        kind: 'PropagationPolicy',
+        metadata: { name: 'divided', namespace: fns },
+        spec: {
+          resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment' }],
+          placement: {
+            clusterAffinity: { clusterNames: ['member1', 'member2'] },
+            replicaScheduling: { replicaSchedulingType: 'Divided', replicaDivisionPreference: 'Weighted' },
+          },
+          failover: { cluster: { purgeMode: 'Directly' } },
+        },
+      };
+      await applyAll(hub, [divided], () => `/apis/${POLICY}/namespaces/${fns}/propagationpolicies/divided`, 'bench');
+      const runStop = new AbortController();
+      const io: CommandIO = {
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        stdin: new PassThrough(),
+        env: {},
+        signal: runStop.signal,
+      };
+      const running = run(
+        [
+          'controller',
+          '--kubeconfig',
+          env.hub.kubeconfigPath,
+          '--members-kubeconfig',
+          env.membersKubeconfigPath,
+          '--metrics-port',
+          '0',
+          '--log-level',
+          'error',
+          '--probe-interval',
+          `${PROBE_MS}ms`,
+          '--probe-timeout',
+          '1s',
+          '--not-ready-taint-after',
+          '1s',
+          '--failover',
+          'true',
+          '--failover-eviction-timeout',
+          `${EVICTION_MS}ms`,
+        ],
+        io,
+      );
+      const names = Array.from({ length: FAILOVER_TEMPLATES }, (_, i) => `fo-${String(i).padStart(3, '0')}`);
+      await applyAll(
+        hub,
+        names.map((n) => deployment(n, fns)),
+        (o) => `/apis/apps/v1/namespaces/${fns}/deployments/${(o.metadata as Obj).name as string}`,
+        'bench',
+      );
+      const onMember1 = async (want: number) => {
+        const list = await members[0]!.request<{ items?: Obj[] }>({
+          method: 'GET',
+          path: `/apis/apps/v1/namespaces/${fns}/deployments`,
+        });
+        return (list.body?.items ?? []).filter((d) => (d.spec as Obj).replicas === want).length === FAILOVER_TEMPLATES;
+      };
+      await waitFor(() => onMember1(1), 300_000, 100);
+      await env.stopCluster('member2');
+      const started = performance.now();
+      await waitFor(() => onMember1(2), 300_000, 50);
+      const ms = performance.now() - started;
+      await env.startCluster('member2');
+      runStop.abort();
+      await running;
+      return ms;
+    })();
+
     const fmt = (ms: number) => `${ms.toFixed(0)} ms`;
     const p50a = percentile(at500, 50);
     const p99a = percentile(at500, 99);
@@ -625,6 +710,7 @@ async function main(): Promise<void> {
         `| drift on a member (image edited there) -> put back (p50 / p99 of ${drift.length}) | ${fmt(percentile(drift, 50))} / ${fmt(percentile(drift, 99))} | | | < 5 s |`,
         `| ${MORE} more ConfigMaps x 2 members propagated | ${fmt(moreMs)} | | | |`,
         `| ${TEMPLATES} Deployments to member1 while member2 answers ${SLOW_MS} ms late (fresh controller) | ${fmt(oneSlow)} | ${fmt(bothDirect)} (member2 direct) | ${(oneSlow / bothDirect).toFixed(2)}x | <= 1.2x |`,
+        `| member2 stopped -> member1 runs all replicas of ${FAILOVER_TEMPLATES} divided Deployments (--failover, eviction timeout ${EVICTION_MS} ms, probe every ${PROBE_MS} ms) | ${fmt(failoverMs)} | ${fmt(failoverMs - EVICTION_MS)} with the eviction timeout subtracted | | |`,
         '',
         `CPU during the floor: ${floorCpuText}`,
         `CPU during the required requests: ${requiredCpuText}`,

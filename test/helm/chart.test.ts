@@ -332,6 +332,12 @@ void describe('the chart', () => {
       'controller.metricsPort=9090',
       '--set',
       'controller.extraArgs[0]=--resync=10m',
+      '--set',
+      'controller.failover.enabled=true',
+      '--set',
+      'controller.failover.evictionTimeout=90s',
+      '--set',
+      'controller.failover.purgeMode=Directly',
     );
     const deployment = named(objects, 'Deployment', 'flotilla-controller');
     assert.equal(get(deployment, 'spec.replicas'), 3);
@@ -341,6 +347,12 @@ void describe('the chart', () => {
       '--log-level=debug',
       '--metrics-port=9090',
       '--members-kubeconfig=/etc/flotilla/members/kubeconfig',
+      '--cluster-status-interval=30s',
+      '--not-ready-taint-after=30s',
+      '--failover=true',
+      '--failover-eviction-timeout=90s',
+      '--eviction-purge-mode=Directly',
+      '--graceful-eviction-timeout=10m',
       '--resync=10m',
     ]);
     assert.deepStrictEqual(get(deployment, 'spec.template.spec.volumes'), [

@@ -1,4 +1,4 @@
-// Scheduling that knows the clusters, on a hub with two members: the controller reads each member's Nodes
+// Scheduling that knows the clusters, on a hub with three members (member3 has no Node): the controller reads each member's Nodes
 // and Pods into its Cluster's status (Karmada's resourceSummary, apiEnablements, kubernetesVersion), and
 // a Deployment divided by `dynamicWeight: AvailableReplicas` follows the capacity, including a change of
 // it. No kubelet runs here: Nodes (with their allocatable) and Pods are created through the API.
@@ -38,7 +38,7 @@ const policy: Obj = {
   spec: {
     resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment' }],
     placement: {
-      clusterAffinity: { clusterNames: ['member1', 'member2'] },
+      clusterAffinity: { clusterNames: ['member1', 'member2', 'member3'] },
       replicaScheduling: {
         replicaSchedulingType: 'Divided',
         replicaDivisionPreference: 'Weighted',
@@ -73,7 +73,7 @@ async function addNode(c: KubeClient, name: string, cpu: string): Promise<void> 
 }
 
 void describe('flotilla controller: capacity from the members', () => {
-  const env = useEnvironment({ members: 2 });
+  const env = useEnvironment({ members: 3 });
   let hub: KubeClient;
   let members: KubeClient[];
   const stop = new AbortController();
@@ -95,7 +95,7 @@ void describe('flotilla controller: capacity from the members', () => {
     const clusters = await k(['apply', '-f', '-'], {
       apiVersion: 'v1',
       kind: 'List',
-      items: ['member1', 'member2'].map((name) => ({
+      items: ['member1', 'member2', 'member3'].map((name) => ({
         apiVersion: 'cluster.flotilla.io/v1alpha1',
         kind: 'Cluster',
         metadata: { name },
@@ -145,11 +145,21 @@ void describe('flotilla controller: capacity from the members', () => {
       items: [policy, deployment('web', 6)],
     });
     assert.equal(applied.status, 0, applied.stderr);
-    assert.deepEqual(await until(replicas, (r) => r[0] === 4 && r[1] === 2), [4, 2], out.err());
+    assert.deepEqual(await until(replicas, (r) => r[0] === 4 && r[1] === 2), [4, 2, undefined], out.err());
+    // member3 has no Node: nothing fits there, and the binding says why it is not chosen.
+    const notChosen = await until(
+      async () =>
+        (
+          (await getObject(hub, `/apis/work.flotilla.io/v1alpha1/namespaces/${NS}/resourcebindings/web-deployment`))
+            ?.status as Obj | undefined
+        )?.notChosen as Obj[] | undefined,
+      (n) => n !== undefined && n.length > 0,
+    );
+    assert.deepEqual(notChosen, [{ name: 'member3', reason: 'gets no replica from the division' }]);
 
     // member2 grows by a 6-CPU node: 4 and 8 replicas fit, so 6 divide 2 : 4.
     await addNode(members[1] as KubeClient, 'node-c', '6');
-    assert.deepEqual(await until(replicas, (r) => r[0] === 2 && r[1] === 4), [2, 4], out.err());
+    assert.deepEqual(await until(replicas, (r) => r[0] === 2 && r[1] === 4), [2, 4, undefined], out.err());
   });
 
   void it('a Deployment whose replicas fit nowhere says so in its binding', async () => {

@@ -199,6 +199,8 @@ export class Member {
         method: 'GET',
         path: '/readyz',
         accept: 'text/plain',
+        // Not behind the member's queue: requests hanging on a dying member would hold the verdict back.
+        unqueued: true,
         signal: AbortSignal.any([this.signal, AbortSignal.timeout(timeoutMs)]),
       });
       if (res.status !== 200) message = `/readyz answered HTTP ${res.status}`;

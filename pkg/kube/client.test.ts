@@ -109,6 +109,30 @@ void describe('KubeClient', () => {
     await client.close();
   });
 
+  it('sends an unqueued request (the readiness probe) while every queued slot hangs', async () => {
+    const held: Array<() => void> = [];
+    api.handler = (req, res) => {
+      if (req.url === '/readyz') res.end('ok');
+      else held.push(() => json(res, 200, {}));
+    };
+    const client = new KubeClient(kubeConfigFor(port), { concurrency: 2 });
+    const hanging = Array.from({ length: 4 }, (_, i) => client.request({ method: 'GET', path: `/api/v1/x${i}` }));
+    while (held.length < 2) await new Promise((r) => setImmediate(r));
+    const probe = await client.request({ method: 'GET', path: '/readyz', accept: 'text/plain', unqueued: true });
+    assert.equal(probe.status, 200);
+    assert.equal(held.length, 2, 'the queued requests are still held');
+    let released = 0;
+    while (released < 4) {
+      for (const r of held.splice(0)) {
+        r();
+        released++;
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(hanging);
+    await client.close();
+  });
+
   it('reuses connections and never has more than `concurrency` requests in flight', async () => {
     const release: Array<() => void> = [];
     api.handler = (_req, res) => release.push(() => json(res, 200, { ok: true }));

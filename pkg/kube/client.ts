@@ -34,6 +34,11 @@ export interface KubeRequest {
   contentType?: string;
   accept?: string;
   signal?: AbortSignal | undefined;
+  /**
+   * Sent at once, outside the client's concurrency limit: for small requests whose timing matters more
+   * than the limit (the readiness probe, which must not wait behind requests hanging on a dying member).
+   */
+  unqueued?: boolean;
 }
 
 export interface KubeResponse<T = unknown> {
@@ -67,7 +72,8 @@ export class KubeClient {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
       throw new RangeError(`concurrency must be a positive integer, got ${options.concurrency}`);
     }
-    this.transport = isTransport(source) ? source : httpsTransport(source, { maxSockets: options.concurrency });
+    // One socket more than the queue lets through: room for an `unqueued` request (the readiness probe).
+    this.transport = isTransport(source) ? source : httpsTransport(source, { maxSockets: options.concurrency + 1 });
     this.server = this.transport.server;
     this.queue = new PQueue({ concurrency: options.concurrency });
     this.timeoutMs = options.timeoutMs ?? 60_000;
@@ -77,6 +83,7 @@ export class KubeClient {
 
   /** Resolves with the answer whatever its status; rejects with TransportError when there is none. */
   request<T = unknown>(req: KubeRequest): Promise<KubeResponse<T>> {
+    if (req.unqueued) return this.withRetries<T>(req);
     return this.queue.add(() => this.withRetries<T>(req));
   }
 

@@ -264,7 +264,8 @@ void describe('kubectl kustomize deploy/', { skip }, () => {
         `${plural}/status`,
       );
     }
-    assert.deepStrictEqual(verbsOn('cluster.flotilla.io', 'clusters').sort(), ['get', 'list', 'watch']);
+    // patch: the health taints (cluster.karmada.io/not-ready, /unreachable) in spec.taints.
+    assert.deepStrictEqual(verbsOn('cluster.flotilla.io', 'clusters').sort(), ['get', 'list', 'patch', 'watch']);
     // patch: the cleanup finalizer on templates the controller propagated.
     assert.deepStrictEqual(verbsOn('apps', 'deployments').sort(), ['get', 'list', 'patch', 'watch']);
     assert.deepStrictEqual(verbsOn('', 'secrets'), [], 'no Secret anywhere on the hub through the ClusterRole');

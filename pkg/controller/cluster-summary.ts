@@ -8,6 +8,7 @@
 // A Pod's requests are Kubernetes' rule: the sum over containers, at least the largest init container's,
 // plus the Pod's overhead. Pure: the lists come from the caller (collect.ts does the reading).
 
+import { podSpecRequests } from '../engine/capacity.js';
 import { formatMilli, readResourceList } from '../engine/quantity.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import { setOwn } from '../engine/json.js';
@@ -29,27 +30,9 @@ function add(into: Milli, from: Milli): void {
   for (const [k, v] of Object.entries(from)) setOwn(into, k, (Object.hasOwn(into, k) ? (into[k] as number) : 0) + v);
 }
 
-function atLeast(into: Milli, from: Milli): void {
-  for (const [k, v] of Object.entries(from)) if (!Object.hasOwn(into, k) || (into[k] as number) < v) setOwn(into, k, v);
-}
-
-function containers(spec: JsonObject, field: string): JsonObject[] {
-  const list = Object.hasOwn(spec, field) ? spec[field] : undefined;
-  return Array.isArray(list) ? list.filter(isObject) : [];
-}
-
-function requestsOf(c: JsonObject): Milli {
-  const resources = isObject(c.resources) ? c.resources : {};
-  return readResourceList(resources.requests);
-}
-
-/** A pod spec's requests in milli-units (Kubernetes' PodRequests without sidecar init containers). */
+/** A pod spec's requests in milli-units, as the apiserver holds them (limits already defaulted into requests). */
 export function podRequests(spec: JsonObject): Milli {
-  const out: Milli = {};
-  for (const c of containers(spec, 'containers')) add(out, requestsOf(c));
-  for (const c of containers(spec, 'initContainers')) atLeast(out, requestsOf(c));
-  if (Object.hasOwn(spec, 'overhead')) add(out, readResourceList(spec.overhead));
-  return out;
+  return podSpecRequests(spec, false);
 }
 
 function format(m: Milli): Record<string, string> {

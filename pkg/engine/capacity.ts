@@ -69,9 +69,10 @@ const POD_TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
   Job: ['spec', 'template', 'spec'],
 };
 
-function containerRequests(c: unknown): Record<string, number> {
+function containerRequests(c: unknown, limitsAsRequests: boolean): Record<string, number> {
   const resources = obj(obj(c)?.resources);
   const requests = readResourceList(resources?.requests);
+  if (!limitsAsRequests) return requests;
   // A limit without a request is the request (Kubernetes' defaulting, which Karmada applies here too).
   const limits = readResourceList(resources?.limits);
   for (const [k, v] of Object.entries(limits)) if (!Object.hasOwn(requests, k)) setOwn(requests, k, v);
@@ -79,9 +80,26 @@ function containerRequests(c: unknown): Record<string, number> {
 }
 
 /**
- * What one replica asks for (Karmada's ReplicaRequirements.resourceRequest): the containers' requests
- * summed, at least each init container's, plus the pod overhead. Undefined for kinds without a pod
- * template, or when it asks for nothing.
+ * A pod spec's requests in milli-units (Kubernetes' PodRequests without sidecar init containers): the
+ * containers' requests summed, at least each init container's, plus the pod overhead. With
+ * `limitsAsRequests`, a limit stands for a missing request (a pod template, not yet defaulted).
+ */
+export function podSpecRequests(spec: unknown, limitsAsRequests: boolean): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!isObject(spec)) return out;
+  for (const c of arr(own(spec, 'containers')) ?? [])
+    for (const [k, v] of Object.entries(containerRequests(c, limitsAsRequests))) setOwn(out, k, (own(out, k) ?? 0) + v);
+  for (const c of arr(own(spec, 'initContainers')) ?? [])
+    for (const [k, v] of Object.entries(containerRequests(c, limitsAsRequests)))
+      if ((own(out, k) ?? 0) < v) setOwn(out, k, v);
+  for (const [k, v] of Object.entries(readResourceList(own(spec, 'overhead')))) setOwn(out, k, (own(out, k) ?? 0) + v);
+  return out;
+}
+
+/**
+ * What one replica asks for (Karmada's ReplicaRequirements.resourceRequest): podSpecRequests of its pod
+ * template, limits standing for missing requests. Undefined for kinds without a pod template, or when it
+ * asks for nothing.
  */
 export function replicaRequests(kind: string, object: unknown): Record<string, number> | undefined {
   const path = Object.hasOwn(POD_TEMPLATE_PATHS, kind) ? POD_TEMPLATE_PATHS[kind] : undefined;
@@ -89,12 +107,7 @@ export function replicaRequests(kind: string, object: unknown): Record<string, n
   let spec: unknown = object;
   for (const k of path) spec = isObject(spec) && Object.hasOwn(spec, k) ? spec[k] : undefined;
   if (!isObject(spec)) return undefined;
-  const out: Record<string, number> = {};
-  for (const c of arr(spec.containers) ?? [])
-    for (const [k, v] of Object.entries(containerRequests(c))) setOwn(out, k, (own(out, k) ?? 0) + v);
-  for (const c of arr(spec.initContainers) ?? [])
-    for (const [k, v] of Object.entries(containerRequests(c))) if ((own(out, k) ?? 0) < v) setOwn(out, k, v);
-  for (const [k, v] of Object.entries(readResourceList(spec.overhead))) setOwn(out, k, (own(out, k) ?? 0) + v);
+  const out = podSpecRequests(spec, true);
   for (const k of Object.keys(out)) if (out[k] === 0) delete out[k];
   return Object.keys(out).length === 0 ? undefined : out;
 }

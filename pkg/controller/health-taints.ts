@@ -56,3 +56,17 @@ export function nextHealthCheck(r: Readiness | undefined, now: number, o: Health
   const at = [r.since + o.notReadyAfterMs, ...(o.failover ? [r.since + o.evictionAfterMs] : [])].filter((t) => t > now);
   return at.length === 0 ? undefined : Math.min(...at);
 }
+
+/**
+ * A Cluster's spec.taints with the health taints replaced by `health`: the taints people wrote stay as
+ * they are, in their order, and the health taints come after them.
+ */
+export function withHealthTaints(taints: unknown, health: readonly HealthTaint[]): unknown[] {
+  const theirs: unknown[] = Array.isArray(taints) ? taints : [];
+  return [
+    ...theirs.filter(
+      (t) => !(typeof t === 'object' && t !== null && HEALTH_TAINT_KEYS.includes(String((t as { key?: unknown }).key))),
+    ),
+    ...health.map((t) => ({ ...t })),
+  ];
+}

@@ -31,7 +31,7 @@ import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { ClusterFactsCollector } from './cluster-facts.js';
-import { HEALTH_TAINT_KEYS, healthTaints, nextHealthCheck, type HealthTaint } from './health-taints.js';
+import { healthTaints, nextHealthCheck, withHealthTaints, type HealthTaint } from './health-taints.js';
 import { EventRecorder } from './events.js';
 import type { Member } from './member.js';
 import { MemberRegistry, type MemberAccess } from './members.js';
@@ -638,11 +638,7 @@ export class Controller {
  */
 function clusterObject(o: JsonObject, health: readonly HealthTaint[]): JsonObject {
   const spec = isObject(o.spec) ? { ...o.spec } : undefined;
-  const theirs: unknown[] = spec && Array.isArray(spec.taints) ? spec.taints : [];
-  const taints: unknown[] = [
-    ...theirs.filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key)))),
-    ...health.map((t) => ({ ...t })),
-  ];
+  const taints = withHealthTaints(spec?.taints, health);
   const specOut = spec ? { ...spec, taints } : taints.length > 0 ? { taints } : undefined;
   const status = isObject(o.status) ? o.status : {};
   const read: JsonObject = {};

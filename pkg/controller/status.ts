@@ -14,7 +14,7 @@ import { CONTROLLER_FIELD_MANAGER } from './ownership.js';
 import type { PolicyRef } from '../engine/types.js';
 import { PolicyStatusBook, parseKey } from './policy-status.js';
 import type { ClusterFacts } from './cluster-facts.js';
-import { HEALTH_TAINT_KEYS, type HealthTaint } from './health-taints.js';
+import { withHealthTaints, type HealthTaint } from './health-taints.js';
 
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
@@ -51,6 +51,29 @@ export function transitionTime(
     .replace(/\.\d+Z$/, 'Z');
 }
 
+/** The Cluster's own group-version: cluster.flotilla.io, or cluster.karmada.io on a hub that serves it. */
+function clusterApiVersion(cluster: JsonObject): string {
+  return typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
+}
+
+/** A work queue of `reconcile` whose failures are logged as `what` (the queue retries them with backoff). */
+function retryingQueue(
+  reconcile: (key: string) => Promise<void>,
+  logger: Logger,
+  what: string,
+  keyName: string,
+): WorkQueue {
+  return new WorkQueue<string>(
+    { reconcile },
+    {
+      concurrency: 2,
+      onResult: (e) => {
+        if (e.outcome === 'error') logger.warn(`${what}; retrying`, { [keyName]: e.key, error: String(e.error) });
+      },
+    },
+  );
+}
+
 /** The Ready condition of every Cluster on the hub, from what the member registry says of it. */
 export class ClusterStatusReconciler {
   readonly queue: WorkQueue;
@@ -68,18 +91,11 @@ export class ClusterStatusReconciler {
       logger: Logger;
     },
   ) {
-    this.queue = new WorkQueue<string>(
-      { reconcile: (name) => this.reconcile(name) },
-      {
-        concurrency: 2,
-        onResult: (e) => {
-          if (e.outcome === 'error')
-            o.logger.warn('cannot write the Ready condition of a Cluster; retrying', {
-              cluster: e.key,
-              error: String(e.error),
-            });
-        },
-      },
+    this.queue = retryingQueue(
+      (name) => this.reconcile(name),
+      o.logger,
+      'cannot write the Ready condition of a Cluster',
+      'cluster',
     );
   }
 
@@ -102,9 +118,7 @@ export class ClusterStatusReconciler {
       message: c.message.slice(0, 1024),
       lastTransitionTime,
     };
-    // The Cluster's own group: cluster.flotilla.io, or cluster.karmada.io on a hub that serves it.
-    const api =
-      typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
+    const api = clusterApiVersion(cluster);
     const body = {
       apiVersion: api,
       kind: 'Cluster',
@@ -134,16 +148,7 @@ export class PolicyStatusReconciler {
       logger: Logger;
     },
   ) {
-    this.queue = new WorkQueue<string>(
-      { reconcile: (key) => this.reconcile(key) },
-      {
-        concurrency: 2,
-        onResult: (e) => {
-          if (e.outcome === 'error')
-            o.logger.warn('cannot write the status of a policy; retrying', { policy: e.key, error: String(e.error) });
-        },
-      },
-    );
+    this.queue = retryingQueue((key) => this.reconcile(key), o.logger, 'cannot write the status of a policy', 'policy');
   }
 
   /** Queues every policy the book marked since the last call. */
@@ -203,18 +208,11 @@ export class ClusterTaintReconciler {
       logger: Logger;
     },
   ) {
-    this.queue = new WorkQueue<string>(
-      { reconcile: (name) => this.reconcile(name) },
-      {
-        concurrency: 2,
-        onResult: (e) => {
-          if (e.outcome === 'error')
-            o.logger.warn('cannot write the health taints of a Cluster; retrying', {
-              cluster: e.key,
-              error: String(e.error),
-            });
-        },
-      },
+    this.queue = retryingQueue(
+      (name) => this.reconcile(name),
+      o.logger,
+      'cannot write the health taints of a Cluster',
+      'cluster',
     );
   }
 
@@ -225,13 +223,10 @@ export class ClusterTaintReconciler {
     for (let attempt = 1; cluster; attempt++) {
       const spec = isObject(cluster.spec) ? cluster.spec : {};
       const current: unknown[] = Array.isArray(spec.taints) ? spec.taints : [];
-      const others = current.filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key))));
-      const want: unknown[] = [...others, ...this.o.taints(name).map((t) => ({ ...t }))];
+      const want = withHealthTaints(current, this.o.taints(name));
       if (JSON.stringify(want) === JSON.stringify(current)) return;
       const meta = isObject(cluster.metadata) ? cluster.metadata : {};
-      const api =
-        typeof cluster.apiVersion === 'string' && cluster.apiVersion !== '' ? cluster.apiVersion : CLUSTER_API_VERSION;
-      const path = `/apis/${api}/clusters/${encodeURIComponent(name)}`;
+      const path = `/apis/${clusterApiVersion(cluster)}/clusters/${encodeURIComponent(name)}`;
       const res = await this.hub.request({
         method: 'PATCH',
         path,

@@ -7,13 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { customResourceDefinitions } from '../../api/crds/index.js';
-import { KubeClient } from '../../pkg/kube/client.js';
-import { applyManifests, type ClusterHandle } from '../envtest/index.js';
+import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { capturingIO, getObject, installCRDs, type Obj, startController } from './controller-io.js';
+import { capturingIO, getObject, prepareHub, type Obj, startController } from './controller-io.js';
 
 const WAIT_MS = 45_000;
 const NS = 'shop';
@@ -75,12 +73,7 @@ void describe('flotilla controller: cluster failover', () => {
 
   before(async () => {
     const e = env();
-    hub = new KubeClient(e.hub.kubeConfig(), { concurrency: 4 });
-    members = e.members.map((m: ClusterHandle) => new KubeClient(m.kubeConfig(), { concurrency: 4 }));
-    await installCRDs(e.hub, customResourceDefinitions());
-    await applyManifests(e.hub, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }]);
-    for (const m of e.members)
-      await applyManifests(m, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }]);
+    ({ hub, members } = await prepareHub(e, NS));
     const applied = await k(['apply', '-f', '-'], {
       apiVersion: 'v1',
       kind: 'List',

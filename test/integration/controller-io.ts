@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 
-import type { CustomResourceDefinition } from '../../api/crds/index.js';
+import { customResourceDefinitions, type CustomResourceDefinition } from '../../api/crds/index.js';
 import type { CommandIO } from '../../pkg/cli/command.js';
 import { run } from '../../pkg/cli/index.js';
-import type { KubeClient } from '../../pkg/kube/client.js';
-import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
+import { KubeClient } from '../../pkg/kube/client.js';
+import { applyManifests, waitForCRDsEstablished, type ClusterHandle, type Environment } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 
 export type Obj = Record<string, unknown>;
@@ -79,4 +79,21 @@ export function startController(
     ],
     io,
   );
+}
+
+/**
+ * A hub with Flotilla's CRDs and `namespace` on the hub and every member, as a platform team sets one up;
+ * returns a client for the hub and one per member.
+ */
+export async function prepareHub(
+  e: Environment,
+  namespace: string,
+): Promise<{ hub: KubeClient; members: KubeClient[] }> {
+  await installCRDs(e.hub, customResourceDefinitions());
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } };
+  for (const c of [e.hub, ...e.members]) await applyManifests(c, [ns]);
+  return {
+    hub: new KubeClient(e.hub.kubeConfig(), { concurrency: 4 }),
+    members: e.members.map((m: ClusterHandle) => new KubeClient(m.kubeConfig(), { concurrency: 4 })),
+  };
 }

@@ -233,6 +233,39 @@ async function slowProxy(port: number, delayMs: number): Promise<{ server: Serve
   return { server, port: typeof address === 'object' && address ? address.port : 0 };
 }
 
+/** `flotilla controller` in this process on the hub and members given, quiet; `extra` flags appended. */
+function freshController(hubKubeconfig: string, membersKubeconfig: string, extra: string[]): { stop(): Promise<void> } {
+  const stop = new AbortController();
+  const io: CommandIO = {
+    stdout: new PassThrough(),
+    stderr: new PassThrough(),
+    stdin: new PassThrough(),
+    env: {},
+    signal: stop.signal,
+  };
+  const running = run(
+    [
+      'controller',
+      '--kubeconfig',
+      hubKubeconfig,
+      '--members-kubeconfig',
+      membersKubeconfig,
+      '--metrics-port',
+      '0',
+      '--log-level',
+      'error',
+      ...extra,
+    ],
+    io,
+  );
+  return {
+    async stop() {
+      stop.abort();
+      await running;
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const env = await startEnvironment({ members: 2 });
   const stop = new AbortController();
@@ -568,30 +601,7 @@ async function main(): Promise<void> {
           `/apis/policy.flotilla.io/v1beta1/namespaces/${ns}/propagationpolicies/${(o.metadata as Obj).name as string}`,
         'bench',
       );
-      const runStop = new AbortController();
-      const runIo: CommandIO = {
-        stdout: new PassThrough(),
-        stderr: new PassThrough(),
-        stdin: new PassThrough(),
-        env: {},
-        signal: runStop.signal,
-      };
-      const running = run(
-        [
-          'controller',
-          '--kubeconfig',
-          env.hub.kubeconfigPath,
-          '--members-kubeconfig',
-          kubeconfig,
-          '--metrics-port',
-          '0',
-          '--concurrency',
-          String(CONCURRENCY),
-          '--log-level',
-          'error',
-        ],
-        runIo,
-      );
+      const fresh = freshController(env.hub.kubeconfigPath, kubeconfig, ['--concurrency', String(CONCURRENCY)]);
       await new Promise((r) => setTimeout(r, 500));
       const started = performance.now();
       await applyAll(
@@ -606,8 +616,7 @@ async function main(): Promise<void> {
         50,
       );
       const ms = performance.now() - started;
-      runStop.abort();
-      await running;
+      await fresh.stop();
       return ms;
     };
     const bothDirect = await toFastMember('direct', env.membersKubeconfigPath);
@@ -635,38 +644,18 @@ async function main(): Promise<void> {
         },
       };
       await applyAll(hub, [divided], () => `/apis/${POLICY}/namespaces/${fns}/propagationpolicies/divided`, 'bench');
-      const runStop = new AbortController();
-      const io: CommandIO = {
-        stdout: new PassThrough(),
-        stderr: new PassThrough(),
-        stdin: new PassThrough(),
-        env: {},
-        signal: runStop.signal,
-      };
-      const running = run(
-        [
-          'controller',
-          '--kubeconfig',
-          env.hub.kubeconfigPath,
-          '--members-kubeconfig',
-          env.membersKubeconfigPath,
-          '--metrics-port',
-          '0',
-          '--log-level',
-          'error',
-          '--probe-interval',
-          `${PROBE_MS}ms`,
-          '--probe-timeout',
-          '1s',
-          '--not-ready-taint-after',
-          '1s',
-          '--failover',
-          'true',
-          '--failover-eviction-timeout',
-          `${EVICTION_MS}ms`,
-        ],
-        io,
-      );
+      const fresh = freshController(env.hub.kubeconfigPath, env.membersKubeconfigPath, [
+        '--probe-interval',
+        `${PROBE_MS}ms`,
+        '--probe-timeout',
+        '1s',
+        '--not-ready-taint-after',
+        '1s',
+        '--failover',
+        'true',
+        '--failover-eviction-timeout',
+        `${EVICTION_MS}ms`,
+      ]);
       const names = Array.from({ length: FAILOVER_TEMPLATES }, (_, i) => `fo-${String(i).padStart(3, '0')}`);
       await applyAll(
         hub,
@@ -688,8 +677,7 @@ async function main(): Promise<void> {
       await waitFor(() => onMember1(2), 300_000, 50);
       const ms = performance.now() - started;
       await env.startCluster('member2');
-      runStop.abort();
-      await running;
+      await fresh.stop();
       return ms;
     })();
 

@@ -450,7 +450,7 @@ export function renderClaimed(
 /** renderClaimed after scheduling: overrides per target cluster. */
 export function renderScheduled(
   t: Template,
-  policy: PolicyEntry,
+  policy: Pick<PolicyEntry, 'ref'>,
   schedule: Schedule,
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },

@@ -30,6 +30,50 @@ function stateWith(...objects: Obj[]): EngineState {
 const sorted = (keys: Iterable<string>) => [...keys].sort();
 const label = (v: string) => ({ overriders: { labelsOverrider: [{ operator: 'add', value: { who: v } }] } });
 
+describe('EngineState: rendering a placement decided elsewhere (renderPlaced)', () => {
+  it("renders only the named clusters it holds, with their override rules and the given replicas", () => {
+    // An agent holds its own Cluster only; the hub's binding named three clusters with divided replicas.
+    const s = stateWith(
+      deployment('web', 'default', { replicas: 6 }),
+      propagationPolicy('pp', 'default', [selectDeployment()]),
+      overridePolicy('op', 'default', [label('${cluster.name}')]),
+      cluster('m2'),
+    );
+    const placed = new Map([
+      ['m1', 1],
+      ['m2', 2],
+      ['m3', 3],
+    ]);
+    const got = s.renderPlaced(key('web'), { clusters: placed });
+    assert.deepEqual(
+      got?.placements.map((p) => [p.cluster, (p.object.spec as { replicas: number }).replicas, p.object.metadata]),
+      [['m2', 2, { name: 'web', namespace: 'default', labels: { who: 'm2' } }]],
+    );
+    assert.deepEqual(got?.policy, { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' });
+    assert.deepEqual(got?.errors, []);
+  });
+
+  it("keeps the template's replicas when none are given, and renders nothing for a cluster not named", () => {
+    const s = stateWith(deployment('web', 'default', { replicas: 4 }), cluster('m2'));
+    const got = s.renderPlaced(key('web'), {
+      clusters: new Map([['m2', undefined]]),
+      policy: { kind: 'PropagationPolicy', namespace: 'default', name: 'gone' },
+    });
+    assert.equal((got?.placements[0]?.object.spec as { replicas: number }).replicas, 4);
+    assert.deepEqual(got?.policy, { kind: 'PropagationPolicy', namespace: 'default', name: 'gone' });
+    assert.deepEqual(s.renderPlaced(key('web'), { clusters: new Map([['m9', 1]]) })?.placements, []);
+    assert.equal(s.renderPlaced(key('nope'), { clusters: new Map([['m2', 1]]) }), undefined);
+  });
+
+  it('reports an override that fails on the cluster as an error of that cluster', () => {
+    const bad = { overriders: { plaintext: [{ path: '/spec/nope/deeper', operator: 'replace', value: 1 }] } };
+    const s = stateWith(deployment('web'), overridePolicy('op', 'default', [bad]), cluster('m2'));
+    const got = s.renderPlaced(key('web'), { clusters: new Map([['m2', undefined]]) });
+    assert.deepEqual(got?.placements, []);
+    assert.equal(got?.errors[0]?.cluster, 'm2');
+  });
+});
+
 describe('EngineState: rendering one template', () => {
   it('gives what render() gives for that template, with the claiming policy', () => {
     const objects = [

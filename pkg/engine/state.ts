@@ -55,6 +55,7 @@ import {
   missingDependency,
   renderClaimed,
   renderRequired,
+  renderScheduled,
   scheduleClaimed,
   sortRequirements,
   workloadDependencies,
@@ -317,6 +318,44 @@ export class EngineState {
       result.requiredBy = requirements;
       renderRequired(t, requirements, own, ctx, result);
     }
+    return result;
+  }
+
+  /**
+   * The template rendered for clusters whose placement was decided elsewhere (the hub's ResourceBinding, as
+   * a pull agent reads it): each named cluster that is held gets the template with its override rules and
+   * the replicas given (undefined: the template's own). Placement is not run; a named cluster not held is
+   * skipped (an agent holds its own Cluster only). `policy` names the decision's policy in errors; absent,
+   * the claiming policy's, else the decision is reported as the hub's. Undefined when no such template is held.
+   */
+  renderPlaced(
+    keyOrRef: string | ObjectRef,
+    placed: { clusters: ReadonlyMap<string, number | undefined>; policy?: PolicyRef },
+    options: Pick<RenderOptions, 'explain'> = {},
+  ): TemplateResult | undefined {
+    const key = typeof keyOrRef === 'string' ? keyOrRef : this.keyOf(keyOrRef);
+    const t = key === undefined ? undefined : this.templates.get(key);
+    if (!t) return undefined;
+    const result: TemplateResult = { template: t.ref, placements: [], unmatched: [], errors: [], warnings: [] };
+    const claimed = this.claimOf(t)?.policy.ref;
+    const policy = placed.policy ?? claimed ?? { kind: 'ResourceBinding', name: t.ref.name };
+    if (placed.policy ?? claimed) result.policy = policy;
+    const targets = this.clusterList().filter((c) => placed.clusters.has(c.name));
+    if (targets.length === 0) return result;
+    const division = new Map<string, number>();
+    for (const [c, n] of placed.clusters) if (n !== undefined) division.set(c, n);
+    const ctx = {
+      clusters: targets,
+      rulesFor: (x: Template) => new OverrideCatalog(this.overrideBuckets.candidates(x)).rulesFor(x),
+      explain: options.explain === true,
+    };
+    renderScheduled(
+      t,
+      { ref: policy },
+      { targets, division: division.size > 0 ? division : undefined, evicted: [], skipped: [] },
+      ctx,
+      result,
+    );
     return result;
   }
 

@@ -119,15 +119,18 @@ void describe('customResourceDefinitions', () => {
     assert.equal(spec.conversion, undefined);
   });
 
-  void it('defines a namespaced work.flotilla.io ResourceBinding the controller writes in one apply, with CLUSTERS and READY columns', () => {
+  void it('defines a namespaced work.flotilla.io ResourceBinding with a status subresource, status.clusters keyed by name, CLUSTERS and READY columns', () => {
     const spec = crd('resourcebindings.work.flotilla.io').spec;
     assert.equal(spec.scope, 'Namespaced');
     assert.deepStrictEqual(
       spec.versions.map((v) => [v.name, v.served, v.storage]),
       [['v1alpha1', true, true]],
     );
-    // No status subresource: the controller is the only writer and sends spec and status together.
-    assert.equal(spec.versions[0]?.subresources, undefined);
+    // Pull agents write their own entries of status.clusters, and may write nothing but status.
+    assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
+    const status = spec.versions[0]?.schema?.openAPIV3Schema?.properties?.status?.properties?.clusters;
+    assert.equal(status?.['x-kubernetes-list-type'], 'map');
+    assert.deepStrictEqual(status?.['x-kubernetes-list-map-keys'], ['name']);
     assert.equal(spec.conversion, undefined);
     assert.deepStrictEqual(
       spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.jsonPath]),

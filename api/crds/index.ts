@@ -62,7 +62,8 @@ export interface JSONSchemaProps {
   additionalProperties?: JSONSchemaProps;
   required?: string[];
   'x-kubernetes-preserve-unknown-fields'?: true;
-  'x-kubernetes-list-type'?: 'atomic';
+  'x-kubernetes-list-type'?: 'atomic' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: 'atomic';
 }
 
@@ -547,7 +548,10 @@ function bindingCRD(): CustomResourceDefinition {
       conditions: CONDITIONS,
       clusters: {
         type: 'array',
-        'x-kubernetes-list-type': 'atomic',
+        description:
+          "One entry per cluster, keyed by name: the controller writes its members' entries and each pull agent its own cluster's (server-side apply, each under its own field manager).",
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
         items: {
           type: 'object',
           required: ['name', 'state'],
@@ -603,8 +607,9 @@ function bindingCRD(): CustomResourceDefinition {
           name: 'v1alpha1',
           served: true,
           storage: true,
-          // No status subresource: the controller is the only writer and sends spec and status in one apply.
+          // A status subresource: pull agents may write status (their own entries) and nothing else.
           schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
+          subresources: { status: {} },
           additionalPrinterColumns: [
             { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
             { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },

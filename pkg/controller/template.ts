@@ -507,6 +507,7 @@ export class TemplateReconciler {
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
     const path = this.bindingPath(t);
     this.written.delete(path);
+    this.written.delete(`${path}/status`);
     await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
     const meta = isObject(template.metadata) ? template.metadata : {};
     await this.patchFinalizers(
@@ -534,6 +535,7 @@ export class TemplateReconciler {
     const res = await this.o.hub.request({ method: 'GET', path });
     if (res.status === 404) {
       this.written.delete(path);
+      this.written.delete(`${path}/status`);
       return 'absent';
     }
     if (res.status >= 400) throw apiError(res);
@@ -627,12 +629,27 @@ export class TemplateReconciler {
       ...b,
     });
     const path = this.bindingPath(t);
-    const text = JSON.stringify(body);
-    if (this.written.get(path) === text) return;
-    this.written.delete(path);
-    const res = await serverSideApply(this.o.hub, path, body, { fieldManager: CONTROLLER_FIELD_MANAGER, force: true });
-    if (res.status >= 400) throw apiError(res);
-    this.written.set(path, text);
+    // Spec (with metadata) on the resource, status on its subresource: each written only when it changed.
+    const { status, ...main } = body;
+    const id = body.metadata as JsonObject;
+    const parts: Array<[string, JsonObject]> = [
+      [path, main],
+      [
+        `${path}/status`,
+        { apiVersion: body.apiVersion, kind: body.kind, metadata: { name: id.name, namespace: id.namespace }, status },
+      ],
+    ];
+    for (const [at, part] of parts) {
+      const text = JSON.stringify(part);
+      if (this.written.get(at) === text) continue;
+      this.written.delete(at);
+      const res = await serverSideApply(this.o.hub, at, part, {
+        fieldManager: CONTROLLER_FIELD_MANAGER,
+        force: true,
+      });
+      if (res.status >= 400) throw apiError(res);
+      this.written.set(at, text);
+    }
   }
 }
 

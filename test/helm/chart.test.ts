@@ -23,14 +23,16 @@ const NS = 'flotilla-system';
 const get = (o: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((cur, k) => (cur && typeof cur === 'object' ? (cur as Obj)[k] : undefined), o);
 
-/** `helm template` of the chart into flotilla-system with extra flags; fails the test when helm does. */
-function render(...flags: string[]): Obj[] {
-  const r = helmSync(['template', 'flotilla', CHART, '--namespace', NS, ...flags]);
+/** `helm template` of the chart into a namespace with extra flags; fails the test when helm does. */
+function renderIn(namespace: string, ...flags: string[]): Obj[] {
+  const r = helmSync(['template', 'flotilla', CHART, '--namespace', namespace, ...flags]);
   assert.equal(r.status, 0, r.stderr);
   return parseAllDocuments(r.stdout)
     .map((d) => d.toJS() as Obj)
     .filter((o) => o !== null);
 }
+/** `helm template` of the chart into flotilla-system with extra flags; fails the test when helm does. */
+const render = (...flags: string[]): Obj[] => renderIn(NS, ...flags);
 const named = (objects: Obj[], kind: string, name: string): Obj => {
   const found = objects.filter((o) => o.kind === kind && get(o, 'metadata.name') === name);
   assert.equal(found.length, 1, `${kind} ${name}`);
@@ -38,8 +40,18 @@ const named = (objects: Obj[], kind: string, name: string): Obj => {
 };
 const kinds = (objects: Obj[]): string[] =>
   objects.map((o) => `${String(o.kind)}/${String(get(o, 'metadata.name'))}`).sort();
-const args = (objects: Obj[], deployment: string): string[] =>
-  get((get(named(objects, 'Deployment', deployment), 'spec.template.spec.containers') as Obj[])[0], 'args') as string[];
+const container = (objects: Obj[], deployment: string): Obj =>
+  (get(named(objects, 'Deployment', deployment), 'spec.template.spec.containers') as Obj[])[0] as Obj;
+const args = (objects: Obj[], deployment: string): string[] => get(container(objects, deployment), 'args') as string[];
+/** The flags of agent mode with its two required values. */
+const AGENT = [
+  '--set',
+  'agent.enabled=true',
+  '--set',
+  'agent.clusterName=member2',
+  '--set',
+  'agent.hubKubeconfigSecret.name=flotilla-hub',
+];
 
 void describe('the chart', () => {
   void it("has package.json's version as its version and appVersion", () => {
@@ -49,7 +61,13 @@ void describe('the chart', () => {
     assert.equal(chart.appVersion, pkg.version);
   });
 
-  for (const flags of [[], ['--set', 'certificates.mode=cert-manager'], ['--set', 'controller.enabled=false']]) {
+  for (const flags of [
+    [],
+    ['--set', 'certificates.mode=cert-manager'],
+    ['--set', 'controller.enabled=false'],
+    ['--set', 'controller.pullAgents={member2}'],
+    AGENT,
+  ]) {
     void it(`passes helm lint and helm lint --strict ${flags.join(' ') || 'with default values'}`, () => {
       for (const strict of [[], ['--strict']]) {
         const r = helmSync(['lint', CHART, ...strict, ...flags]);
@@ -108,6 +126,27 @@ void describe('the chart', () => {
       name: 'a malformed cert-manager duration',
       flags: ['--set', 'certificates.certManager.duration=90d'],
       message: /at '\/certificates\/certManager\/duration'/,
+    },
+    {
+      name: 'an agent cluster name that is not a DNS subdomain',
+      flags: [...AGENT, '--set', 'agent.clusterName=Member_2'],
+      message: /at '\/agent\/clusterName': 'Member_2' does not match pattern/,
+    },
+    {
+      name: 'a pull agent name that is not a DNS subdomain',
+      flags: ['--set', 'controller.pullAgents={member/2}'],
+      message: /at '\/controller\/pullAgents\/0': 'member\/2' does not match pattern/,
+    },
+    {
+      name: 'a hub setting in agent mode',
+      flags: [...AGENT, '--set', 'karmadaAPI.enabled=true'],
+      message:
+        /karmadaAPI\.enabled is a hub setting and agent\.enabled renders the agent only: install the hub's parts as another release/,
+    },
+    {
+      name: 'pull agents in agent mode',
+      flags: [...AGENT, '--set', 'controller.pullAgents={member3}'],
+      message: /controller\.pullAgents is a hub setting and agent\.enabled renders the agent only/,
     },
     {
       name: 'a wildcard in the template resources the controller may read',
@@ -392,6 +431,278 @@ void describe('the chart', () => {
       ).length,
       0,
     );
+  });
+
+  void it('renders no agent objects, lease namespace or lease Roles with default values', () => {
+    const all = kinds(render());
+    assert.deepStrictEqual(
+      all.filter((k) => k.includes('flotilla-agent') || k.includes('lease') || k.startsWith('Namespace/')),
+      [],
+    );
+  });
+
+  void it('renders in agent mode only the agent: its flags, the hub kubeconfig Secret read-only, the pod conventions of the controller', () => {
+    const objects = renderIn(
+      'flotilla-agent',
+      ...AGENT,
+      '--set',
+      'agent.hubKubeconfigSecret.key=hub.yaml',
+      '--set',
+      'agent.hubNamespace=fleet-system',
+      '--set',
+      'agent.leaseNamespace=fleet-leases',
+      '--set',
+      'agent.concurrency=4',
+      '--set',
+      'agent.logLevel=debug',
+      '--set',
+      'agent.metricsPort=9090',
+      '--set',
+      'agent.clusterStatusInterval=1m',
+      '--set',
+      'agent.extraArgs[0]=--resync=5m',
+      '--set',
+      'imagePullSecrets[0].name=regcred',
+    );
+    // Any namespace: agent mode runs no webhook, so the flotilla-system rule does not apply.
+    assert.deepStrictEqual(kinds(objects), [
+      'ClusterRole/flotilla-agent',
+      'ClusterRoleBinding/flotilla-agent',
+      'Deployment/flotilla-agent',
+      'Service/flotilla-agent-metrics',
+      'ServiceAccount/flotilla-agent',
+    ]);
+    for (const o of objects.filter((o) => o.kind !== 'ClusterRole' && o.kind !== 'ClusterRoleBinding'))
+      assert.equal(get(o, 'metadata.namespace'), 'flotilla-agent');
+
+    const deployment = named(objects, 'Deployment', 'flotilla-agent');
+    assert.equal(get(deployment, 'spec.replicas'), 1);
+    assert.deepStrictEqual(get(deployment, 'spec.strategy'), { type: 'Recreate' });
+    assert.equal(get(deployment, 'spec.template.spec.serviceAccountName'), 'flotilla-agent');
+    assert.deepStrictEqual(get(deployment, 'spec.template.spec.imagePullSecrets'), [{ name: 'regcred' }]);
+    assert.deepStrictEqual(args(objects, 'flotilla-agent'), [
+      'agent',
+      '--cluster-name=member2',
+      '--hub-kubeconfig=/etc/flotilla/hub/hub.yaml',
+      '--namespace=fleet-system',
+      '--lease-namespace=fleet-leases',
+      '--concurrency=4',
+      '--log-level=debug',
+      '--metrics-port=9090',
+      '--cluster-status-interval=1m',
+      '--resync=5m',
+    ]);
+    const agent = container(objects, 'flotilla-agent');
+    assert.deepStrictEqual(agent.command, ['flotilla']);
+    assert.equal(agent.image, 'ghcr.io/flotilla/flotilla:0.1.0');
+    assert.deepStrictEqual(agent.volumeMounts, [
+      { name: 'hub-kubeconfig', mountPath: '/etc/flotilla/hub', readOnly: true },
+    ]);
+    assert.deepStrictEqual(get(deployment, 'spec.template.spec.volumes'), [
+      { name: 'hub-kubeconfig', secret: { secretName: 'flotilla-hub' } },
+    ]);
+    assert.deepStrictEqual(agent.ports, [{ name: 'http-metrics', containerPort: 9090 }]);
+    assert.deepStrictEqual(get(named(objects, 'Service', 'flotilla-agent-metrics'), 'spec.ports'), [
+      { name: 'http-metrics', port: 9090, targetPort: 'http-metrics' },
+    ]);
+
+    // Security context, probes and pod identity as the controller's.
+    const hub = render();
+    const controller = container(hub, 'flotilla-controller');
+    for (const field of ['securityContext', 'readinessProbe', 'livenessProbe', 'env'])
+      assert.deepStrictEqual(agent[field], controller[field], field);
+    assert.deepStrictEqual(
+      get(deployment, 'spec.template.spec.securityContext'),
+      get(named(hub, 'Deployment', 'flotilla-controller'), 'spec.template.spec.securityContext'),
+    );
+
+    // Everything in the member by default, as Karmada's agent; bound to the agent's ServiceAccount.
+    assert.deepStrictEqual(get(named(objects, 'ClusterRole', 'flotilla-agent'), 'rules'), [
+      { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
+    ]);
+    assert.deepStrictEqual(get(named(objects, 'ClusterRoleBinding', 'flotilla-agent'), 'subjects'), [
+      { kind: 'ServiceAccount', name: 'flotilla-agent', namespace: 'flotilla-agent' },
+    ]);
+  });
+
+  void it('narrows the agent ClusterRole to agent.rbac.rules and leaves out the hub parts whatever their values say', () => {
+    const rules = [
+      { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
+      { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
+    ];
+    const objects = render(
+      ...AGENT,
+      '--set-json',
+      `agent.rbac.rules=${JSON.stringify(rules)}`,
+      '--set',
+      'certificates.mode=cert-manager',
+      '--set',
+      'controller.membersKubeconfig.secretName=members',
+    );
+    assert.deepStrictEqual(get(named(objects, 'ClusterRole', 'flotilla-agent'), 'rules'), rules);
+    assert.deepStrictEqual(
+      objects.map((o) => get(o, 'metadata.name')).filter((n) => !String(n).startsWith('flotilla-agent')),
+      [],
+    );
+  });
+
+  void it('refuses agent mode without a cluster name or a hub kubeconfig Secret, saying which value', () => {
+    const template = (...flags: string[]) => helmSync(['template', 'flotilla', CHART, '--namespace', NS, ...flags]);
+    const noName = template('--set', 'agent.enabled=true', '--set', 'agent.hubKubeconfigSecret.name=flotilla-hub');
+    assert.equal(noName.status, 1);
+    assert.match(noName.stderr, /agent\.clusterName is required when agent\.enabled is true/);
+    const noSecret = template('--set', 'agent.enabled=true', '--set', 'agent.clusterName=member2');
+    assert.equal(noSecret.status, 1);
+    assert.match(noSecret.stderr, /agent\.hubKubeconfigSecret\.name is required when agent\.enabled is true/);
+  });
+
+  void it('gives each pull agent a ServiceAccount, read rights, its own Cluster and Lease only, and the controller read on Leases', () => {
+    const objects = render('--set', 'controller.pullAgents={member2,member3}');
+    const before = kinds(render());
+    const added = kinds(objects).filter((k) => !before.includes(k));
+    assert.deepStrictEqual(added, [
+      'ClusterRole/flotilla-agent-member2',
+      'ClusterRole/flotilla-agent-member3',
+      'ClusterRoleBinding/flotilla-agent-member2',
+      'ClusterRoleBinding/flotilla-agent-member3',
+      'Namespace/flotilla-cluster-lease',
+      'Role/flotilla-agent-member2',
+      'Role/flotilla-agent-member3',
+      'Role/flotilla-controller-cluster-leases',
+      'RoleBinding/flotilla-agent-member2',
+      'RoleBinding/flotilla-agent-member3',
+      'RoleBinding/flotilla-controller-cluster-leases',
+      'ServiceAccount/flotilla-agent-member2',
+      'ServiceAccount/flotilla-agent-member3',
+    ]);
+    const account = named(objects, 'ServiceAccount', 'flotilla-agent-member2');
+    assert.equal(get(account, 'metadata.namespace'), NS);
+    assert.equal(account.automountServiceAccountToken, false);
+    const subject = [{ kind: 'ServiceAccount', name: 'flotilla-agent-member2', namespace: NS }];
+
+    const rules = get(named(objects, 'ClusterRole', 'flotilla-agent-member2'), 'rules') as Obj[];
+    const rule = (resource: string, group?: string) => {
+      const found = rules.filter(
+        (r) =>
+          (r.resources as string[]).includes(resource) &&
+          (group === undefined || (r.apiGroups as string[]).includes(group)),
+      );
+      assert.equal(found.length, 1, resource);
+      return found[0] as Obj;
+    };
+    for (const policy of [
+      'propagationpolicies',
+      'clusterpropagationpolicies',
+      'overridepolicies',
+      'clusteroverridepolicies',
+    ])
+      assert.deepStrictEqual(rule(policy), {
+        apiGroups: ['policy.flotilla.io', 'policy.karmada.io'],
+        resources: ['propagationpolicies', 'clusterpropagationpolicies', 'overridepolicies', 'clusteroverridepolicies'],
+        verbs: ['get', 'list', 'watch'],
+      });
+    assert.deepStrictEqual(rule('resourcebindings').verbs, ['get', 'list', 'watch']);
+    assert.deepStrictEqual(rule('resourcebindings/status').verbs, ['get', 'patch']);
+    assert.deepStrictEqual(rule('clusters'), {
+      apiGroups: ['cluster.flotilla.io', 'cluster.karmada.io'],
+      resources: ['clusters'],
+      resourceNames: ['member2'],
+      verbs: ['get', 'list', 'watch'],
+    });
+    assert.deepStrictEqual(rule('clusters/status'), {
+      apiGroups: ['cluster.flotilla.io', 'cluster.karmada.io'],
+      resources: ['clusters/status'],
+      resourceNames: ['member2'],
+      verbs: ['get', 'patch', 'update'],
+    });
+    assert.deepStrictEqual(rule('selfsubjectaccessreviews').verbs, ['create']);
+    assert.deepStrictEqual(rule('deployments', 'apps'), {
+      apiGroups: ['apps'],
+      resources: ['deployments', 'statefulsets', 'daemonsets'],
+      verbs: ['get', 'list', 'watch'],
+    });
+    // Only Clusters and their status are named; nothing is written but status; no Secrets, no status of templates.
+    assert.deepStrictEqual(
+      rules.filter((r) => r.resourceNames).map((r) => r.resources),
+      [['clusters'], ['clusters/status']],
+    );
+    for (const r of rules) {
+      if ((r.resources as string[]).some((x) => x.endsWith('/status'))) continue;
+      assert.ok(
+        (r.verbs as string[]).every((v) => ['get', 'list', 'watch'].includes(v)) ||
+          (r.resources as string[])[0] === 'selfsubjectaccessreviews',
+        JSON.stringify(r),
+      );
+      assert.ok(!(r.resources as string[]).includes('secrets'), JSON.stringify(r));
+    }
+    assert.deepStrictEqual(
+      (get(named(objects, 'ClusterRole', 'flotilla-agent-member3'), 'rules') as Obj[])
+        .filter((r) => r.resourceNames)
+        .map((r) => r.resourceNames),
+      [['member3'], ['member3']],
+    );
+    assert.deepStrictEqual(get(named(objects, 'ClusterRoleBinding', 'flotilla-agent-member2'), 'subjects'), subject);
+
+    const lease = named(objects, 'Role', 'flotilla-agent-member2');
+    assert.equal(get(lease, 'metadata.namespace'), 'flotilla-cluster-lease');
+    assert.deepStrictEqual(lease.rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['member2'],
+        verbs: ['get', 'update', 'patch'],
+      },
+    ]);
+    const binding = named(objects, 'RoleBinding', 'flotilla-agent-member2');
+    assert.equal(get(binding, 'metadata.namespace'), 'flotilla-cluster-lease');
+    assert.deepStrictEqual(binding.subjects, subject);
+
+    const controllerLeases = named(objects, 'Role', 'flotilla-controller-cluster-leases');
+    assert.equal(get(controllerLeases, 'metadata.namespace'), 'flotilla-cluster-lease');
+    assert.deepStrictEqual(controllerLeases.rules, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    assert.deepStrictEqual(get(named(objects, 'RoleBinding', 'flotilla-controller-cluster-leases'), 'subjects'), [
+      { kind: 'ServiceAccount', name: 'flotilla-controller', namespace: NS },
+    ]);
+    assert.ok(!args(objects, 'flotilla-controller').some((a) => a.startsWith('--lease-namespace')));
+  });
+
+  void it("puts pull agents' Leases in controller.leaseNamespace, creating no Namespace when it is the install one, and keeps their RBAC without the controller", () => {
+    const same = render('--set', 'controller.pullAgents={member2}', '--set', `controller.leaseNamespace=${NS}`);
+    assert.equal(same.filter((o) => o.kind === 'Namespace').length, 0);
+    assert.equal(get(named(same, 'Role', 'flotilla-agent-member2'), 'metadata.namespace'), NS);
+    assert.equal(get(named(same, 'Role', 'flotilla-controller-cluster-leases'), 'metadata.namespace'), NS);
+
+    const outside = render('--set', 'controller.pullAgents={member2}', '--set', 'controller.enabled=false');
+    assert.deepStrictEqual(
+      kinds(outside).filter((k) => k.includes('agent') || k.includes('lease')),
+      [
+        'ClusterRole/flotilla-agent-member2',
+        'ClusterRoleBinding/flotilla-agent-member2',
+        'Namespace/flotilla-cluster-lease',
+        'Role/flotilla-agent-member2',
+        'RoleBinding/flotilla-agent-member2',
+        'ServiceAccount/flotilla-agent-member2',
+      ],
+    );
+
+    const wildcard = helmSync([
+      'template',
+      'flotilla',
+      CHART,
+      '--namespace',
+      NS,
+      '--set',
+      'controller.enabled=false',
+      '--set',
+      'controller.pullAgents={member2}',
+      '--set-json',
+      'controller.rbac.templateResources=[{"apiGroups":["*"],"resources":["pods"]}]',
+    ]);
+    assert.equal(wildcard.status, 1);
+    assert.match(wildcard.stderr, /controller\.rbac\.templateResources\[0\]: .*: no wildcards/);
   });
 
   void it('pins the image by digest, sets the pull policy and pull secrets on every pod, and drops the PDB when told', () => {

@@ -2,9 +2,10 @@
 The install namespace. The CRDs' conversion webhook (crds/, not templated) names Service flotilla-webhook
 in flotilla-system, so the chart can only work there. Checked when installing or upgrading (and by
 `helm template`, which renders as an install); `helm lint` renders without either and is not stopped.
+Agent mode (agent.enabled) is not checked: it runs no webhook, and nothing of it names flotilla-system.
 */}}
 {{- define "flotilla.namespace" -}}
-{{- if and (or .Release.IsInstall .Release.IsUpgrade) (ne .Release.Namespace "flotilla-system") -}}
+{{- if and (or .Release.IsInstall .Release.IsUpgrade) (ne .Release.Namespace "flotilla-system") (not .Values.agent.enabled) -}}
 {{- fail (printf "flotilla must be installed in namespace flotilla-system, not %q: the CRDs' conversion webhook calls Service flotilla-webhook in flotilla-system. Use --namespace flotilla-system (with --create-namespace if it does not exist)." .Release.Namespace) -}}
 {{- end -}}
 {{- .Release.Namespace -}}

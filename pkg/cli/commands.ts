@@ -304,6 +304,12 @@ export const CONTROLLER_FLAGS = {
     help: 'hold a Lease so that only one replica works; the others wait as standbys',
   },
   'lease-name': { type: 'string', default: 'flotilla-controller', value: 'NAME', help: 'the Lease, in --namespace' },
+  'lease-namespace': {
+    type: 'string',
+    default: 'flotilla-cluster-lease',
+    value: 'NS',
+    help: "where pull agents renew their Leases (one per Cluster in Pull mode, named after it): a pull cluster's Ready condition",
+  },
   'log-level': {
     type: 'string',
     default: 'info',
@@ -395,6 +401,73 @@ Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM, finishing the work 
   flags: CONTROLLER_FLAGS,
   footer: 'Exit status: 0 stopped by a signal; 1 could not start, or lost leadership; 2 usage.',
   load: () => import('./controller.js'),
+});
+
+export const AGENT_FLAGS = {
+  'cluster-name': {
+    type: 'string',
+    required: true,
+    value: 'NAME',
+    help: 'the Cluster on the hub this agent delivers to (its spec.syncMode must be Pull)',
+  },
+  'hub-kubeconfig': {
+    type: 'string',
+    required: true,
+    value: 'FILE',
+    complete: 'file',
+    help: "the hub's kubeconfig (its current-context): read templates, policies, bindings and this Cluster; write this cluster's entries, status and Lease",
+  },
+  kubeconfig: {
+    ...KUBECONFIG_FLAG,
+    help: "this cluster's kubeconfig, where the copies are applied; without it every file in $KUBECONFIG, else ~/.kube/config, else the pod's service account",
+  },
+  context: CONTEXT_FLAG,
+  namespace: {
+    type: 'string',
+    value: 'NS',
+    help: "the hub controller's namespace, where bindings of cluster-scoped templates are (default $POD_NAMESPACE, else flotilla-system)",
+  },
+  'lease-namespace': {
+    type: 'string',
+    default: 'flotilla-cluster-lease',
+    value: 'NS',
+    help: "the hub namespace of the agents' Leases; this agent's is named after its cluster",
+  },
+  'lease-duration': {
+    type: 'duration',
+    default: '40s',
+    value: 'DURATION',
+    help: 'the Lease says the agent is alive this long after each renewal; the hub marks the Cluster not ready after it',
+  },
+  'renew-interval': { type: 'duration', default: '10s', value: 'DURATION', help: 'renew the Lease this often' },
+  concurrency: { type: 'string', default: '8', value: 'N', help: 'templates reconciled at once (1-1000)' },
+  'log-level': CONTROLLER_FLAGS['log-level'],
+  'metrics-port': CONTROLLER_FLAGS['metrics-port'],
+  resync: CONTROLLER_FLAGS.resync,
+  'cluster-status-interval': {
+    type: 'duration',
+    default: '30s',
+    value: 'DURATION',
+    help: "read this cluster's Nodes, Pods, version and APIs into its Cluster's status on the hub this often",
+  },
+} as const satisfies Flags;
+export type AgentFlags = FlagValues<typeof AGENT_FLAGS>;
+
+const agent = defineCommand({
+  name: 'agent',
+  summary: 'Deliver to the cluster it runs in from a hub, for a Cluster in Pull mode',
+  description: `Runs inside a member cluster whose Cluster on the hub says spec.syncMode: Pull, so the hub needs no
+credential of it and need not reach it. Reads templates, policies, ResourceBindings and its own Cluster from
+the hub; the hub's controller places every template and writes the decision in its ResourceBinding; the
+agent renders this cluster's copy (overrides included) and server-side applies it here, as the controller
+does for Push members: drift is put back, conflicts are reported, copies no longer placed here are
+removed. It writes this cluster's entry of each binding's status, its Cluster's status (version, resource
+summary, APIs) and renews the Lease --lease-namespace/<cluster-name> on the hub, from which the controller
+sets the Cluster's Ready condition. One agent per cluster: a second one waits for the Lease.
+Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
+  flags: AGENT_FLAGS,
+  footer: 'Exit status: 0 stopped by a signal; 1 could not start, or lost the Lease; 2 usage.',
+  load: () => import('./agent.js'),
 });
 
 export const CERTS_CREATE_FLAGS = {
@@ -507,7 +580,7 @@ export const ROOT: CommandSpec = defineCommand({
   name: 'flotilla',
   summary: 'flotilla: propagate Kubernetes resource templates to member clusters, with per-cluster overrides.',
   flags: ROOT_FLAGS,
-  subcommands: [render, validate, admit, diff, apply, controller, webhook, certs, version, completion],
+  subcommands: [render, validate, admit, diff, apply, controller, agent, webhook, certs, version, completion],
   footer: `Run 'flotilla help COMMAND' or 'flotilla COMMAND --help' for a command's options.
 Exit status: 0 ok; 1 invalid input or failed work; 2 usage.`,
 });

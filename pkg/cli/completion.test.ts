@@ -130,6 +130,7 @@ describe('flotilla completion', () => {
           'diff',
           'apply',
           'controller',
+          'agent',
           'webhook',
           'certs',
           'version',

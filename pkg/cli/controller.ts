@@ -111,6 +111,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     gracefulEvictionTimeoutMs: values['graceful-eviction-timeout'],
     evictionPurgeMode: purgeMode(values['eviction-purge-mode']),
     karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',
+    leaseNamespace: values['lease-namespace'],
     onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
     onMemberResult: (member, result) => memberResults.inc({ member: memberLabel(member), result }),
     onMemberReady: (member, isReady) => memberReady.set({ member: memberLabel(member) }, isReady ? 1 : 0),

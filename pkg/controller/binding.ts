@@ -95,6 +95,11 @@ export interface BindingInput {
   preserveResourcesOnDeletion?: boolean;
   /** Targeted clusters and, after them, clusters the object is still being removed from. */
   clusters: ClusterStatus[];
+  /**
+   * Pull clusters' entries, as their agents wrote them (or Pending before they do): counted in READY and
+   * the conditions, but not written — each agent owns its own entry of status.clusters.
+   */
+  agentClusters?: ClusterStatus[];
   /** The workloads that take this template with them (propagateDeps), each with its clusters. */
   requiredBy?: RequiredBy[];
   /** Clusters the template was evicted from, while their copies are being dealt with. */
@@ -180,13 +185,40 @@ export function memberHealth(object: JsonObject | undefined): MemberHealth {
   }
 }
 
-/** The ResourceBinding for a template: metadata, spec and status in one object (no status subresource). */
+/** An entry of a binding's status.clusters as written (by an agent), read back; undefined when unreadable. */
+export function clusterStatusOf(o: unknown): ClusterStatus | undefined {
+  if (!isObject(o) || typeof o.name !== 'string' || typeof o.state !== 'string') return undefined;
+  const h = isObject(o.health) ? o.health : undefined;
+  const state =
+    h && (h.state === 'Healthy' || h.state === 'Progressing' || h.state === 'Unknown') ? h.state : undefined;
+  return {
+    name: o.name,
+    state: o.state as ClusterState,
+    ...(typeof o.message === 'string' ? { message: o.message } : {}),
+    ...(num(o.replicas) === undefined ? {} : { replicas: num(o.replicas)! }),
+    ...(num(o.observedGeneration) === undefined ? {} : { observedGeneration: num(o.observedGeneration)! }),
+    ...(h && state
+      ? {
+          health: {
+            state,
+            ...(num(h.replicas) === undefined ? {} : { replicas: num(h.replicas)! }),
+            ...(num(h.readyReplicas) === undefined ? {} : { readyReplicas: num(h.readyReplicas)! }),
+            ...(num(h.availableReplicas) === undefined ? {} : { availableReplicas: num(h.availableReplicas)! }),
+            ...(typeof h.message === 'string' ? { message: h.message } : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+/** The ResourceBinding for a template: metadata, spec and status (the caller writes status on its subresource). */
 export function bindingObject(b: BindingInput): JsonObject {
   const t = b.template;
-  const targeted = b.clusters.filter((c) => c.state !== 'Removing');
+  const every = [...b.clusters, ...(b.agentClusters ?? [])];
+  const targeted = every.filter((c) => c.state !== 'Removing');
   const ready = targeted.filter((c) => c.state === 'Applied' && c.health?.state === 'Healthy').length;
   const applied = targeted.filter((c) => c.state === 'Applied').length;
-  const problems = b.clusters.filter((c) => c.state !== 'Applied');
+  const problems = every.filter((c) => c.state !== 'Applied');
   const generation = t.generation;
   const conditions: JsonObject[] = [];
   const required = b.requiredBy ?? [];

@@ -39,8 +39,14 @@ export class EventRecorder {
   private droppedCount = 0;
   private readonly now: () => number;
 
-  constructor(client: KubeClient, o: { component: string; instance: string; now?: () => number }) {
+  private readonly disabled: boolean;
+
+  constructor(
+    client: KubeClient,
+    o: { component: string; instance: string; now?: () => number; /** Record nothing. */ disabled?: boolean },
+  ) {
     this.client = client;
+    this.disabled = o.disabled === true;
     this.component = o.component;
     this.instance = o.instance;
     this.now = o.now ?? Date.now;
@@ -57,6 +63,7 @@ export class EventRecorder {
   }
 
   record(on: InvolvedObject, type: EventType, reason: EventReason, message: string): void {
+    if (this.disabled) return;
     const text = message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message;
     const id = JSON.stringify([on.uid, reason, text]);
     const now = this.now();

@@ -4,7 +4,7 @@
 // conditional on the Lease's resourceVersion, so of two candidates only one wins (409 for the other).
 // release() hands the Lease over at once (holder cleared), as ReleaseOnCancel does.
 
-import type { KubeClient } from '../kube/client.js';
+import { apiError, type KubeClient } from '../kube/client.js';
 import { sleep } from '../runtime/clock.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 
@@ -106,7 +106,10 @@ export class LeaderElector {
         path: this.path.slice(0, this.path.lastIndexOf('/')),
         body,
       });
-      return created.status === 201;
+      if (created.status === 201) return true;
+      // Another candidate created it first: it leads. Anything else (no such namespace, forbidden) is said.
+      if (created.status === 409) return false;
+      throw apiError(created);
     }
     if (res.status !== 200 || !res.body)
       throw new Error(`reading Lease ${this.o.namespace}/${this.o.name}: HTTP ${res.status}`);
@@ -128,6 +131,8 @@ export class LeaderElector {
     };
     // resourceVersion in the body: a concurrent writer makes this a 409, and the other candidate wins.
     const put = await this.o.client.request({ method: 'PUT', path: this.path, body: { ...lease, spec: next } });
-    return put.status === 200;
+    if (put.status === 200) return true;
+    if (put.status === 409) return false;
+    throw apiError(put);
   }
 }

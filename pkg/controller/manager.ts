@@ -24,7 +24,7 @@ import { POLICY_KINDS } from '../../api/crds/index.js';
 import { DEPENDENCY_KINDS } from '../engine/dependencies.js';
 import { refOf } from '../engine/inputs.js';
 import { EngineState } from '../engine/state.js';
-import { apiError, KubeClient } from '../kube/client.js';
+import { apiError, KubeClient, METADATA_ACCEPT } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource, objectKey, type InformerHandlers } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
@@ -44,6 +44,17 @@ import {
   PolicyStatusReconciler,
 } from './status.js';
 import { TemplateReconciler, templateKey } from './template.js';
+import { AgentReconciler, agentFieldManager } from './agent.js';
+import {
+  BINDING_API_VERSION,
+  BINDING_KIND,
+  BINDING_PLURAL,
+  bindingName,
+  bindingNamespace,
+  clusterStatusOf,
+  type ClusterStatus,
+} from './binding.js';
+import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
 
 export type { MemberAccess } from './members.js';
 
@@ -97,7 +108,16 @@ export interface ControllerOptions {
    * serves those groups, 'off' never (a hub where Karmada itself acts on them).
    */
   karmadaGroups?: 'auto' | 'off';
+  /**
+   * Run as the pull agent of this cluster (`flotilla agent`): `members` holds that one cluster (the one the
+   * process runs in); the hub is read, and only this cluster's entries, status and Lease are written.
+   */
+  agent?: { cluster: string };
+  /** Where pull agents renew their Leases on the hub, one per cluster, named after it. Default flotilla-cluster-lease. */
+  leaseNamespace?: string;
 }
+
+export const DEFAULT_LEASE_NAMESPACE = 'flotilla-cluster-lease';
 
 const KARMADA_POLICY_API_VERSION = 'policy.karmada.io/v1alpha1';
 const KARMADA_CLUSTER_API_VERSION = 'cluster.karmada.io/v1alpha1';
@@ -116,7 +136,7 @@ export class Controller {
   private readonly hubWatcher: Watcher;
   private readonly hubDiscovery: Discovery;
   private readonly registry: MemberRegistry;
-  private readonly templates: TemplateReconciler;
+  private readonly templates: TemplateReconciler | AgentReconciler;
   private readonly clusterStatus: ClusterStatusReconciler;
   private readonly facts: ClusterFactsCollector;
   private readonly clusterTaints: ClusterTaintReconciler;
@@ -133,6 +153,11 @@ export class Controller {
   private readonly templateKinds = new Map<string, TemplateKind>();
   /** Dependency kinds (propagateDeps) the hub does not let this controller read, already logged. */
   private readonly unreadableDependencyKinds = new Set<string>();
+  /** ResourceBindings on the hub: an agent's placement; for the controller, pull agents' entries (started with the first pull cluster). */
+  private bindingInformer: Informer | undefined;
+  /** Pull agents' Leases (the controller). */
+  private leaseInformer: Informer | undefined;
+  private readonly leaseTimers = new Map<string, NodeJS.Timeout>();
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
@@ -146,6 +171,8 @@ export class Controller {
     this.events = new EventRecorder(this.hub, {
       component: 'flotilla-controller',
       instance: options.instance ?? hostname(),
+      // An agent may read the hub, not write Events there: its log says what an Event would.
+      ...(options.agent ? { disabled: true } : {}),
     });
     const cluster = (name: string) => this.clusterInformer?.get(name) ?? this.karmadaClusterInformer?.get(name);
     this.registry = new MemberRegistry(
@@ -170,6 +197,7 @@ export class Controller {
           // Taints first: the templates queued below must see the member's health as it is now.
           this.evaluateHealth(name);
           this.clusterStatus.queue.add(name);
+          if (this.registry.isPull(name)) this.startBindingInformer();
           // Catch up what was skipped (and say Unreachable in the bindings when it went away).
           this.templates.all();
         },
@@ -197,7 +225,9 @@ export class Controller {
     });
     this.clusterStatus = new ClusterStatusReconciler(this.hub, {
       cluster,
-      condition: (name) => this.registry.condition(name),
+      // An agent writes what it reads of its cluster; the controller writes Ready, from the agent's Lease.
+      condition: (name) => (options.agent ? undefined : this.registry.condition(name)),
+      ...(options.agent ? { fieldManager: agentFieldManager(options.agent.cluster) } : {}),
       facts: (name) => this.facts.get(name),
       logger,
     });
@@ -207,7 +237,29 @@ export class Controller {
       intervalMs: options.policyStatusIntervalMs ?? 1_000,
       logger,
     });
-    this.templates = new TemplateReconciler({
+    const agent = options.agent;
+    this.templates = agent
+      ? new AgentReconciler({
+          hub: this.hub,
+          state: this.state,
+          member: () => this.registry.get(agent.cluster),
+          cluster: agent.cluster,
+          clusterObject: () => cluster(agent.cluster),
+          binding: (namespace, name) => this.bindingInformer?.get(`${namespace}/${name}`),
+          policy: (ref) => this.policyObject(ref),
+          namespace: options.namespace,
+          concurrency: options.concurrency,
+          events: this.events,
+          logger,
+          onReconcile: options.onReconcile,
+          onMemberResult: options.onMemberResult,
+        })
+      : this.templateReconciler(options, logger);
+  }
+
+  private templateReconciler(options: ControllerOptions, logger: Logger): TemplateReconciler {
+    return new TemplateReconciler({
+      agentEntries: (t) => this.agentEntries(t),
       hub: this.hub,
       hubDiscovery: this.hubDiscovery,
       state: this.state,
@@ -240,16 +292,17 @@ export class Controller {
   /** Runs until `signal` aborts; in-flight reconciles finish first. */
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
+    const agent = this.o.agent;
     const running = Promise.all([
       this.facts.run(signal),
       this.templates.run(signal),
       this.clusterStatus.queue.start(signal),
-      this.clusterTaints.queue.start(signal),
-      this.policyStatus.queue.start(signal),
+      ...(agent ? [] : [this.clusterTaints.queue.start(signal), this.policyStatus.queue.start(signal)]),
     ]);
     this.registry.start(signal);
 
-    // Clusters first (placement needs them), then policies, then the template kinds they name.
+    // Clusters first (placement needs them), then policies, then the template kinds they name. An agent
+    // reads its own Cluster only, and every binding (where the hub placed each template).
     this.clusterInformer = this.hubInformer(
       'clusters',
       `/apis/${CLUSTER_API_VERSION}/clusters`,
@@ -260,10 +313,26 @@ export class Controller {
         onUpdate: (o) => this.onCluster(o),
         onDelete: (o) => this.onClusterDeleted(o),
       },
+      agent ? `metadata.name=${agent.cluster}` : undefined,
     );
-    for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }, []));
+    if (agent) this.startBindingInformer();
+    else {
+      for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }, []));
+      this.leaseInformer = this.hubInformer(
+        'leases',
+        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE)}/leases`,
+        'coordination.k8s.io/v1',
+        'Lease',
+        {
+          onAdd: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
+          onUpdate: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
+          onDelete: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
+        },
+      );
+    }
     signal.addEventListener('abort', () => {
       for (const t of this.healthTimers.values()) clearTimeout(t);
+      for (const t of this.leaseTimers.values()) clearTimeout(t);
     });
     for (const p of POLICY_KINDS) {
       const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
@@ -278,6 +347,7 @@ export class Controller {
     await Promise.all(
       [
         this.clusterInformer,
+        ...(agent && this.bindingInformer ? [this.bindingInformer] : []),
         ...this.policyInformers.values(),
         ...this.karmadaPolicyInformers.values(),
         ...(this.karmadaClusterInformer ? [this.karmadaClusterInformer] : []),
@@ -288,7 +358,11 @@ export class Controller {
     this.syncedFlag = !signal.aborted;
     this.o.logger.info('caches synced', { templates: this.templates.templates.size, members: this.registry.names() });
 
-    const resync = setInterval(() => this.templates.all(), this.o.resyncMs ?? 600_000);
+    if (agent) void this.sweepOrphans(signal, 30_000);
+    const resync = setInterval(() => {
+      this.templates.all();
+      if (agent) void this.sweepOrphans(signal, 0);
+    }, this.o.resyncMs ?? 600_000);
     resync.unref();
     signal.addEventListener('abort', () => clearInterval(resync), { once: true });
     await running;
@@ -333,6 +407,7 @@ export class Controller {
           onUpdate: (o) => this.onKarmadaCluster(o),
           onDelete: (o) => this.onKarmadaClusterDeleted(o),
         },
+        this.o.agent ? `metadata.name=${this.o.agent.cluster}` : undefined,
       );
     }
     if (this.karmadaPolicyInformers.size > 0 || this.karmadaClusterInformer)
@@ -382,6 +457,7 @@ export class Controller {
     apiVersion: string,
     kind: string,
     handlers: InformerHandlers,
+    fieldSelector?: string,
   ): Informer {
     const informer = new Informer({
       name: `hub ${name}`,
@@ -390,6 +466,7 @@ export class Controller {
       apiVersion,
       kind,
       handlers,
+      ...(fieldSelector ? { fieldSelector } : {}),
       onError: (err, attempt, retryInMs) =>
         this.o.logger.warn('hub watch failed; retrying', {
           resource: name,
@@ -417,11 +494,103 @@ export class Controller {
 
   private onCluster(o: JsonObject): void {
     const name = ownString(o.metadata, 'name') ?? '';
+    if (this.o.agent) {
+      // The agent's own Cluster: its labels and fields for the override rules; its syncMode says whether
+      // the agent delivers at all (a switch either way looks at every template again).
+      if (name !== this.o.agent.cluster) return;
+      const before = this.clusterInformer?.get(name) ?? this.karmadaClusterInformer?.get(name);
+      this.upsert(clusterObject(o, []));
+      this.clusterStatus.queue.add(name);
+      if (syncModeOf(o) !== syncModeOf(before) || !before) this.templates.all();
+      return;
+    }
     this.upsert(clusterObject(o, this.health.get(name) ?? []));
     if (!name) return;
     this.registry.onCluster(o);
     this.clusterStatus.queue.add(name);
     this.clusterTaints.queue.add(name);
+    if (this.registry.isPull(name)) this.onLease(name);
+  }
+
+  /**
+   * A pull agent's Lease changed (or its Cluster did): the cluster is ready while the Lease is held and
+   * renewed within its leaseDurationSeconds; looked at again when it would expire.
+   */
+  private onLease(name: string): void {
+    if (!name || !this.registry.isPull(name)) return;
+    clearTimeout(this.leaseTimers.get(name));
+    this.leaseTimers.delete(name);
+    const ns = this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE;
+    const lease = this.leaseInformer?.get(`${ns}/${name}`);
+    const spec = lease && isObject(lease.spec) ? lease.spec : {};
+    const holder = ownString(spec, 'holderIdentity');
+    const renewed = Date.parse(ownString(spec, 'renewTime') ?? '');
+    const duration = typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds * 1000 : 0;
+    const expires = renewed + duration;
+    const now = Date.now();
+    if (!lease || !holder) {
+      if (this.leaseInformer?.synced)
+        this.registry.setAgentLease(name, false, `no agent holds Lease ${ns}/${name} on the hub`);
+      return;
+    }
+    if (!Number.isFinite(expires) || expires <= now) {
+      this.registry.setAgentLease(
+        name,
+        false,
+        `its agent ${holder} has not renewed Lease ${ns}/${name} since ${ownString(spec, 'renewTime') ?? 'ever'}`,
+      );
+      return;
+    }
+    this.registry.setAgentLease(name, true, `its agent ${holder} renews Lease ${ns}/${name}`);
+    const t = setTimeout(() => this.onLease(name), expires - now + 50);
+    t.unref();
+    this.leaseTimers.set(name, t);
+  }
+
+  /** Starts watching ResourceBindings on the hub (once). */
+  private startBindingInformer(): void {
+    if (this.bindingInformer || this.signal.aborted) return;
+    this.bindingInformer = this.hubInformer(
+      'resourcebindings',
+      `/apis/${BINDING_API_VERSION}/${BINDING_PLURAL}`,
+      BINDING_API_VERSION,
+      BINDING_KIND,
+      {
+        onAdd: (o) => this.onBinding(o),
+        onUpdate: (o, old) => this.onBinding(o, old),
+        onDelete: (o) => this.onBinding(o),
+      },
+    );
+  }
+
+  /** A binding changed: an agent looks at its template again; the controller, when a pull agent's entry changed. */
+  private onBinding(o: JsonObject, old?: JsonObject): void {
+    const t = this.templates;
+    if (t instanceof AgentReconciler) {
+      t.onBinding(o, old);
+      return;
+    }
+    const pull = this.registry.pullNames();
+    const entries = (b: JsonObject | undefined) =>
+      JSON.stringify(pull.map((c) => (b ? bindingEntries(b).get(c) : undefined)));
+    if (old && entries(o) === entries(old)) return;
+    const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : {};
+    const apiVersion = ownString(r, 'apiVersion');
+    const kind = ownString(r, 'kind');
+    const name = ownString(r, 'name');
+    const namespace = ownString(r, 'namespace');
+    if (apiVersion && kind && name)
+      t.bindingChanged(templateKey({ apiVersion, kind, name, ...(namespace ? { namespace } : {}) }));
+  }
+
+  /** The entries pull agents wrote in template `t`'s binding, by cluster. */
+  private agentEntries(t: TemplateIdentity): ReadonlyMap<string, ClusterStatus> {
+    const b = this.bindingInformer?.get(`${bindingNamespace(t, this.o.namespace)}/${bindingName(t.name, t.kind)}`);
+    const r = b && isObject(b.spec) && isObject(b.spec.resource) ? b.spec.resource : undefined;
+    if (!b || ownString(r, 'uid') !== t.uid) return new Map();
+    const out = new Map<string, ClusterStatus>();
+    for (const [c, e] of bindingEntries(b)) if (this.registry.isPull(c)) out.set(c, e);
+    return out;
   }
 
   /**
@@ -429,9 +598,10 @@ export class Controller {
    * hub has it, or the kubeconfig member's) and onto the hub's Cluster. Looks again at the next threshold.
    */
   private evaluateHealth(name: string): void {
+    if (this.o.agent) return; // the controller taints clusters, from their agents' Leases
     clearTimeout(this.healthTimers.get(name));
     this.healthTimers.delete(name);
-    const m = this.registry.get(name);
+    const readiness = this.registry.readiness(name);
     const now = Date.now();
     const o = {
       notReadyAfterMs: this.o.notReadyTaintAfterMs ?? 30_000,
@@ -439,7 +609,7 @@ export class Controller {
       evictionAfterMs: this.o.failoverEvictionTimeoutMs ?? 300_000,
     };
     const before = this.health.get(name) ?? [];
-    const next = m ? healthTaints(m.readiness, now, o, before) : [];
+    const next = readiness ? healthTaints(readiness, now, o, before) : [];
     if (JSON.stringify(next) !== JSON.stringify(before)) {
       if (next.length > 0) this.health.set(name, next);
       else this.health.delete(name);
@@ -452,7 +622,7 @@ export class Controller {
       else if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }, next));
       this.clusterTaints.queue.add(name);
     }
-    const at = m ? nextHealthCheck(m.readiness, now, o) : undefined;
+    const at = readiness ? nextHealthCheck(readiness, now, o) : undefined;
     if (at !== undefined && !this.signal.aborted) {
       const t = setTimeout(() => this.evaluateHealth(name), Math.max(10, at - now));
       t.unref();
@@ -585,6 +755,51 @@ export class Controller {
     }
   }
 
+  /**
+   * An agent's orphans: copies here whose template is gone from the hub (deleted while the agent was down,
+   * before it had said it held a copy, so the controller did not wait for it). Each candidate is checked
+   * on the hub (GET the template its annotation names: gone, or another uid) before it is removed.
+   * Waits up to `waitMs` for this cluster's watches to list once; runs at start and on every resync.
+   */
+  private async sweepOrphans(signal: AbortSignal, waitMs: number): Promise<void> {
+    const agent = this.o.agent;
+    const m = agent ? this.registry.get(agent.cluster) : undefined;
+    if (!m || !(this.templates instanceof AgentReconciler)) return;
+    const deadline = Date.now() + waitMs;
+    let owned = m.ownedObjects();
+    while (!owned.synced && Date.now() < deadline && !signal.aborted) {
+      await new Promise((r) => setTimeout(r, 500));
+      owned = m.ownedObjects();
+    }
+    const known = new Set<string>();
+    for (const t of this.templates.templates.values()) known.add(ownString(t.metadata, 'uid') ?? '');
+    let removed = 0;
+    for (const { object } of owned.objects) {
+      const uid = ownString(isObject(object.metadata) ? object.metadata.labels : undefined, TEMPLATE_UID_LABEL);
+      const owner = ownerTemplate(object);
+      if (!uid || !owner || known.has(uid) || signal.aborted) continue;
+      try {
+        const info = await this.hubDiscovery.resolve(owner.apiVersion, owner.kind);
+        const res = await this.hub.request({
+          method: 'GET',
+          path: resourcePath(info, owner.namespace, owner.name),
+          accept: METADATA_ACCEPT,
+        });
+        if (res.status === 200 && ownString(isObject(res.body) ? res.body.metadata : undefined, 'uid') === uid)
+          continue;
+        if (res.status !== 200 && res.status !== 404) throw apiError(res);
+        const gone = await this.templates.work.remove(m, { ...owner, uid }, owner, signal);
+        if (gone === 'removed') removed++;
+      } catch (err: unknown) {
+        this.o.logger.warn('cannot check whether a copy here is an orphan; the next resync tries again', {
+          template: `${owner.kind} ${owner.namespace ? `${owner.namespace}/` : ''}${owner.name}`,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+    if (removed > 0) this.o.logger.info('removed copies whose template is gone from the hub', { removed });
+  }
+
   /** Whether the hub lets this controller list and watch a resource in every namespace (SelfSubjectAccessReview). */
   private async mayWatch(info: ResourceInfo): Promise<boolean> {
     for (const verb of ['list', 'watch']) {
@@ -624,7 +839,7 @@ export class Controller {
 
   private onTemplateDeleted(o: JsonObject): void {
     const key = templateKey(refOf(o));
-    this.templates.forget(key);
+    this.templates.deleted(key);
     this.policyStatus.book.forget(key);
     this.policyStatus.flush();
     for (const k of this.state.remove(refOf(o)).affected) this.templates.queue.add(k);
@@ -651,6 +866,21 @@ function clusterObject(o: JsonObject, health: readonly HealthTaint[]): JsonObjec
     ...(specOut ? { spec: specOut } : {}),
     ...(Object.keys(read).length > 0 ? { status: read } : {}),
   };
+}
+
+function syncModeOf(o: JsonObject | undefined): string | undefined {
+  return o && isObject(o.spec) ? ownString(o.spec, 'syncMode') : undefined;
+}
+
+/** A binding's status.clusters entries, by cluster name (own properties only; unreadable entries left out). */
+function bindingEntries(b: JsonObject): Map<string, ClusterStatus> {
+  const status = isObject(b.status) ? b.status : {};
+  const out = new Map<string, ClusterStatus>();
+  for (const e of Array.isArray(status.clusters) ? status.clusters : []) {
+    const c = clusterStatusOf(e);
+    if (c) out.set(c.name, c);
+  }
+  return out;
 }
 
 /** What of a template can change what is rendered or done with it: all but status and server bookkeeping. */

@@ -132,6 +132,7 @@ export interface MemberOptions {
 interface OwnedWatch {
   informer: Informer;
   stop: AbortController;
+  info: ResourceInfo;
 }
 
 export class Member {
@@ -264,8 +265,22 @@ export class Member {
       backoff: { baseMs: 1_000, maxMs: 30_000 },
       onError: (err, attempt) => this.o.onWatchError(resource, err, attempt),
     });
-    this.watches.set(id, { informer, stop });
+    this.watches.set(id, { informer, stop, info });
     void informer.start(AbortSignal.any([this.signal, stop.signal]));
+  }
+
+  /**
+   * The objects carrying a template's labels here, from the watches that have listed once; `synced` is
+   * false while any watch has not (what it holds is not known yet).
+   */
+  ownedObjects(): { synced: boolean; objects: Array<{ info: ResourceInfo; object: JsonObject }> } {
+    const objects: Array<{ info: ResourceInfo; object: JsonObject }> = [];
+    let synced = true;
+    for (const w of this.watches.values()) {
+      if (!w.informer.synced) synced = false;
+      else for (const object of w.informer.values()) objects.push({ info: w.info, object });
+    }
+    return { synced, objects };
   }
 
   private index(id: string, o: JsonObject, add: boolean): void {

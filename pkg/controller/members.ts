@@ -14,7 +14,7 @@ import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { credentialsFromSecret } from './credentials.js';
-import { Member, probeLoop } from './member.js';
+import { Member, probeLoop, type Readiness } from './member.js';
 import type { Condition } from './status.js';
 
 export interface MemberAccess {
@@ -61,6 +61,8 @@ export class MemberRegistry {
   private readonly secretMembers = new Map<string, SecretMember>();
   /** Why a cluster has no member (no secretRef, unreadable Secret, refused credentials), and the condition's reason. */
   private readonly noAccess = new Map<string, { why: string; reason: string }>();
+  /** Clusters in Pull mode (spec.syncMode): their agent delivers; their readiness comes from its Lease. */
+  private readonly pull = new Map<string, Readiness>();
   private signal: AbortSignal = new AbortController().signal;
 
   constructor(o: RegistryOptions, kubeconfigMembers: readonly MemberAccess[]) {
@@ -100,8 +102,56 @@ export class MemberRegistry {
           'not a context of --members-kubeconfig, and no Cluster secretRef connected yet');
   }
 
+  /** Whether cluster `name` is in Pull mode: its agent delivers there, the controller does not. */
+  isPull(name: string): boolean {
+    return this.pull.has(name);
+  }
+
+  /** The pull clusters' names. */
+  pullNames(): string[] {
+    return [...this.pull.keys()];
+  }
+
+  /** How cluster `name` is doing: its member's probe, or for a pull cluster its agent's Lease. */
+  readiness(name: string): Readiness | undefined {
+    return this.pull.get(name) ?? this.members.get(name)?.readiness;
+  }
+
+  /** A pull cluster's agent renewed its Lease in time (ready), or did not; `message` says which. */
+  setAgentLease(name: string, ready: boolean, message: string): void {
+    const r = this.pull.get(name);
+    if (!r || (r.ready === ready && r.message === message)) return;
+    const changed = r.ready !== ready;
+    r.ready = ready;
+    r.message = message;
+    r.unreachable = !ready;
+    r.failures = ready ? 0 : r.failures + 1;
+    if (changed) {
+      r.since = Date.now();
+      this.o.logger[ready ? 'info' : 'warn'](
+        ready ? 'pull cluster ready: its agent renews its Lease' : 'pull cluster not ready',
+        {
+          cluster: name,
+          message,
+        },
+      );
+    }
+    this.o.onChange(name, ready);
+  }
+
   /** The Ready condition cluster `name` should carry now; undefined before the first probe. */
   condition(name: string): Condition | undefined {
+    const pull = this.pull.get(name);
+    if (pull)
+      return pull.ready === undefined
+        ? undefined
+        : pull.ready
+          ? { status: 'True', reason: 'AgentLeaseRenewed', message: pull.message ?? 'its agent renews its Lease' }
+          : {
+              status: 'False',
+              reason: 'AgentLeaseExpired',
+              message: pull.message ?? 'its agent does not renew its Lease',
+            };
     const m = this.members.get(name);
     if (!m) {
       const n = this.noAccess.get(name);
@@ -128,6 +178,19 @@ export class MemberRegistry {
   onCluster(o: JsonObject): void {
     const name = ownString(o.metadata, 'name') ?? '';
     if (!name || this.kubeconfigMembers.has(name)) return;
+    const spec = isObject(o.spec) ? o.spec : {};
+    if (ownString(spec, 'syncMode') === 'Pull') {
+      // The agent in the cluster delivers: no credential of it is read, and a connection from before goes.
+      if (this.pull.has(name)) return;
+      this.dropSecretMember(name);
+      this.noAccess.delete(name);
+      this.pull.set(name, { ready: undefined, failures: 0, since: Date.now() });
+      this.o.logger.info('cluster in Pull mode: its agent delivers there', { cluster: name });
+      this.o.onChange(name, undefined);
+      return;
+    }
+    if (this.pull.delete(name))
+      this.o.logger.info('cluster in Push mode again: the controller delivers there', { cluster: name });
     if (!this.o.clusterSecrets) {
       this.setNoAccess(
         name,
@@ -135,7 +198,6 @@ export class MemberRegistry {
       );
       return;
     }
-    const spec = isObject(o.spec) ? o.spec : {};
     const ref = isObject(spec.secretRef) ? spec.secretRef : undefined;
     const ns = ownString(ref, 'namespace');
     const secretName = ownString(ref, 'name');
@@ -182,6 +244,7 @@ export class MemberRegistry {
   /** A Cluster was deleted: a member of the kubeconfig stays; one from its secretRef goes. */
   onClusterDeleted(name: string): void {
     if (this.kubeconfigMembers.has(name)) return;
+    this.pull.delete(name);
     this.dropSecretMember(name);
     this.noAccess.delete(name);
   }

@@ -26,8 +26,13 @@ export interface Condition {
 }
 
 /** Writes `body` to a status subresource; throws when the hub refuses or does not answer (the queue retries). */
-async function writeStatus(hub: KubeClient, path: string, body: JsonObject): Promise<'written' | 'gone'> {
-  const res = await serverSideApply(hub, path, body, { fieldManager: CONTROLLER_FIELD_MANAGER, force: true });
+async function writeStatus(
+  hub: KubeClient,
+  path: string,
+  body: JsonObject,
+  fieldManager = CONTROLLER_FIELD_MANAGER,
+): Promise<'written' | 'gone'> {
+  const res = await serverSideApply(hub, path, body, { fieldManager, force: true });
   if (res.status === 404) return 'gone';
   if (res.status >= 400) throw new Error(`${path}: HTTP ${res.status}`);
   return 'written';
@@ -88,6 +93,8 @@ export class ClusterStatusReconciler {
       condition(name: string): Condition | undefined;
       /** What was last read from the member (version, resource summary, API enablements). */
       facts(name: string): ClusterFacts | undefined;
+      /** Default the controller's; a pull agent writes its cluster's facts under its own. */
+      fieldManager?: string;
       logger: Logger;
     },
   ) {
@@ -106,27 +113,26 @@ export class ClusterStatusReconciler {
   async reconcile(name: string): Promise<void> {
     const cluster = this.o.cluster(name);
     const c = this.o.condition(name);
-    if (!cluster || !c) return;
     const facts = this.o.facts(name);
+    if (!cluster || (!c && !facts)) return;
     const text = JSON.stringify([c, facts]);
     if (this.written.get(name) === text) return;
-    const lastTransitionTime = transitionTime(cluster, READY, c.status);
-    const condition = {
+    const condition = c && {
       type: READY,
       status: c.status,
       reason: c.reason,
       message: c.message.slice(0, 1024),
-      lastTransitionTime,
+      lastTransitionTime: transitionTime(cluster, READY, c.status),
     };
     const api = clusterApiVersion(cluster);
     const body = {
       apiVersion: api,
       kind: 'Cluster',
       metadata: { name },
-      status: { ...facts, conditions: [condition] },
+      status: { ...facts, ...(condition ? { conditions: [condition] } : {}) },
     };
-    if ((await writeStatus(this.hub, `/apis/${api}/clusters/${encodeURIComponent(name)}/status`, body)) === 'written')
-      this.written.set(name, text);
+    const path = `/apis/${api}/clusters/${encodeURIComponent(name)}/status`;
+    if ((await writeStatus(this.hub, path, body, this.o.fieldManager)) === 'written') this.written.set(name, text);
   }
 }
 

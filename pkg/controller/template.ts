@@ -79,6 +79,8 @@ export interface TemplateOptions {
   logger: Logger;
   onReconcile?: ((durationMs: number, outcome: string) => void) | undefined;
   onMemberResult?: ((member: string, state: string) => void) | undefined;
+  /** The entries pull agents wrote in a template's binding (status.clusters), by cluster; none before any. */
+  agentEntries(t: TemplateIdentity): ReadonlyMap<string, ClusterStatus>;
 }
 
 export class TemplateReconciler {
@@ -165,6 +167,17 @@ export class TemplateReconciler {
   /** Every template again (a member connected or became ready, a resync). */
   all(): void {
     for (const key of this.templates.keys()) this.queue.add(key);
+  }
+
+  /** A pull agent's entry in the template's binding changed: the binding's counts (or a cleanup waiting for it) follow. */
+  bindingChanged(key: string): void {
+    if (this.plans.has(key)) this.bindings.add(key);
+    else if (this.templates.has(key)) this.queue.add(key);
+  }
+
+  /** The template was deleted on the hub (its finalizer, when it had one, was handled before). */
+  deleted(key: string): void {
+    this.forget(key);
   }
 
   forget(key: string): void {
@@ -412,10 +425,25 @@ export class TemplateReconciler {
     const p = this.plans.get(key);
     const template = this.templates.get(key);
     if (!p || !template) return;
-    const clusters = bindingClusters(p, this.reports.get(key) ?? new Map<string, MemberReport>(), (c) =>
-      this.o.registry.whyNoAccess(c),
+    const registry = this.o.registry;
+    const every = bindingClusters(p, this.reports.get(key) ?? new Map<string, MemberReport>(), (c) =>
+      registry.whyNoAccess(c),
     );
+    // A pull cluster's entry is its agent's: read, counted, and not written (the replicas are the plan's).
+    const entries =
+      registry.pullNames().length > 0 ? this.o.agentEntries(p.identity) : new Map<string, ClusterStatus>();
+    const clusters = every.filter((c) => !registry.isPull(c.name));
+    const agentClusters = every
+      .filter((c) => registry.isPull(c.name) && c.state !== 'Removing')
+      .map((base): ClusterStatus => {
+        const e = entries.get(base.name);
+        const planned = base.replicas === undefined ? {} : { replicas: base.replicas };
+        if (base.state === 'Suspended') return base;
+        if (!e) return { ...base, state: 'Pending', message: 'waiting for its agent to report (pull mode)' };
+        return { ...e, ...planned, ...(base.overrides ? { overrides: base.overrides } : {}) };
+      });
     await this.putBinding(p.identity, template, {
+      ...(agentClusters.length > 0 ? { agentClusters } : {}),
       ...(p.policy ? { policy: p.policy } : {}),
       ...(p.requiredBy.length > 0 ? { requiredBy: p.requiredBy } : {}),
       ...(p.evictionTasks.length > 0 ? { evictionTasks: p.evictionTasks } : {}),
@@ -480,6 +508,11 @@ export class TemplateReconciler {
         else if (gone !== 'absent') unreachable.push(`${m.name}: ${gone.error}`);
       }),
     );
+    // A pull cluster's agent removes (or releases) its copy, then its entry leaves the binding: wait for that.
+    if (why === 'deleted')
+      for (const [cluster] of this.o.agentEntries(t))
+        if (this.o.registry.isPull(cluster))
+          unreachable.push(`${cluster}: its agent has not removed its copy yet (pull mode)`);
     if (unreachable.length > 0) {
       const since = this.cleanupSince.get(key) ?? Date.now();
       this.cleanupSince.set(key, since);
@@ -618,6 +651,7 @@ export class TemplateReconciler {
       conflictResolution?: string;
       preserveResourcesOnDeletion?: boolean;
       clusters: ClusterStatus[];
+      agentClusters?: ClusterStatus[];
       errors: string[];
     },
   ): Promise<void> {

@@ -31,7 +31,7 @@ const sorted = (keys: Iterable<string>) => [...keys].sort();
 const label = (v: string) => ({ overriders: { labelsOverrider: [{ operator: 'add', value: { who: v } }] } });
 
 describe('EngineState: rendering a placement decided elsewhere (renderPlaced)', () => {
-  it("renders only the named clusters it holds, with their override rules and the given replicas", () => {
+  it('renders only the named clusters it holds, with their override rules and the given replicas', () => {
     // An agent holds its own Cluster only; the hub's binding named three clusters with divided replicas.
     const s = stateWith(
       deployment('web', 'default', { replicas: 6 }),

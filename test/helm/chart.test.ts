@@ -392,6 +392,7 @@ void describe('the chart', () => {
       '--failover-eviction-timeout=90s',
       '--eviction-purge-mode=Directly',
       '--graceful-eviction-timeout=10m',
+      '--lease-namespace=flotilla-cluster-lease',
       '--resync=10m',
     ]);
     assert.deepStrictEqual(get(deployment, 'spec.template.spec.volumes'), [
@@ -666,7 +667,8 @@ void describe('the chart', () => {
     assert.deepStrictEqual(get(named(objects, 'RoleBinding', 'flotilla-controller-cluster-leases'), 'subjects'), [
       { kind: 'ServiceAccount', name: 'flotilla-controller', namespace: NS },
     ]);
-    assert.ok(!args(objects, 'flotilla-controller').some((a) => a.startsWith('--lease-namespace')));
+    // The controller reads the agents' Leases where they renew them.
+    assert.ok(args(objects, 'flotilla-controller').includes('--lease-namespace=flotilla-cluster-lease'));
   });
 
   void it("puts pull agents' Leases in controller.leaseNamespace, creating no Namespace when it is the install one, and keeps their RBAC without the controller", () => {

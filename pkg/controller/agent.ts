@@ -1,0 +1,375 @@
+// The agent's template reconciler (`flotilla agent`, a Cluster with spec.syncMode Pull): the same per
+// (template, member) work as the controller (execute.ts, the delivery core), for one member — the cluster
+// the agent runs in — with the placement read from the hub rather than computed. The hub's controller
+// schedules every template (it knows every cluster, their health and taints) and writes the decision in
+// the template's ResourceBinding; the agent reads that binding, renders its own cluster's copy with the
+// incremental engine (the template, the override policies, its own Cluster: EngineState.renderPlaced),
+// applies it locally, and writes its cluster's entry of the binding's status.clusters (server-side
+// apply on the status subresource, field manager `flotilla-agent.<cluster>`: the list is keyed by
+// cluster name, so the controller and every agent each own their entries and never overwrite another's).
+//
+// What the agent's cluster should hold of a template, from its binding:
+//   - the cluster is in spec.clusters: the rendered copy (with its replicas), or, when the render fails
+//     there, what it has (the entry says Failed);
+//   - a spec.gracefulEvictionTasks entry names the cluster: what it has, until the hub drops the task;
+//   - the binding has no policy and no requiredBy (the claim was released): what it has (Karmada's rule);
+//   - otherwise, and when there is no binding (never claimed, or the hub removed it): nothing.
+// A template being deleted (deletionTimestamp) or gone is removed from the cluster, or released when its
+// binding said preserveResourcesOnDeletion; then the agent's entry goes from the binding, which is what
+// the controller waits for before it releases the template's finalizer. While the agent's Cluster is not
+// in Pull mode, it does nothing: the controller delivers there.
+
+import { createHash } from 'node:crypto';
+
+import { refOf } from '../engine/inputs.js';
+import type { EngineState } from '../engine/state.js';
+import { apiError, type KubeClient } from '../kube/client.js';
+import { serverSideApply } from '../kube/delivery.js';
+import { deepEqual, isObject, ownString, type JsonObject } from '../kube/objects.js';
+import type { Logger } from '../runtime/log.js';
+import { WorkQueue } from '../runtime/queue.js';
+import {
+  BINDING_API_VERSION,
+  BINDING_KIND,
+  BINDING_PLURAL,
+  bindingName,
+  bindingNamespace,
+  type ClusterStatus,
+  type PolicyRef,
+} from './binding.js';
+import type { EventRecorder } from './events.js';
+import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
+import type { Member } from './member.js';
+import { describeTemplate, type TemplateIdentity } from './ownership.js';
+import { bindingClusters, plan, type TemplatePlan } from './plan.js';
+import { describeKey, templateKey } from './template.js';
+
+/** The field manager of an agent's entries in the bindings' status. */
+export function agentFieldManager(cluster: string): string {
+  const full = `flotilla-agent.${cluster}`;
+  // The apiserver takes 128 characters; a longer name keeps a hash of the whole, so two never meet.
+  if (full.length <= 128) return full;
+  return `${full.slice(0, 119)}.${createHash('sha256').update(cluster).digest('hex').slice(0, 8)}`;
+}
+
+export interface AgentReconcilerOptions {
+  hub: KubeClient;
+  state: EngineState;
+  /** The member this agent runs in, under its cluster's name. */
+  member(): Member | undefined;
+  cluster: string;
+  /** The agent's own Cluster on the hub, as last seen. */
+  clusterObject(): JsonObject | undefined;
+  /** A ResourceBinding on the hub, as last seen (by namespace and name). */
+  binding(namespace: string, name: string): JsonObject | undefined;
+  /** A policy's object, for its spec (suspension). */
+  policy(ref: PolicyRef): JsonObject | undefined;
+  /** The hub controller's namespace: bindings of cluster-scoped templates. */
+  namespace: string;
+  concurrency: number;
+  events: EventRecorder;
+  logger: Logger;
+  onReconcile?: ((durationMs: number, outcome: string) => void) | undefined;
+  onMemberResult?: ((member: string, state: string) => void) | undefined;
+}
+
+export class AgentReconciler {
+  readonly queue: WorkQueue;
+  readonly work: MemberWork;
+  /** Template key → its object on the hub, as last seen (kept after it was deleted, until its copy is gone). */
+  readonly templates = new Map<string, JsonObject>();
+  private readonly entries: WorkQueue;
+  private readonly o: AgentReconcilerOptions;
+  private readonly plans = new Map<string, TemplatePlan>();
+  private readonly reports = new Map<string, MemberReport>();
+  /** Templates deleted on the hub whose copy is still to be removed here. */
+  private readonly gone = new Set<string>();
+  /** Template key → its binding's preserveResourcesOnDeletion, as last seen (the binding goes with the template). */
+  private readonly preserve = new Map<string, boolean>();
+  /** Binding status path → the entry last written there ('' for none), so an unchanged entry costs no request. */
+  private readonly written = new Map<string, string>();
+  private versions = 0;
+  private idleLogged = false;
+
+  constructor(o: AgentReconcilerOptions) {
+    this.o = o;
+    this.queue = new WorkQueue<string>(
+      { reconcile: (key, signal) => this.reconcile(key, signal) },
+      {
+        concurrency: o.concurrency,
+        onResult: (e) => {
+          o.onReconcile?.(e.durationMs, e.outcome);
+          if (e.outcome === 'error')
+            o.logger.warn('reconcile failed; retrying with backoff', {
+              template: describeKey(e.key),
+              error: e.error instanceof Error ? e.error.message : String(e.error),
+            });
+        },
+      },
+    );
+    this.entries = new WorkQueue<string>(
+      { reconcile: (key) => this.writeEntry(key) },
+      {
+        concurrency: 4,
+        onResult: (e) => {
+          if (e.outcome === 'error')
+            o.logger.warn("cannot write this cluster's entry of a ResourceBinding; retrying", {
+              template: describeKey(e.key),
+              error: String(e.error),
+            });
+        },
+      },
+    );
+    this.work = new MemberWork({
+      plan: (key) => this.plans.get(key),
+      ref: (key) => {
+        const t = this.templates.get(key);
+        return t ? refOf(t) : undefined;
+      },
+      report: (key, _member, r) => {
+        this.reports.set(key, r);
+        this.entries.add(key);
+      },
+      events: o.events,
+      logger: o.logger,
+      concurrency: o.concurrency,
+      onMemberResult: o.onMemberResult,
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    this.work.start(signal);
+    await Promise.all([this.queue.start(signal), this.entries.start(signal)]);
+  }
+
+  all(): void {
+    for (const key of this.templates.keys()) this.queue.add(key);
+  }
+
+  /** The template was deleted on the hub: its copy goes (or is released), then it is forgotten. */
+  deleted(key: string): void {
+    if (!this.templates.has(key)) return;
+    this.gone.add(key);
+    this.queue.add(key);
+  }
+
+  /** A binding changed on the hub: its template is looked at again, unless only other clusters' entries changed. */
+  onBinding(o: JsonObject, old?: JsonObject): void {
+    if (old && deepEqual(o.spec, old.spec) && !entryDiffers(o, this.o.cluster, ownEntry(old, this.o.cluster))) return;
+    const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : undefined;
+    const apiVersion = ownString(r, 'apiVersion');
+    const kind = ownString(r, 'kind');
+    const name = ownString(r, 'name');
+    if (!apiVersion || !kind || !name) return;
+    const namespace = ownString(r, 'namespace');
+    const key = templateKey({ apiVersion, kind, name, ...(namespace ? { namespace } : {}) });
+    if (this.templates.has(key)) this.queue.add(key);
+  }
+
+  private forget(key: string): void {
+    this.gone.delete(key);
+    this.templates.delete(key);
+    this.plans.delete(key);
+    this.reports.delete(key);
+    this.preserve.delete(key);
+  }
+
+  /** Whether the agent's Cluster says Pull (else the controller delivers here and the agent does nothing). */
+  private pullMode(): boolean {
+    const c = this.o.clusterObject();
+    const mode = c && isObject(c.spec) ? ownString(c.spec, 'syncMode') : undefined;
+    const pull = mode === 'Pull';
+    if (!pull && !this.idleLogged)
+      this.o.logger.warn(
+        c
+          ? 'the Cluster is not in Pull mode (spec.syncMode): the controller delivers to it; the agent waits'
+          : 'no Cluster of this name on the hub; the agent waits',
+        { cluster: this.o.cluster },
+      );
+    this.idleLogged = !pull;
+    return pull;
+  }
+
+  /** The template's binding on the hub, when it is this template's (same uid). */
+  private bindingOf(t: TemplateIdentity): JsonObject | undefined {
+    const b = this.o.binding(bindingNamespace(t, this.o.namespace), bindingName(t.name, t.kind));
+    const r = b && isObject(b.spec) && isObject(b.spec.resource) ? b.spec.resource : undefined;
+    return r && ownString(r, 'uid') === t.uid ? b : undefined;
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
+    const template = this.templates.get(key);
+    const m = this.o.member();
+    if (!template || !m || !this.pullMode()) return undefined;
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    const ref = refOf(template);
+    const t: TemplateIdentity = { ...ref, uid: ownString(meta, 'uid') ?? '' };
+    const binding = this.bindingOf(t);
+    const spec = binding && isObject(binding.spec) ? binding.spec : undefined;
+    if (spec) this.preserve.set(key, spec.preserveResourcesOnDeletion === true);
+    if (this.gone.has(key) || ownString(meta, 'deletionTimestamp')) return this.cleanup(key, m, t, signal);
+    const p = this.planFor(key, template, t, spec);
+    this.plans.set(key, p);
+    this.work.add(key, [m]);
+    // Nothing to apply (kept or removed without a copy): the entry says so now.
+    this.entries.add(key);
+    return undefined;
+  }
+
+  /** This cluster's part of the hub's decision for the template (see the file comment). */
+  private planFor(key: string, template: JsonObject, t: TemplateIdentity, spec: JsonObject | undefined): TemplatePlan {
+    const version = ++this.versions;
+    const empty = { template: t, placements: [], unmatched: [], errors: [], warnings: [] };
+    const policyRef = spec && isObject(spec.policy) ? policyRefOf(spec.policy) : undefined;
+    const policy = policyRef ? this.o.policy(policyRef) : undefined;
+    const policySpec: JsonObject = {
+      ...(policy && isObject(policy.spec) && isObject(policy.spec.suspension)
+        ? { suspension: policy.spec.suspension }
+        : {}),
+      conflictResolution: spec ? (ownString(spec, 'conflictResolution') ?? 'Abort') : 'Abort',
+      preserveResourcesOnDeletion: spec?.preserveResourcesOnDeletion === true,
+    };
+    const d = agentDecision(spec, this.o.cluster);
+    if (d.action === 'render') {
+      const result = this.o.state.renderPlaced(key, {
+        clusters: new Map([[this.o.cluster, d.replicas]]),
+        ...(policyRef ? { policy: policyRef } : {}),
+      }) ?? { ...empty, policy: policyRef };
+      return plan(t, template, result, policySpec, version);
+    }
+    const p = plan(t, template, empty, policySpec, version);
+    if (d.action === 'keep') p.steps.set(this.o.cluster, { action: 'keep', message: d.message });
+    return p;
+  }
+
+  /** A deleted template: its copy goes (or is released), then this cluster's entry leaves the binding. */
+  private async cleanup(
+    key: string,
+    m: Member,
+    t: TemplateIdentity,
+    signal: AbortSignal,
+  ): Promise<{ requeueAfter?: number } | undefined> {
+    this.plans.delete(key);
+    const template = this.templates.get(key);
+    if (!template) return undefined;
+    const ref = refOf(template);
+    const preserve = this.preserve.get(key) === true;
+    const done = preserve ? await this.work.release(m, t, ref, signal) : await this.work.remove(m, t, ref, signal);
+    if (done !== 'removed' && done !== 'absent') {
+      this.o.logger.warn('cannot remove a deleted template from this cluster yet', {
+        template: describeTemplate(t),
+        error: done.error,
+      });
+      return { requeueAfter: RETRY_UNREACHABLE_MS };
+    }
+    if (done === 'removed')
+      this.o.logger.info(
+        preserve
+          ? 'template deleted; its copy stays (preserveResourcesOnDeletion)'
+          : 'removed: the template was deleted',
+        {
+          template: describeTemplate(t),
+        },
+      );
+    this.reports.delete(key);
+    await this.writeEntry(key, t);
+    if (this.gone.has(key)) this.forget(key);
+    return undefined;
+  }
+
+  /** Applies this cluster's entry of the template's binding status (none: the entry goes). */
+  private async writeEntry(key: string, deleting?: TemplateIdentity): Promise<void> {
+    const template = this.templates.get(key);
+    if (!template) return;
+    const meta = isObject(template.metadata) ? template.metadata : {};
+    const t = deleting ?? { ...refOf(template), uid: ownString(meta, 'uid') ?? '' };
+    const p = deleting ? undefined : this.plans.get(key);
+    const r = this.reports.get(key);
+    let entry: ClusterStatus | undefined;
+    if (p) {
+      const reports = new Map(r ? [[this.o.cluster, r]] : []);
+      entry = bindingClusters(p, reports, () => undefined).find((c) => c.name === this.o.cluster);
+    }
+    const binding = this.bindingOf(t);
+    if (!binding) return; // none yet, or gone: nothing to say there
+    const bmeta = isObject(binding.metadata) ? binding.metadata : {};
+    const namespace = ownString(bmeta, 'namespace') ?? '';
+    const name = ownString(bmeta, 'name') ?? '';
+    const path = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${BINDING_PLURAL}/${encodeURIComponent(name)}/status`;
+    const clusters = entry ? [statusEntry(entry)] : [];
+    const text = JSON.stringify(clusters);
+    if ((this.written.get(path) ?? '') === text && !entryDiffers(binding, this.o.cluster, clusters[0])) return;
+    const body = {
+      apiVersion: BINDING_API_VERSION,
+      kind: BINDING_KIND,
+      metadata: { name, namespace },
+      status: { clusters },
+    };
+    const res = await serverSideApply(this.o.hub, path, body, {
+      fieldManager: agentFieldManager(this.o.cluster),
+      force: true,
+    });
+    if (res.status === 404) {
+      this.written.delete(path);
+      return;
+    }
+    if (res.status >= 400) throw apiError(res);
+    if (clusters.length > 0) this.written.set(path, text);
+    else this.written.delete(path);
+  }
+}
+
+/**
+ * What a cluster should hold of a template, from its binding's spec as the hub wrote it (undefined: no
+ * binding of this template): render it (with the replicas the hub gave the cluster), keep what it has,
+ * or remove it. Pure; see the file comment for the rules.
+ */
+export function agentDecision(
+  spec: JsonObject | undefined,
+  cluster: string,
+): { action: 'render'; replicas?: number } | { action: 'keep'; message: string } | { action: 'remove' } {
+  if (!spec) return { action: 'remove' };
+  const listed: unknown[] = Array.isArray(spec.clusters) ? spec.clusters : [];
+  const mine = listed.find((c) => isObject(c) && c.name === cluster);
+  if (isObject(mine))
+    return typeof mine.replicas === 'number' ? { action: 'render', replicas: mine.replicas } : { action: 'render' };
+  const tasks: unknown[] = Array.isArray(spec.gracefulEvictionTasks) ? spec.gracefulEvictionTasks : [];
+  if (tasks.some((e) => isObject(e) && e.fromCluster === cluster))
+    return { action: 'keep', message: 'evicted; kept until the hub drops the eviction task' };
+  const required: unknown[] = Array.isArray(spec.requiredBy) ? spec.requiredBy : [];
+  if (!isObject(spec.policy) && required.length === 0)
+    return { action: 'keep', message: 'no policy claims it; what was propagated stays' };
+  return { action: 'remove' };
+}
+
+function policyRefOf(o: JsonObject): PolicyRef | undefined {
+  const kind = ownString(o, 'kind');
+  const name = ownString(o, 'name');
+  const namespace = ownString(o, 'namespace');
+  return kind && name ? { kind, name, ...(namespace ? { namespace } : {}) } : undefined;
+}
+
+/** A ClusterStatus as the binding's status lists it (bounded message). */
+function statusEntry(c: ClusterStatus): JsonObject {
+  const out: JsonObject = { name: c.name, state: c.state };
+  if (c.message) out.message = c.message.length <= 1024 ? c.message : `${c.message.slice(0, 1021)}...`;
+  if (c.replicas !== undefined) out.replicas = c.replicas;
+  if (c.observedGeneration !== undefined) out.observedGeneration = c.observedGeneration;
+  if (c.overrides && c.overrides.length > 0) out.overrides = c.overrides.map((p) => ({ ...p }));
+  if (c.health) out.health = { ...c.health };
+  return out;
+}
+
+function ownEntry(binding: JsonObject, cluster: string): JsonObject | undefined {
+  const status = isObject(binding.status) ? binding.status : {};
+  const listed: unknown[] = Array.isArray(status.clusters) ? status.clusters : [];
+  const e = listed.find((c) => isObject(c) && c.name === cluster);
+  return isObject(e) ? e : undefined;
+}
+
+/** Whether the binding on the hub lacks what the agent would write (another writer took it, or it was recreated). */
+function entryDiffers(binding: JsonObject, cluster: string, want: JsonObject | undefined): boolean {
+  const have = ownEntry(binding, cluster);
+  if (!want) return have !== undefined;
+  return !deepEqual(have, want);
+}

@@ -77,7 +77,7 @@ describe('Karmada fields accepted but not acted upon', () => {
     );
   });
 
-  it('warns about a Pull cluster, a proxy and an impersonator on a Cluster', () => {
+  it('warns about a proxy and an impersonator on a Cluster, and not about Pull (flotilla agent acts on it)', () => {
     const r = validateObject(
       cluster({
         syncMode: 'Pull',
@@ -88,8 +88,9 @@ describe('Karmada fields accepted but not acted upon', () => {
     assert.deepEqual(r.errors, []);
     assert.deepEqual(
       r.warnings.map((w) => w.split(' is accepted')[0]),
-      ['spec.syncMode', 'spec.proxyURL', 'spec.impersonatorSecretRef'],
+      ['spec.proxyURL', 'spec.impersonatorSecretRef'],
     );
     assert.deepEqual(validateObject(cluster({ syncMode: 'Push' })).warnings, []);
+    assert.deepEqual(validateObject(cluster({ syncMode: 'Pull' })).warnings, []);
   });
 });

@@ -37,10 +37,6 @@ export function propagationNotActedUpon(spec: Obj): string[] {
 /** Warnings for the fields of a Cluster spec that Flotilla does not act upon. */
 export function clusterNotActedUpon(spec: Obj): string[] {
   const out: string[] = [];
-  if (str(spec, 'syncMode') === 'Pull')
-    out.push(
-      `spec.syncMode ${NOT_ACTED}: Pull: the controller pushes to the cluster through its secretRef; no agent runs in it`,
-    );
   if (str(spec, 'proxyURL'))
     out.push(
       `spec.proxyURL ${NOT_ACTED}: the member is reached as its secretRef's kubeconfig says (a kubeconfig proxy-url is honoured)`,

@@ -304,6 +304,13 @@ export const CONTROLLER_FLAGS = {
     help: 'hold a Lease so that only one replica works; the others wait as standbys',
   },
   'lease-name': { type: 'string', default: 'flotilla-controller', value: 'NAME', help: 'the Lease, in --namespace' },
+  sharding: {
+    type: 'string',
+    default: 'false',
+    choices: ['true', 'false'],
+    value: 'BOOL',
+    help: "replicas divide the members among themselves (each holds a Lease <lease-name>-<replica> in --namespace; a dead replica's members move to the others when its Lease expires); not with --leader-elect",
+  },
   'lease-namespace': {
     type: 'string',
     default: 'flotilla-cluster-lease',

@@ -2,10 +2,13 @@
 // and help are in commands.ts.
 
 import { hostname } from 'node:os';
+
+import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 
 import { Controller, type MemberAccess } from '../controller/manager.js';
 import { LeaderElector } from '../controller/leader.js';
+import { SHARD_LABEL } from '../controller/shards.js';
 import { startOpsServer } from '../controller/ops.js';
 import { KubeClient } from '../kube/client.js';
 import { KubeconfigError } from '../kube/errors.js';
@@ -34,10 +37,13 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const namespace = values.namespace ?? (io.env.POD_NAMESPACE || 'flotilla-system');
   if (!DNS_LABEL.test(namespace) || namespace.length > 63)
     throw new UsageError(`--namespace must be a DNS label, got ${JSON.stringify(namespace)}`);
+  const sharded = values.sharding === 'true';
+  if (sharded && values['leader-elect'] === 'true')
+    throw new UsageError('--sharding true and --leader-elect true do not go together: sharded replicas all work');
   const logger = createLogger({ level: values['log-level'], stream: io.stderr });
 
   let members: MemberAccess[];
-  let hub;
+  let hub: KubeConfig;
   try {
     hub = await loadKubeConfigFor(values, io);
     members = [];
@@ -93,7 +99,11 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return name;
   };
   const tooling = `flotilla/v${await readVersion()}`;
+  // The pod's name where the chart sets POD_NAME, else the host's; a suffix keeps two processes on one host apart.
+  const identity = `${io.env.POD_NAME || hostname()}-${randomBytes(4).toString('hex')}`;
+  const shardLease = shardLeaseName(values['lease-name'], identity);
   const controller = new Controller({
+    ...(sharded ? { sharding: { self: shardLease, group: values['lease-name'], handoffMs: SHARD_HANDOFF_MS } } : {}),
     hub,
     members,
     namespace,
@@ -138,6 +148,8 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return 1;
   }
 
+  if (sharded) return runSharded();
+
   if (!leaderElect) {
     leaderGauge.set({}, 1);
     logger.info('controller starting', { members: members.map((m) => m.name), namespace });
@@ -146,8 +158,6 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return 0;
   }
 
-  // The pod's name where the chart sets POD_NAME, else the host's; a suffix keeps two processes on one host apart.
-  const identity = `${io.env.POD_NAME || hostname()}-${randomBytes(4).toString('hex')}`;
   const work = new AbortController();
   let running: Promise<void> | undefined;
   const elector = new LeaderElector({
@@ -187,6 +197,64 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     );
   logger.info('controller stopped');
   return lostLeadership ? 1 : 0;
+
+  /**
+   * Sharded: this replica holds its own Lease (labelled with --lease-name) and works while it renews it;
+   * one it cannot renew within the renew deadline stops it at once (before the Lease expires and the
+   * other replicas take its members over) and exits, so the pod restarts as a new replica.
+   */
+  async function runSharded(): Promise<number> {
+    const work = new AbortController();
+    let running: Promise<void> | undefined;
+    let lost = false;
+    const elector = new LeaderElector({
+      client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+      namespace,
+      name: shardLease,
+      identity,
+      labels: { [SHARD_LABEL]: values['lease-name'] },
+      onStartedLeading: () => {
+        leading = true;
+        leaderGauge.set({}, 1);
+        logger.info('replica Lease held: controller starting (sharded)', {
+          identity,
+          lease: `${namespace}/${shardLease}`,
+        });
+        running = controller.run(AbortSignal.any([signal, work.signal]));
+      },
+      onStoppedLeading: () => {
+        leaderGauge.set({}, 0);
+        lost = true;
+        logger.error('cannot renew the replica Lease; stopping before it expires', { identity });
+        work.abort();
+        stop.abort();
+      },
+      onError: (message) => logger.warn('replica Lease', { error: message }),
+    });
+    await elector.run(signal);
+    work.abort();
+    await running;
+    if (!lost)
+      await elector.release().catch((e: unknown) =>
+        logger.warn('could not release the replica Lease; the others take its members when it expires', {
+          error: e instanceof Error ? e.message : String(e),
+        }),
+      );
+    logger.info('controller stopped');
+    return lost ? 1 : 0;
+  }
+}
+
+/** How long a joining replica waits before it works on the members it wins (the others stop at half of it). */
+const SHARD_HANDOFF_MS = 6_000;
+
+/** `<lease-name>-<identity>` as a Lease name: a DNS subdomain of at most 253 characters. */
+function shardLeaseName(group: string, identity: string): string {
+  const name = `${group}-${identity}`
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, '-')
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
+  return name.slice(0, 253).replace(/[^a-z0-9]+$/, '');
 }
 
 function purgeMode(v: string): 'Directly' | 'Gracefully' | 'Never' {

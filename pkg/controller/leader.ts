@@ -13,6 +13,8 @@ export interface LeaderElectionOptions {
   namespace: string;
   name: string;
   identity: string;
+  /** Labels on the Lease when this candidate creates it. */
+  labels?: Record<string, string>;
   leaseDurationSeconds?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -27,7 +29,8 @@ function microTime(d: Date): string {
 }
 
 export class LeaderElector {
-  private readonly o: Required<Omit<LeaderElectionOptions, 'onError'>> & Pick<LeaderElectionOptions, 'onError'>;
+  private readonly o: Required<Omit<LeaderElectionOptions, 'onError' | 'labels'>> &
+    Pick<LeaderElectionOptions, 'onError' | 'labels'>;
   private leading = false;
   private lastRenew = 0;
 
@@ -92,7 +95,11 @@ export class LeaderElector {
       const body = {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
-        metadata: { name: this.o.name, namespace: this.o.namespace },
+        metadata: {
+          name: this.o.name,
+          namespace: this.o.namespace,
+          ...(this.o.labels ? { labels: this.o.labels } : {}),
+        },
         spec: {
           holderIdentity: this.o.identity,
           leaseDurationSeconds: this.o.leaseDurationSeconds,

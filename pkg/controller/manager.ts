@@ -45,6 +45,8 @@ import {
 } from './status.js';
 import { TemplateReconciler, templateKey } from './template.js';
 import { AgentReconciler, agentFieldManager } from './agent.js';
+import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';
+import { serverSideApply } from '../kube/delivery.js';
 import {
   BINDING_API_VERSION,
   BINDING_KIND,
@@ -115,6 +117,11 @@ export interface ControllerOptions {
   agent?: { cluster: string };
   /** Where pull agents renew their Leases on the hub, one per cluster, named after it. Default flotilla-cluster-lease. */
   leaseNamespace?: string;
+  /**
+   * Sharded push (shards.ts): this replica's Lease name (`self`, held and renewed by the caller, labelled
+   * `flotilla.io/shard-of: <group>`), in `namespace`; the members are divided among the live replicas.
+   */
+  sharding?: { self: string; group: string; handoffMs: number };
 }
 
 export const DEFAULT_LEASE_NAMESPACE = 'flotilla-cluster-lease';
@@ -158,11 +165,18 @@ export class Controller {
   /** Pull agents' Leases (the controller). */
   private leaseInformer: Informer | undefined;
   private readonly leaseTimers = new Map<string, NodeJS.Timeout>();
+  /** Sharded push: the replicas' Leases, and what this replica made of them last. */
+  private readonly shardView: ShardView | undefined;
+  private shardInformer: Informer | undefined;
+  private shardTimer: NodeJS.Timeout | undefined;
+  private shardState = '';
+  private readonly clearedShards = new Set<string>();
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
   constructor(options: ControllerOptions) {
     this.o = options;
+    if (options.sharding) this.shardView = new ShardView(options.sharding.self, options.sharding.handoffMs);
     const userAgent = options.tooling;
     const logger = options.logger;
     this.hub = new KubeClient(options.hub, { concurrency: 16, userAgent });
@@ -194,6 +208,7 @@ export class Controller {
           }
           const m = ready ? this.registry.get(name) : undefined;
           if (m) void this.facts.refresh(m, this.signal);
+          this.reshard();
           // Taints first: the templates queued below must see the member's health as it is now.
           this.evaluateHealth(name);
           this.clusterStatus.queue.add(name);
@@ -214,25 +229,29 @@ export class Controller {
     this.facts = new ClusterFactsCollector({
       intervalMs: options.clusterStatusIntervalMs ?? 30_000,
       members: () =>
-        [...this.registry.all()].map((m) => ({ name: m.name, client: m.client, ready: m.readiness.ready === true })),
+        [...this.registry.all()]
+          .filter((m) => this.writesCluster(m.name))
+          .map((m) => ({ name: m.name, client: m.client, ready: m.readiness.ready === true })),
       onChange: (name) => this.clusterStatus.queue.add(name),
       logger,
     });
     this.clusterTaints = new ClusterTaintReconciler(this.hub, {
-      cluster,
+      cluster: (name) => (this.writesCluster(name) ? cluster(name) : undefined),
       taints: (name) => this.health.get(name) ?? [],
       logger,
     });
     this.clusterStatus = new ClusterStatusReconciler(this.hub, {
       cluster,
       // An agent writes what it reads of its cluster; the controller writes Ready, from the agent's Lease.
-      condition: (name) => (options.agent ? undefined : this.registry.condition(name)),
+      condition: (name) => (options.agent || !this.writesCluster(name) ? undefined : this.registry.condition(name)),
       ...(options.agent ? { fieldManager: agentFieldManager(options.agent.cluster) } : {}),
       facts: (name) => this.facts.get(name),
       logger,
     });
     this.policyStatus = new PolicyStatusReconciler(this.hub, {
-      policy: (ref) => this.policyObject(ref),
+      // Sharded: the coordinator writes policy status.
+      policy: (ref) =>
+        this.shardView && !this.shardView.isCoordinator(Date.now()) ? undefined : this.policyObject(ref),
       plural: (kind) => POLICY_KINDS.find((k) => k.kind === kind)?.plural,
       intervalMs: options.policyStatusIntervalMs ?? 1_000,
       logger,
@@ -258,8 +277,18 @@ export class Controller {
   }
 
   private templateReconciler(options: ControllerOptions, logger: Logger): TemplateReconciler {
+    const view = this.shardView;
+    const sharding = options.sharding;
     return new TemplateReconciler({
       agentEntries: (t) => this.agentEntries(t),
+      shards:
+        view && sharding
+          ? {
+              owns: (m) => view.owns(m, Date.now()),
+              coordinator: () => view.isCoordinator(Date.now()),
+              entriesManager: shardFieldManager(sharding.self),
+            }
+          : undefined,
       hub: this.hub,
       hubDiscovery: this.hubDiscovery,
       state: this.state,
@@ -317,6 +346,29 @@ export class Controller {
     );
     if (agent) this.startBindingInformer();
     else {
+      if (this.o.sharding) {
+        this.startBindingInformer();
+        this.shardInformer = new Informer({
+          name: 'hub shard leases',
+          source: listWatchSource(this.hub, this.hubWatcher),
+          path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases`,
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          labelSelector: `${SHARD_LABEL}=${this.o.sharding.group}`,
+          handlers: {
+            onAdd: (o) => this.onShardLease(o),
+            onUpdate: (o) => this.onShardLease(o),
+            onDelete: (o) => this.onShardLease(o, true),
+          },
+          onError: (err, attempt) => {
+            if (attempt === 1)
+              this.o.logger.warn('cannot watch the replicas’ Leases; retrying', {
+                error: err instanceof Error ? err.message : String(err),
+              });
+          },
+        });
+        void this.shardInformer.start(signal);
+      }
       for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }, []));
       this.leaseInformer = this.hubInformer(
         'leases',
@@ -333,6 +385,7 @@ export class Controller {
     signal.addEventListener('abort', () => {
       for (const t of this.healthTimers.values()) clearTimeout(t);
       for (const t of this.leaseTimers.values()) clearTimeout(t);
+      clearTimeout(this.shardTimer);
     });
     for (const p of POLICY_KINDS) {
       const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
@@ -347,7 +400,8 @@ export class Controller {
     await Promise.all(
       [
         this.clusterInformer,
-        ...(agent && this.bindingInformer ? [this.bindingInformer] : []),
+        ...((agent || this.o.sharding) && this.bindingInformer ? [this.bindingInformer] : []),
+        ...(this.shardInformer ? [this.shardInformer] : []),
         ...this.policyInformers.values(),
         ...this.karmadaPolicyInformers.values(),
         ...(this.karmadaClusterInformer ? [this.karmadaClusterInformer] : []),
@@ -547,6 +601,94 @@ export class Controller {
     this.leaseTimers.set(name, t);
   }
 
+  /**
+   * Whether this process writes cluster `name`'s status and taints: always, unless sharded — then the
+   * replica working on the member, or the coordinator for a cluster no replica reaches (pull, no access).
+   */
+  private writesCluster(name: string): boolean {
+    const view = this.shardView;
+    if (!view) return true;
+    const now = Date.now();
+    return this.registry.get(name) ? view.owns(name, now) : view.isCoordinator(now);
+  }
+
+  /** A replica's Lease changed: the members are divided again when the live set changes. */
+  private onShardLease(o: JsonObject, deleted = false): void {
+    const view = this.shardView;
+    const name = ownString(o.metadata, 'name');
+    if (!view || !name) return;
+    view.set(name, deleted ? undefined : shardOf(o));
+    this.reshard();
+  }
+
+  /** Recomputes what this replica works on; a change queues every template and Cluster. Looks again at the next transition. */
+  private reshard(): void {
+    const view = this.shardView;
+    if (!view) return;
+    clearTimeout(this.shardTimer);
+    const now = Date.now();
+    const names = this.registry.names().sort();
+    const owned = names.filter((n) => view.owns(n, now));
+    const coordinator = view.isCoordinator(now);
+    const state = JSON.stringify([owned, coordinator]);
+    if (state !== this.shardState) {
+      this.shardState = state;
+      this.o.logger.info('members divided among the replicas', {
+        replica: view.self,
+        live: view.live(now),
+        owned,
+        coordinator,
+      });
+      this.templates.all();
+      for (const n of [...names, ...this.registry.pullNames()]) this.clusterStatus.queue.add(n);
+      for (const m of this.registry.all()) if (owned.includes(m.name)) void this.facts.refresh(m, this.signal);
+    }
+    if (coordinator) void this.clearExpiredShards(now);
+    const next = view.nextChange(now);
+    if (next !== undefined && !this.signal.aborted) {
+      this.shardTimer = setTimeout(() => this.reshard(), Math.max(10, next - now + 10));
+      this.shardTimer.unref();
+    }
+  }
+
+  /**
+   * The coordinator clears the binding entries of replicas whose Lease expired: it applies an empty list
+   * under each one's field manager, which drops the entries only that replica owned (a member's new
+   * owner has applied its own entry by then, or will).
+   */
+  private async clearExpiredShards(now: number): Promise<void> {
+    const view = this.shardView;
+    if (!view || !this.bindingInformer) return;
+    for (const dead of view.expired(now)) {
+      if (this.clearedShards.has(dead)) continue;
+      this.clearedShards.add(dead);
+      const manager = shardFieldManager(dead);
+      let cleared = 0;
+      for (const b of [...this.bindingInformer.values()]) {
+        const meta = isObject(b.metadata) ? b.metadata : {};
+        const fields = Array.isArray(meta.managedFields) ? meta.managedFields : [];
+        if (!fields.some((f) => isObject(f) && f.manager === manager)) continue;
+        const name = ownString(meta, 'name') ?? '';
+        const namespace = ownString(meta, 'namespace') ?? '';
+        const path = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${BINDING_PLURAL}/${encodeURIComponent(name)}/status`;
+        const body = {
+          apiVersion: BINDING_API_VERSION,
+          kind: BINDING_KIND,
+          metadata: { name, namespace },
+          status: { clusters: [] },
+        };
+        const res = await serverSideApply(this.hub, path, body, { fieldManager: manager, force: true }).catch(
+          () => undefined,
+        );
+        if (res && res.status < 300) cleared++;
+      }
+      this.o.logger.info('a replica’s Lease expired: its members were taken over and its binding entries cleared', {
+        replica: dead,
+        bindings: cleared,
+      });
+    }
+  }
+
   /** Starts watching ResourceBindings on the hub (once). */
   private startBindingInformer(): void {
     if (this.bindingInformer || this.signal.aborted) return;
@@ -572,7 +714,9 @@ export class Controller {
     }
     const pull = this.registry.pullNames();
     const entries = (b: JsonObject | undefined) =>
-      JSON.stringify(pull.map((c) => (b ? bindingEntries(b).get(c) : undefined)));
+      this.shardView
+        ? JSON.stringify(b ? [...bindingEntries(b)] : [])
+        : JSON.stringify(pull.map((c) => (b ? bindingEntries(b).get(c) : undefined)));
     if (old && entries(o) === entries(old)) return;
     const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : {};
     const apiVersion = ownString(r, 'apiVersion');
@@ -589,7 +733,10 @@ export class Controller {
     const r = b && isObject(b.spec) && isObject(b.spec.resource) ? b.spec.resource : undefined;
     if (!b || ownString(r, 'uid') !== t.uid) return new Map();
     const out = new Map<string, ClusterStatus>();
-    for (const [c, e] of bindingEntries(b)) if (this.registry.isPull(c)) out.set(c, e);
+    const view = this.shardView;
+    const now = Date.now();
+    for (const [c, e] of bindingEntries(b))
+      if (this.registry.isPull(c) || (view && this.registry.get(c) && !view.owns(c, now))) out.set(c, e);
     return out;
   }
 
@@ -831,8 +978,9 @@ export class Controller {
   private onTemplate(o: JsonObject, old?: JsonObject): void {
     const key = templateKey(refOf(o));
     this.templates.templates.set(key, o);
-    // Our own finalizer write, a status update or a managedFields change renders nothing new.
-    if (old && renderedPart(o) === renderedPart(old)) return;
+    // Our own finalizer write, a status update or a managedFields change renders nothing new (sharded, the
+    // coordinator's finalizer is what the other replicas wait for before they write to their members).
+    if (old && renderedPart(o) === renderedPart(old) && !(this.shardView && finalizersChanged(o, old))) return;
     this.upsert(o);
     this.templates.queue.add(key);
   }
@@ -866,6 +1014,11 @@ function clusterObject(o: JsonObject, health: readonly HealthTaint[]): JsonObjec
     ...(specOut ? { spec: specOut } : {}),
     ...(Object.keys(read).length > 0 ? { status: read } : {}),
   };
+}
+
+function finalizersChanged(o: JsonObject, old: JsonObject): boolean {
+  const f = (x: JsonObject) => JSON.stringify(isObject(x.metadata) ? x.metadata.finalizers : undefined);
+  return f(o) !== f(old);
 }
 
 function syncModeOf(o: JsonObject | undefined): string | undefined {

@@ -37,6 +37,7 @@ import type { Logger } from '../runtime/log.js';
 import { WorkQueue } from '../runtime/queue.js';
 import {
   BINDING_API_VERSION,
+  BINDING_KIND,
   BINDING_PLURAL,
   bindingName,
   bindingNamespace,
@@ -51,6 +52,7 @@ import { aggregateStatus, aggregates, type MemberObservation } from './aggregate
 import { appFailoverOf, preservedLabels } from './app-failover.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
+import type { Member } from './member.js';
 import type { MemberRegistry } from './members.js';
 import { CONTROLLER_FIELD_MANAGER, FINALIZER, describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
@@ -79,8 +81,17 @@ export interface TemplateOptions {
   logger: Logger;
   onReconcile?: ((durationMs: number, outcome: string) => void) | undefined;
   onMemberResult?: ((member: string, state: string) => void) | undefined;
-  /** The entries pull agents wrote in a template's binding (status.clusters), by cluster; none before any. */
+  /** The entries others wrote in a template's binding (status.clusters: pull agents, other shards), by cluster. */
   agentEntries(t: TemplateIdentity): ReadonlyMap<string, ClusterStatus>;
+  /** Sharded push (shards.ts): which members this replica works on, and whether it is the coordinator. */
+  shards?: Sharding | undefined;
+}
+
+export interface Sharding {
+  owns(member: string): boolean;
+  coordinator(): boolean;
+  /** This replica's field manager for its members' entries of the bindings' status. */
+  entriesManager: string;
 }
 
 export class TemplateReconciler {
@@ -169,6 +180,27 @@ export class TemplateReconciler {
     for (const key of this.templates.keys()) this.queue.add(key);
   }
 
+  /** Whether this replica writes what is about the template rather than a member (always, unless sharded). */
+  private coordinator(): boolean {
+    return this.o.shards?.coordinator() ?? true;
+  }
+
+  /** The members this replica works on. */
+  private ownMembers(): Member[] {
+    const shards = this.o.shards;
+    const all = [...this.o.registry.all()];
+    return shards ? all.filter((m) => shards.owns(m.name)) : all;
+  }
+
+  /** A cluster whose entry someone else writes: a pull cluster's agent, or (sharded) another replica. */
+  private remote(cluster: string): boolean {
+    const shards = this.o.shards;
+    return (
+      this.o.registry.isPull(cluster) ||
+      (shards !== undefined && this.o.registry.get(cluster) !== undefined && !shards.owns(cluster))
+    );
+  }
+
   /** A pull agent's entry in the template's binding changed: the binding's counts (or a cleanup waiting for it) follow. */
   bindingChanged(key: string): void {
     if (this.plans.has(key)) this.bindings.add(key);
@@ -204,6 +236,9 @@ export class TemplateReconciler {
       this.plans.delete(key);
       return hasFinalizer ? this.cleanup(key, template, identity, signal, 'deleted') : undefined;
     }
+    // Sharded: the coordinator adds the finalizer before any replica writes to a member (the finalizer's
+    // arrival queues the template again), so a copy is never made that a deletion would not wait for.
+    const coordinator = this.coordinator();
     const now = Date.now();
     const appEvicted = this.applicationFailover(
       key,
@@ -237,7 +272,7 @@ export class TemplateReconciler {
     }));
     if (!result.policy && requiredBy.length === 0) {
       this.plans.delete(key);
-      await this.recordClaim(ref, template, undefined);
+      if (coordinator) await this.recordClaim(ref, template, undefined);
       if (!hasFinalizer) return undefined; // never propagated
       // Went only where workloads took it, and none does any more: it goes from the members.
       const prior = this.requiredOnly.has(key) ? 'requiredOnly' : await this.priorBinding(identity);
@@ -247,8 +282,10 @@ export class TemplateReconciler {
       if (prior === 'other') await this.putBinding(identity, template, { clusters: [], errors: [] });
       return undefined;
     }
-    await this.recordClaim(ref, template, result.policy);
-    if (!hasFinalizer) await this.patchFinalizers(ref, [...finalizers, FINALIZER]);
+    if (coordinator) {
+      await this.recordClaim(ref, template, result.policy);
+      if (!hasFinalizer) await this.patchFinalizers(ref, [...finalizers, FINALIZER]);
+    } else if (!hasFinalizer) return undefined;
     // A dependency no policy claims follows the first workload that requires it in conflictResolution,
     // suspension and preserveResourcesOnDeletion.
     const policy = this.o.policy(result.policy ?? result.requiredBy![0]!.policy);
@@ -272,7 +309,7 @@ export class TemplateReconciler {
       );
     if (p.overrideFailed.length > 0)
       this.o.events.record(identity, 'Warning', 'OverrideFailed', p.overrideFailed.join('; '));
-    this.work.add(key, this.o.registry.all());
+    this.work.add(key, this.ownMembers());
     // Targeted clusters without a member, or a plan with nothing to apply: the binding says so now.
     if (![...p.steps.values()].some((s) => s.action === 'apply')) this.bindings.add(key);
     else this.bindings.addAfter(key, BINDING_PARTIAL_MS);
@@ -416,7 +453,11 @@ export class TemplateReconciler {
     if (p.evictionTasks.some((t) => t.purgeMode === 'Gracefully') && this.newPlacementHealthy(key, p))
       this.queue.add(key);
     const waiting = [...p.steps].some(
-      ([name, s]) => s.action === 'apply' && this.o.registry.get(name) && byMember.get(name)?.version !== p.version,
+      ([name, s]) =>
+        s.action === 'apply' &&
+        this.o.registry.get(name) &&
+        !this.remote(name) &&
+        byMember.get(name)?.version !== p.version,
     );
     if (!waiting) this.bindings.add(key);
   }
@@ -431,15 +472,24 @@ export class TemplateReconciler {
     );
     // A pull cluster's entry is its agent's: read, counted, and not written (the replicas are the plan's).
     const entries =
-      registry.pullNames().length > 0 ? this.o.agentEntries(p.identity) : new Map<string, ClusterStatus>();
-    const clusters = every.filter((c) => !registry.isPull(c.name));
+      registry.pullNames().length > 0 || this.o.shards
+        ? this.o.agentEntries(p.identity)
+        : new Map<string, ClusterStatus>();
+    const clusters = every.filter((c) => !this.remote(c.name));
     const agentClusters = every
-      .filter((c) => registry.isPull(c.name) && c.state !== 'Removing')
+      .filter((c) => this.remote(c.name) && c.state !== 'Removing')
       .map((base): ClusterStatus => {
         const e = entries.get(base.name);
         const planned = base.replicas === undefined ? {} : { replicas: base.replicas };
         if (base.state === 'Suspended') return base;
-        if (!e) return { ...base, state: 'Pending', message: 'waiting for its agent to report (pull mode)' };
+        if (!e)
+          return {
+            ...base,
+            state: 'Pending',
+            message: registry.isPull(base.name)
+              ? 'waiting for its agent to report (pull mode)'
+              : 'waiting for the replica working on it to report (sharded)',
+          };
         return { ...e, ...planned, ...(base.overrides ? { overrides: base.overrides } : {}) };
       });
     await this.putBinding(p.identity, template, {
@@ -453,7 +503,8 @@ export class TemplateReconciler {
       clusters,
       errors: p.errors,
     });
-    await this.putTemplateStatus(key, p, template);
+    // Sharded, a replica sees its own members' copies only: the template's status is not aggregated.
+    if (!this.o.shards) await this.putTemplateStatus(key, p, template);
   }
 
   /** The template's status from its members' copies (aggregate.ts), when its kind has one; unchanged: no request. */
@@ -502,17 +553,30 @@ export class TemplateReconciler {
     const reason =
       why === 'deleted' ? 'the template is being deleted' : 'no workload requires it any more and no policy claims it';
     await Promise.all(
-      [...this.o.registry.all()].map(async (m) => {
+      this.ownMembers().map(async (m) => {
         const gone = preserve ? await this.work.release(m, t, ref, signal) : await this.work.remove(m, t, ref, signal);
         if (gone === 'removed') removedFrom.push(m.name);
         else if (gone !== 'absent') unreachable.push(`${m.name}: ${gone.error}`);
       }),
     );
-    // A pull cluster's agent removes (or releases) its copy, then its entry leaves the binding: wait for that.
+    if (!this.coordinator()) {
+      // Sharded: this replica's members are clean; its entries go, and the coordinator, which waits for
+      // them, releases the finalizer.
+      if (unreachable.length > 0) return { requeueAfter: RETRY_UNREACHABLE_MS };
+      await this.putEntries(t, []);
+      this.reports.delete(key);
+      return undefined;
+    }
+    // A pull cluster's agent (or, sharded, another replica) removes its copy, then its entry leaves the
+    // binding: wait for that.
     if (why === 'deleted')
       for (const [cluster] of this.o.agentEntries(t))
-        if (this.o.registry.isPull(cluster))
-          unreachable.push(`${cluster}: its agent has not removed its copy yet (pull mode)`);
+        if (this.remote(cluster))
+          unreachable.push(
+            this.o.registry.isPull(cluster)
+              ? `${cluster}: its agent has not removed its copy yet (pull mode)`
+              : `${cluster}: the replica working on it has not removed its copy yet (sharded)`,
+          );
     if (unreachable.length > 0) {
       const since = this.cleanupSince.get(key) ?? Date.now();
       this.cleanupSince.set(key, since);
@@ -541,6 +605,7 @@ export class TemplateReconciler {
     const path = this.bindingPath(t);
     this.written.delete(path);
     this.written.delete(`${path}/status`);
+    this.written.delete(`${path}/status#entries`);
     await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
     const meta = isObject(template.metadata) ? template.metadata : {};
     await this.patchFinalizers(
@@ -664,26 +729,54 @@ export class TemplateReconciler {
     });
     const path = this.bindingPath(t);
     // Spec (with metadata) on the resource, status on its subresource: each written only when it changed.
+    // Sharded: the coordinator writes spec and the summary, each replica its own members' entries.
     const { status, ...main } = body;
+    const { clusters: entries, ...summary } = status as JsonObject;
     const id = body.metadata as JsonObject;
-    const parts: Array<[string, JsonObject]> = [
-      [path, main],
-      [
-        `${path}/status`,
-        { apiVersion: body.apiVersion, kind: body.kind, metadata: { name: id.name, namespace: id.namespace }, status },
-      ],
-    ];
-    for (const [at, part] of parts) {
-      const text = JSON.stringify(part);
-      if (this.written.get(at) === text) continue;
-      this.written.delete(at);
-      const res = await serverSideApply(this.o.hub, at, part, {
-        fieldManager: CONTROLLER_FIELD_MANAGER,
-        force: true,
-      });
-      if (res.status >= 400) throw apiError(res);
-      this.written.set(at, text);
+    const statusOf = (s: JsonObject) => ({
+      apiVersion: body.apiVersion,
+      kind: body.kind,
+      metadata: { name: id.name, namespace: id.namespace },
+      status: s,
+    });
+    if (!this.o.shards) {
+      await this.apply(path, main, CONTROLLER_FIELD_MANAGER);
+      await this.apply(`${path}/status`, statusOf(status as JsonObject), CONTROLLER_FIELD_MANAGER);
+      return;
     }
+    if (this.coordinator()) {
+      await this.apply(path, main, CONTROLLER_FIELD_MANAGER);
+      await this.apply(`${path}/status`, statusOf(summary), CONTROLLER_FIELD_MANAGER);
+    }
+    await this.putEntries(t, Array.isArray(entries) ? entries.filter(isObject) : []);
+  }
+
+  /** Sharded: this replica's members' entries of the template's binding status (none: its entries go). */
+  private async putEntries(t: TemplateIdentity, entries: JsonObject[]): Promise<void> {
+    const shards = this.o.shards;
+    if (!shards) return;
+    const at = `${this.bindingPath(t)}/status#entries`;
+    const body = {
+      apiVersion: BINDING_API_VERSION,
+      kind: BINDING_KIND,
+      metadata: { name: bindingName(t.name, t.kind), namespace: bindingNamespace(t, this.o.namespace) },
+      status: { clusters: entries },
+    };
+    // Nothing written before and nothing to write: no request.
+    if (entries.length === 0 && !this.written.has(at)) return;
+    await this.apply(at, body, shards.entriesManager);
+  }
+
+  /** One server-side apply at `at` (a `#part` suffix names a second writer of one path), skipped when unchanged. */
+  private async apply(at: string, body: JsonObject, fieldManager: string): Promise<void> {
+    const text = JSON.stringify(body);
+    if (this.written.get(at) === text) return;
+    this.written.delete(at);
+    const res = await serverSideApply(this.o.hub, at.replace(/#.*$/, ''), body, { fieldManager, force: true });
+    // A binding the coordinator has not written yet: the entries come with the next report.
+    if (res.status === 404 && at.endsWith('#entries')) return;
+    if (res.status >= 400) throw apiError(res);
+    this.written.set(at, text);
   }
 }
 

@@ -357,6 +357,29 @@ void describe('the chart', () => {
     assert.match(missing.stderr, /webhook\.override\.clusterName is required when webhook\.override\.enabled is true/);
   });
 
+  void it('shards the members over the replicas with controller.sharding, with the Lease rights it needs', () => {
+    const objects = render('--set', 'controller.replicas=3', '--set', 'controller.sharding=true');
+    const a = args(objects, 'flotilla-controller');
+    assert.ok(a.includes('--sharding=true'), a.join(' '));
+    assert.ok(a.includes('--lease-name=flotilla-controller'));
+    assert.ok(!a.some((x) => x.startsWith('--leader-elect')), a.join(' '));
+    const role = named(objects, 'Role', 'flotilla-controller-leader-election');
+    assert.ok(
+      (role.rules as Array<{ resources: string[]; verbs: string[]; resourceNames?: string[] }>).some(
+        (r) =>
+          r.resources.includes('leases') && !r.resourceNames && r.verbs.includes('watch') && r.verbs.includes('update'),
+      ),
+      JSON.stringify(role.rules),
+    );
+    // Off: leader election as before, and no rights on other Leases.
+    const plain = named(render(), 'Role', 'flotilla-controller-leader-election');
+    assert.ok(
+      !(plain.rules as Array<{ resources: string[]; verbs: string[]; resourceNames?: string[] }>).some(
+        (r) => r.resources.includes('leases') && !r.resourceNames && r.verbs.includes('update'),
+      ),
+    );
+  });
+
   void it('carries replicas, log level, leader election, the members kubeconfig and extra flags into the controller', () => {
     const objects = render(
       '--set',

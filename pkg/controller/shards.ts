@@ -1,0 +1,127 @@
+// Sharded push (`flotilla controller --sharding true`): several replicas divide the Push members among
+// themselves. Each replica announces itself with its own coordination.k8s.io Lease (labelled with the
+// controller's lease name), renewed while it works; a member belongs to the live replica that scores
+// highest for it (rendezvous hashing: sha256 of replica and member), so a replica joining or leaving moves
+// only the members it wins or held. One replica is the coordinator (the rendezvous winner of the empty
+// key): it alone writes what is about a template rather than a member (finalizers, claims, the binding's
+// spec and summary, policy and template status, Events).
+//
+// Fencing. A replica that cannot renew its Lease stops working before the Lease expires (renewDeadline <
+// leaseDuration), and the others count it until it has expired, so a dead replica's members are taken
+// over only once it has stopped. A replica that joins is counted by the others from acquireTime +
+// handoff/2 (they stop working on the members it wins) and by itself from acquireTime + handoff (it
+// starts): between the two nobody writes those members, so no member is applied to by two replicas at
+// once, whatever their requests in flight. Pure: the caller feeds Leases and the clock.
+
+import { createHash } from 'node:crypto';
+
+import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+
+/** The label on every replica's Lease: the controller's --lease-name. */
+export const SHARD_LABEL = 'flotilla.io/shard-of';
+
+export interface Shard {
+  /** The Lease's name: the replica's identity. */
+  name: string;
+  /** When the Lease was acquired (ms). */
+  acquired: number;
+  /** renewTime + leaseDurationSeconds (ms). */
+  expires: number;
+}
+
+/** A replica's Lease, read; undefined when it has no holder or no readable times (own properties only). */
+export function shardOf(lease: JsonObject): Shard | undefined {
+  const name = ownString(lease.metadata, 'name');
+  const spec = isObject(lease.spec) ? lease.spec : {};
+  const holder = ownString(spec, 'holderIdentity');
+  const acquired = Date.parse(ownString(spec, 'acquireTime') ?? '');
+  const renewed = Date.parse(ownString(spec, 'renewTime') ?? '');
+  const seconds = typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : NaN;
+  if (!name || !holder || !Number.isFinite(acquired) || !Number.isFinite(renewed) || !Number.isFinite(seconds))
+    return undefined;
+  return { name, acquired, expires: renewed + seconds * 1000 };
+}
+
+function score(shard: string, key: string): string {
+  return createHash('sha256').update(shard).update('\0').update(key).digest('hex');
+}
+
+/** The rendezvous winner for `key` among `shards` (highest score; ties broken by name); undefined when none. */
+export function rendezvous(key: string, shards: readonly string[]): string | undefined {
+  let best: { name: string; s: string } | undefined;
+  for (const name of shards) {
+    const s = score(name, key);
+    if (!best || s > best.s || (s === best.s && name > best.name)) best = { name, s };
+  }
+  return best?.name;
+}
+
+/** The coordinator's key: not a member name (a Cluster name is never empty). */
+const COORDINATOR = '';
+
+export class ShardView {
+  private readonly shards = new Map<string, Shard>();
+
+  constructor(
+    /** This replica's Lease name. */
+    readonly self: string,
+    /** How long a joining replica waits before it works (the others stop at half of it). */
+    private readonly handoffMs: number,
+  ) {}
+
+  /** A replica's Lease was added or changed (undefined: deleted, or no longer held). */
+  set(name: string, shard: Shard | undefined): void {
+    if (shard) this.shards.set(name, shard);
+    else this.shards.delete(name);
+  }
+
+  /** The replicas that count at `now`, from this replica's point of view (sorted). */
+  live(now: number): string[] {
+    const out: string[] = [];
+    for (const s of this.shards.values()) {
+      if (s.expires <= now) continue;
+      const wait = s.name === this.self ? this.handoffMs : this.handoffMs / 2;
+      if (now >= s.acquired + wait) out.push(s.name);
+    }
+    return out.sort();
+  }
+
+  /** Whether this replica works on member `name` now. */
+  owns(name: string, now: number): boolean {
+    return rendezvous(name, this.live(now)) === this.self;
+  }
+
+  isCoordinator(now: number): boolean {
+    return this.owns(COORDINATOR, now);
+  }
+
+  /** The owner of each member at `now` (undefined: no replica counts yet). */
+  ownerOf(name: string, now: number): string | undefined {
+    return rendezvous(name, this.live(now));
+  }
+
+  /** When the live set changes next without a Lease event (a handoff wait ends, a Lease expires). */
+  nextChange(now: number): number | undefined {
+    let next: number | undefined;
+    const consider = (t: number) => {
+      if (t > now && (next === undefined || t < next)) next = t;
+    };
+    for (const s of this.shards.values()) {
+      consider(s.expires);
+      consider(s.acquired + (s.name === this.self ? this.handoffMs : this.handoffMs / 2));
+    }
+    return next;
+  }
+
+  /** Replicas whose Lease has expired at `now` (their field managers' entries are cleared by the coordinator). */
+  expired(now: number): string[] {
+    return [...this.shards.values()].filter((s) => s.expires <= now).map((s) => s.name);
+  }
+}
+
+/** The field manager of a replica's entries in the bindings' status. */
+export function shardFieldManager(shard: string): string {
+  const full = `flotilla-controller.shard.${shard}`;
+  if (full.length <= 128) return full;
+  return `${full.slice(0, 119)}.${createHash('sha256').update(shard).digest('hex').slice(0, 8)}`;
+}

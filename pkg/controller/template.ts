@@ -60,6 +60,8 @@ import type { PolicyStatusReconciler } from './status.js';
 
 /** How long a binding waits for the members that have not reported yet before it is written without them. */
 const BINDING_PARTIAL_MS = 1_000;
+/** How long the binding's summary waits after another writer's entry changed, to take a burst in one write. */
+const BINDING_SUMMARY_MS = 2_000;
 
 export interface TemplateOptions {
   hub: KubeClient;
@@ -203,7 +205,8 @@ export class TemplateReconciler {
 
   /** A pull agent's entry in the template's binding changed: the binding's counts (or a cleanup waiting for it) follow. */
   bindingChanged(key: string): void {
-    if (this.plans.has(key)) this.bindings.add(key);
+    // A burst of entries (every agent reporting on a new template) is one summary write, not one each.
+    if (this.plans.has(key)) this.bindings.addAfter(key, BINDING_SUMMARY_MS);
     else if (this.templates.has(key)) this.queue.add(key);
   }
 

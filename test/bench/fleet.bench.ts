@@ -2,20 +2,21 @@
 // etcd, a prefix per cluster), delivered two ways, each in a fresh environment so neither measures the
 // other's objects:
 //
-//   push:  one `flotilla controller` process reaching all 20 members through a kubeconfig;
-//   pull:  one `flotilla controller` process placing (no member credential) and 20 `flotilla agent`
-//          processes, one per member (Cluster spec.syncMode Pull), each applying its own copies.
+//   push:    one `flotilla controller` process reaching all 20 members through a kubeconfig;
+//   sharded: two `flotilla controller --sharding true` processes dividing the 20 members;
+//   pull:    one `flotilla controller` process placing (no member credential) and 20 `flotilla agent`
+//            processes, one per member (Cluster spec.syncMode Pull), each applying its own copies.
 //
 // For each: the time from the first template create on the hub until every member holds all 1,000
 // copies; the requests each member's apiserver served meanwhile (apiserver_request_total, watches left
 // out); CPU seconds and RSS (VmRSS at the end, VmHWM the peak) of the controller and of each agent; and
 // the single-edit latency: one template's data changed on the hub until all 20 members show it (EDITS
-// times, one at a time; p50 and p99). The machine's load average is printed with the table: every
-// apiserver, etcd and Flotilla process shares its cores.
+// times, one at a time; p50 and p99); and the requests the hub served. A mode that has not converged
+// after BENCH_FLEET_TIMEOUT_MS (15 min) is printed with how far it got. The machine's load average is
+// printed with the table: every apiserver, etcd and Flotilla process shares its cores.
 // Targets (issue 23): the controller's RSS grows with templates x members stored once (printed as MiB per
 // 1,000 template-member pairs over a controller with no templates), an agent's RSS under 100 MiB at 1,000
 // templates, one edit reaching all 20 members with p99 under 2 s in every mode.
-// Sharded push (two controller replicas) is not measured yet: sharding is not built.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -36,6 +37,8 @@ const MEMBERS = Number(process.env.BENCH_FLEET_MEMBERS ?? 20);
 const TEMPLATES = Number(process.env.BENCH_FLEET_TEMPLATES ?? 1_000);
 const EDITS = Number(process.env.BENCH_FLEET_EDITS ?? 20);
 const NS = 'fleet';
+const TIMEOUT_MS = Number(process.env.BENCH_FLEET_TIMEOUT_MS ?? 15 * 60_000);
+type Mode = 'push' | 'sharded' | 'pull';
 const MiB = 1024 * 1024;
 
 interface Proc {
@@ -52,13 +55,17 @@ interface Usage {
 }
 
 interface Row {
-  mode: string;
-  propagateMs: number;
+  mode: Mode;
+  /** undefined: not converged within TIMEOUT_MS. */
+  propagateMs: number | undefined;
+  /** Copies per member at the end (fewest, most). */
+  copies: [number, number];
   requestsPerMember: number;
-  controller: Usage;
-  controllerIdle: Usage;
+  hubRequests: number;
+  controllers: Usage[];
+  controllerIdle: Usage[];
   agents: Usage[];
-  edit: { p50: number; p99: number };
+  edit: { p50: number; p99: number } | undefined;
 }
 
 function spawnFlotilla(name: string, args: string[]): Proc {
@@ -159,7 +166,7 @@ async function applyAll(client: KubeClient, objects: Obj[]): Promise<void> {
 }
 
 /** A fresh environment: CRDs, namespaces, the policy sending every ConfigMap of NS to every member. */
-async function prepare(mode: 'push' | 'pull'): Promise<{ env: Environment; hub: KubeClient; members: KubeClient[] }> {
+async function prepare(mode: Mode): Promise<{ env: Environment; hub: KubeClient; members: KubeClient[] }> {
   const t = performance.now();
   const env = await startEnvironment({ members: MEMBERS });
   process.stderr.write(`${mode}: ${MEMBERS} member apiservers up in ${Math.round(performance.now() - t)} ms\n`);
@@ -213,22 +220,25 @@ async function prepare(mode: 'push' | 'pull'): Promise<{ env: Environment; hub: 
   };
 }
 
-async function measure(mode: 'push' | 'pull'): Promise<Row> {
+async function measure(mode: Mode): Promise<Row> {
   const { env, hub, members } = await prepare(mode);
   const procs: Proc[] = [];
   try {
-    const controller = spawnFlotilla('controller', [
-      'controller',
-      '--kubeconfig',
-      env.hub.kubeconfigPath,
-      ...(mode === 'push' ? ['--members-kubeconfig', env.membersKubeconfigPath] : []),
-      '--namespace',
-      'flotilla-system',
-      '--concurrency',
-      '16',
-    ]);
-    procs.push(controller);
-    const agents =
+    const controllers = Array.from({ length: mode === 'sharded' ? 2 : 1 }, (_, i) =>
+      spawnFlotilla(`controller ${i}`, [
+        'controller',
+        '--kubeconfig',
+        env.hub.kubeconfigPath,
+        ...(mode === 'pull' ? [] : ['--members-kubeconfig', env.membersKubeconfigPath]),
+        ...(mode === 'sharded' ? ['--sharding', 'true'] : []),
+        '--namespace',
+        'flotilla-system',
+        '--concurrency',
+        '16',
+      ]),
+    );
+    procs.push(...controllers);
+    const agents: Proc[] =
       mode === 'pull'
         ? env.members.map((m) =>
             spawnFlotilla(`agent ${m.name}`, [
@@ -247,25 +257,51 @@ async function measure(mode: 'push' | 'pull'): Promise<Row> {
           )
         : [];
     procs.push(...agents);
-    // Started and synced (no templates yet): the controller's baseline.
-    await new Promise((r) => setTimeout(r, mode === 'pull' ? 15_000 : 8_000));
+    // Started and synced (no templates yet): the controllers' baseline.
+    await new Promise((r) => setTimeout(r, mode === 'push' ? 8_000 : 15_000));
     for (const p of procs) if (p.child.exitCode !== null) throw new Error(`${p.name} exited: ${p.log().slice(-2000)}`);
-    const controllerIdle = usage(controller.child.pid);
+    const controllerIdle = controllers.map((c) => usage(c.child.pid));
     const before = await Promise.all(env.members.map(requests));
+    const hubBefore = await requests(env.hub);
     const start = performance.now();
     await applyAll(
       hub,
       Array.from({ length: TEMPLATES }, (_, i) => configMap(i)),
     );
-    await waitFor(
-      async () => (await Promise.all(members.map(countAll))).every((n) => n >= TEMPLATES),
-      30 * 60_000,
-      500,
-    );
-    const propagateMs = performance.now() - start;
+    let counts: number[] = [0];
+    let propagateMs: number | undefined;
+    try {
+      await waitFor(
+        async () => {
+          counts = await Promise.all(members.map((m) => countAll(m).catch(() => 0)));
+          return counts.every((n) => n >= TEMPLATES);
+        },
+        TIMEOUT_MS,
+        500,
+      );
+      propagateMs = performance.now() - start;
+    } catch {
+      // not converged: printed with how far it got
+    }
     const after = await Promise.all(env.members.map(requests));
+    const hubRequests = (await requests(env.hub).catch(() => NaN)) - hubBefore;
     const requestsPerMember = after.reduce((a, n, i) => a + n - (before[i] ?? 0), 0) / members.length;
-    process.stderr.write(`${mode}: ${TEMPLATES} x ${MEMBERS} propagated in ${Math.round(propagateMs)} ms\n`);
+    const copies: [number, number] = [Math.min(...counts), Math.max(...counts)];
+    process.stderr.write(
+      `${mode}: ${TEMPLATES} x ${MEMBERS} ${propagateMs === undefined ? `not propagated after ${TIMEOUT_MS} ms` : `propagated in ${Math.round(propagateMs)} ms`} (copies per member ${copies[0]}..${copies[1]})\n`,
+    );
+    const row = (edit: Row['edit']): Row => ({
+      mode,
+      propagateMs,
+      copies,
+      requestsPerMember,
+      hubRequests,
+      controllers: controllers.map((c) => usage(c.child.pid)),
+      controllerIdle,
+      agents: agents.map((a) => usage(a.child.pid)),
+      edit,
+    });
+    if (propagateMs === undefined) return row(undefined);
     // Settle (bindings, status), then one edit at a time until every member shows it.
     await new Promise((r) => setTimeout(r, 5_000));
     const edits: number[] = [];
@@ -284,20 +320,12 @@ async function measure(mode: 'push' | 'pull'): Promise<Row> {
               }),
             )
           ).every(Boolean),
-        60_000,
+        120_000,
         20,
       );
       edits.push(performance.now() - t0);
     }
-    return {
-      mode,
-      propagateMs,
-      requestsPerMember,
-      controller: usage(controller.child.pid),
-      controllerIdle,
-      agents: agents.map((a) => usage(a.child.pid)),
-      edit: { p50: percentile(edits, 50), p99: percentile(edits, 99) },
-    };
+    return row({ p50: percentile(edits, 50), p99: percentile(edits, 99) });
   } finally {
     await Promise.all(procs.map(stopProc));
     await Promise.all(members.map((m) => m.close()));
@@ -311,7 +339,8 @@ const mib = (b: number) => (b / MiB).toFixed(0);
 async function main(): Promise<void> {
   const rows: Row[] = [];
   const loads: string[] = [];
-  for (const mode of ['push', 'pull'] as const) {
+  const modes = (process.env.BENCH_FLEET_MODES ?? 'push,sharded,pull').split(',') as Mode[];
+  for (const mode of modes) {
     rows.push(await measure(mode));
     loads.push(`${mode} ${loadavg()[0]?.toFixed(1) ?? '?'}`);
   }
@@ -320,22 +349,40 @@ async function main(): Promise<void> {
     `Node ${process.version}, ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; hub + ${MEMBERS} member kube-apiservers and one etcd on this machine; load average (1 min) at the end of each mode: ${loads.join(', ')}`,
     `${TEMPLATES} ConfigMaps (about 0.3 KiB each) x ${MEMBERS} members = ${pairs} template-member pairs; edits: ${EDITS}, one at a time`,
     '',
-    '| mode | propagation | requests per member | controller CPU | controller RSS (end / peak) | controller RSS per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| mode | propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
-    const growth = ((r.controller.rssBytes - r.controllerIdle.rssBytes) / MiB / (pairs / 1000)).toFixed(2);
+    const each = (f: (u: Usage) => string) => r.controllers.map(f).join(' + ');
+    const growth = r.controllers
+      .map((c, i) => ((c.rssBytes - (r.controllerIdle[i]?.rssBytes ?? NaN)) / MiB / (pairs / 1000)).toFixed(2))
+      .join(' + ');
     const agentRss = r.agents.map((a) => a.rssBytes);
     const agentCpu = r.agents.map((a) => a.cpuSeconds);
-    lines.push(
-      `| ${r.mode} | ${(r.propagateMs / 1000).toFixed(1)} s | ${Math.round(r.requestsPerMember)} (${(r.requestsPerMember / TEMPLATES).toFixed(2)} per template) | ${r.controller.cpuSeconds.toFixed(1)} s | ${mib(r.controller.rssBytes)} / ${mib(r.controller.peakBytes)} MiB (${mib(r.controllerIdle.rssBytes)} before the templates) | ${growth} MiB | ${
-        r.agents.length
-          ? `${mib(Math.max(...agentRss))} MiB (${mib(agentRss.reduce((a, b) => a + b, 0) / agentRss.length)} MiB)`
-          : '-'
-      } | ${r.agents.length ? `${Math.max(...agentCpu).toFixed(1)} s (${agentCpu.reduce((a, b) => a + b, 0).toFixed(1)} s)` : '-'} | ${Math.round(r.edit.p50)} / ${Math.round(r.edit.p99)} ms |`,
-    );
+    const propagation =
+      r.propagateMs === undefined
+        ? `not converged after ${TIMEOUT_MS / 60_000} min (${r.copies[0]}..${r.copies[1]} of ${TEMPLATES} per member)`
+        : `${(r.propagateMs / 1000).toFixed(1)} s`;
+    const agentsRss = r.agents.length
+      ? `${mib(Math.max(...agentRss))} MiB (${mib(agentRss.reduce((a, b) => a + b, 0) / agentRss.length)} MiB)`
+      : '-';
+    const agentsCpu = r.agents.length
+      ? `${Math.max(...agentCpu).toFixed(1)} s (${agentCpu.reduce((a, b) => a + b, 0).toFixed(1)} s)`
+      : '-';
+    const cells = [
+      r.mode,
+      propagation,
+      `${Math.round(r.requestsPerMember)} (${(r.requestsPerMember / TEMPLATES).toFixed(2)} per template)`,
+      String(r.hubRequests),
+      each((u) => `${u.cpuSeconds.toFixed(1)} s`),
+      `${each((u) => `${mib(u.rssBytes)} / ${mib(u.peakBytes)}`)} MiB (${r.controllerIdle.map((u) => mib(u.rssBytes)).join(' + ')} before the templates)`,
+      `${growth} MiB`,
+      agentsRss,
+      agentsCpu,
+      r.edit ? `${Math.round(r.edit.p50)} / ${Math.round(r.edit.p99)} ms` : '-',
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
   }
-  lines.push('| push, 2 sharded replicas | not measured: sharding is not built yet | | | | | | | |');
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

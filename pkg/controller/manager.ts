@@ -370,17 +370,6 @@ export class Controller {
         void this.shardInformer.start(signal);
       }
       for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }, []));
-      this.leaseInformer = this.hubInformer(
-        'leases',
-        `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE)}/leases`,
-        'coordination.k8s.io/v1',
-        'Lease',
-        {
-          onAdd: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
-          onUpdate: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
-          onDelete: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
-        },
-      );
     }
     signal.addEventListener('abort', () => {
       for (const t of this.healthTimers.values()) clearTimeout(t);
@@ -563,7 +552,30 @@ export class Controller {
     this.registry.onCluster(o);
     this.clusterStatus.queue.add(name);
     this.clusterTaints.queue.add(name);
-    if (this.registry.isPull(name)) this.onLease(name);
+    if (this.registry.isPull(name)) {
+      this.startLeaseInformer();
+      this.onLease(name);
+    }
+  }
+
+  /** Starts watching pull agents' Leases (once, with the first pull cluster: the RBAC for them comes with it). */
+  private startLeaseInformer(): void {
+    if (this.leaseInformer || this.signal.aborted) return;
+    this.leaseInformer = this.hubInformer(
+      'leases',
+      `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE)}/leases`,
+      'coordination.k8s.io/v1',
+      'Lease',
+      {
+        onAdd: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
+        onUpdate: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
+        onDelete: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
+      },
+    );
+    // Once listed, the pull clusters without a Lease are said not ready.
+    void this.leaseInformer.waitForSync(this.signal).then(() => {
+      for (const n of this.registry.pullNames()) this.onLease(n);
+    });
   }
 
   /**
@@ -967,6 +979,9 @@ export class Controller {
 
   /** Watches, on a member, the objects of a template kind the controller applied there (drift). */
   private async watchMember(m: Member, apiVersion: string, kind: string): Promise<void> {
+    // Sharded: only the members this replica works on (gaining one queues every template, and the first
+    // apply of a kind there starts the watch).
+    if (this.shardView && !this.writesCluster(m.name)) return;
     try {
       const info = await m.resolve(apiVersion, kind);
       if (info) m.watchOwned(info, apiVersion);

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
 import { Controller } from '../controller/manager.js';
-import { LeaderElector } from '../controller/leader.js';
+import { runHoldingLease } from '../controller/leader.js';
 import { startOpsServer } from '../controller/ops.js';
 import { KubeClient } from '../kube/client.js';
 import { loadContext } from '../kube/kubeconfig.js';
@@ -111,43 +111,33 @@ export async function run(values: AgentFlags, io: CommandIO): Promise<number> {
 
   const identity = `${io.env.POD_NAME || hostname()}-${randomBytes(4).toString('hex')}`;
   const lease = `${values['lease-namespace']}/${cluster}`;
-  const work = new AbortController();
-  let running: Promise<void> | undefined;
-  let lost = false;
-  const elector = new LeaderElector({
-    client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
-    namespace: values['lease-namespace'],
-    name: cluster,
-    identity,
-    leaseDurationSeconds: Math.max(1, Math.round(leaseMs / 1000)),
-    retryPeriodMs: renewMs,
-    renewDeadlineMs: Math.max(renewMs, leaseMs - renewMs),
-    onStartedLeading: () => {
-      leading = true;
-      leaseGauge.set({}, 1);
-      logger.info('holding the Lease: agent starting', { cluster, identity, lease, hubNamespace: namespace });
-      running = agent.run(AbortSignal.any([signal, work.signal]));
-    },
-    onStoppedLeading: () => {
-      // Another agent may hold it now: stop writing at once, and exit so the pod restarts and waits.
-      leaseGauge.set({}, 0);
-      lost = true;
-      logger.error('lost the Lease; stopping', { cluster, identity, lease });
-      work.abort();
-      stop.abort();
-    },
-    onError: (message) => logger.warn('cannot renew the Lease on the hub', { lease, error: message }),
-  });
   logger.info('waiting for the Lease', { cluster, identity, lease });
-  await elector.run(signal);
-  work.abort();
-  await running;
-  if (!lost)
-    await elector.release().catch((e: unknown) =>
-      logger.warn('could not release the Lease; it expires on its own', {
-        error: e instanceof Error ? e.message : String(e),
-      }),
-    );
+  const outcome = await runHoldingLease(
+    {
+      client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+      namespace: values['lease-namespace'],
+      name: cluster,
+      identity,
+      leaseDurationSeconds: Math.max(1, Math.round(leaseMs / 1000)),
+      retryPeriodMs: renewMs,
+      renewDeadlineMs: Math.max(renewMs, leaseMs - renewMs),
+      work: (s) => agent.run(s),
+      onAcquired: () => {
+        leading = true;
+        leaseGauge.set({}, 1);
+        logger.info('holding the Lease: agent starting', { cluster, identity, lease, hubNamespace: namespace });
+      },
+      onLost: () => {
+        // Another agent may hold it now: stop writing at once, and exit so the pod restarts and waits.
+        leaseGauge.set({}, 0);
+        logger.error('lost the Lease; stopping', { cluster, identity, lease });
+        stop.abort();
+      },
+      onError: (message) => logger.warn('cannot renew the Lease on the hub', { lease, error: message }),
+      onReleaseError: (error) => logger.warn('could not release the Lease; it expires on its own', { error }),
+    },
+    signal,
+  );
   logger.info('agent stopped', { cluster });
-  return lost ? 1 : 0;
+  return outcome === 'lost' ? 1 : 0;
 }

@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 
 import { Controller, type MemberAccess } from '../controller/manager.js';
-import { LeaderElector } from '../controller/leader.js';
+import { runHoldingLease } from '../controller/leader.js';
 import { SHARD_LABEL } from '../controller/shards.js';
 import { startOpsServer } from '../controller/ops.js';
 import { KubeClient } from '../kube/client.js';
@@ -131,7 +131,6 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const signal = AbortSignal.any([io.signal, stop.signal]);
   const leaderElect = values['leader-elect'] === 'true';
   let leading = !leaderElect;
-  let lostLeadership = false;
   const ready = () => {
     depth.set({}, controller.queueDepth);
     if (!leading) return { ok: true }; // a standby is ready: it is there to take over
@@ -158,45 +157,37 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return 0;
   }
 
-  const work = new AbortController();
-  let running: Promise<void> | undefined;
-  const elector = new LeaderElector({
-    client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
-    namespace,
-    name: values['lease-name'],
-    identity,
-    onStartedLeading: () => {
-      leading = true;
-      leaderGauge.set({}, 1);
-      logger.info('leading: controller starting', {
-        identity,
-        lease: `${namespace}/${values['lease-name']}`,
-        members: members.map((m) => m.name),
-      });
-      running = controller.run(AbortSignal.any([signal, work.signal]));
-    },
-    onStoppedLeading: () => {
-      // Another replica may be working already: stop at once, and exit so the pod restarts as a standby.
-      leaderGauge.set({}, 0);
-      lostLeadership = true;
-      logger.error('lost the Lease; stopping', { identity });
-      work.abort();
-      stop.abort();
-    },
-    onError: (message) => logger.warn('leader election', { error: message }),
-  });
   logger.info('waiting for the Lease', { identity, lease: `${namespace}/${values['lease-name']}` });
-  await elector.run(signal);
-  work.abort();
-  await running;
-  if (!lostLeadership)
-    await elector.release().catch((e: unknown) =>
-      logger.warn('could not release the Lease; another replica takes over when it expires', {
-        error: e instanceof Error ? e.message : String(e),
-      }),
-    );
+  const outcome = await runHoldingLease(
+    {
+      client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+      namespace,
+      name: values['lease-name'],
+      identity,
+      work: (s) => controller.run(s),
+      onAcquired: () => {
+        leading = true;
+        leaderGauge.set({}, 1);
+        logger.info('leading: controller starting', {
+          identity,
+          lease: `${namespace}/${values['lease-name']}`,
+          members: members.map((m) => m.name),
+        });
+      },
+      onLost: () => {
+        // Another replica may be working already: stop at once, and exit so the pod restarts as a standby.
+        leaderGauge.set({}, 0);
+        logger.error('lost the Lease; stopping', { identity });
+        stop.abort();
+      },
+      onError: (message) => logger.warn('leader election', { error: message }),
+      onReleaseError: (error) =>
+        logger.warn('could not release the Lease; another replica takes over when it expires', { error }),
+    },
+    signal,
+  );
   logger.info('controller stopped');
-  return lostLeadership ? 1 : 0;
+  return outcome === 'lost' ? 1 : 0;
 
   /**
    * Sharded: this replica holds its own Lease (labelled with --lease-name) and works while it renews it;
@@ -204,44 +195,35 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
    * other replicas take its members over) and exits, so the pod restarts as a new replica.
    */
   async function runSharded(): Promise<number> {
-    const work = new AbortController();
-    let running: Promise<void> | undefined;
-    let lost = false;
-    const elector = new LeaderElector({
-      client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
-      namespace,
-      name: shardLease,
-      identity,
-      labels: { [SHARD_LABEL]: values['lease-name'] },
-      onStartedLeading: () => {
-        leading = true;
-        leaderGauge.set({}, 1);
-        logger.info('replica Lease held: controller starting (sharded)', {
-          identity,
-          lease: `${namespace}/${shardLease}`,
-        });
-        running = controller.run(AbortSignal.any([signal, work.signal]));
+    const result = await runHoldingLease(
+      {
+        client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+        namespace,
+        name: shardLease,
+        identity,
+        labels: { [SHARD_LABEL]: values['lease-name'] },
+        work: (s) => controller.run(s),
+        onAcquired: () => {
+          leading = true;
+          leaderGauge.set({}, 1);
+          logger.info('replica Lease held: controller starting (sharded)', {
+            identity,
+            lease: `${namespace}/${shardLease}`,
+          });
+        },
+        onLost: () => {
+          leaderGauge.set({}, 0);
+          logger.error('cannot renew the replica Lease; stopping before it expires', { identity });
+          stop.abort();
+        },
+        onError: (message) => logger.warn('replica Lease', { error: message }),
+        onReleaseError: (error) =>
+          logger.warn('could not release the replica Lease; the others take its members when it expires', { error }),
       },
-      onStoppedLeading: () => {
-        leaderGauge.set({}, 0);
-        lost = true;
-        logger.error('cannot renew the replica Lease; stopping before it expires', { identity });
-        work.abort();
-        stop.abort();
-      },
-      onError: (message) => logger.warn('replica Lease', { error: message }),
-    });
-    await elector.run(signal);
-    work.abort();
-    await running;
-    if (!lost)
-      await elector.release().catch((e: unknown) =>
-        logger.warn('could not release the replica Lease; the others take its members when it expires', {
-          error: e instanceof Error ? e.message : String(e),
-        }),
-      );
+      signal,
+    );
     logger.info('controller stopped');
-    return lost ? 1 : 0;
+    return result === 'lost' ? 1 : 0;
   }
 }
 

@@ -27,7 +27,7 @@ import { apiError, type KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
 import { deepEqual, isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
-import { WorkQueue } from '../runtime/queue.js';
+import { type WorkQueue } from '../runtime/queue.js';
 import {
   BINDING_API_VERSION,
   BINDING_KIND,
@@ -42,7 +42,7 @@ import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.j
 import type { Member } from './member.js';
 import { describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
-import { describeKey, templateKey } from './template.js';
+import { hubWriteQueue, templateKey, templateQueue } from './template.js';
 
 /** The field manager of an agent's entries in the bindings' status. */
 export function agentFieldManager(cluster: string): string {
@@ -93,32 +93,11 @@ export class AgentReconciler {
 
   constructor(o: AgentReconcilerOptions) {
     this.o = o;
-    this.queue = new WorkQueue<string>(
-      { reconcile: (key, signal) => this.reconcile(key, signal) },
-      {
-        concurrency: o.concurrency,
-        onResult: (e) => {
-          o.onReconcile?.(e.durationMs, e.outcome);
-          if (e.outcome === 'error')
-            o.logger.warn('reconcile failed; retrying with backoff', {
-              template: describeKey(e.key),
-              error: e.error instanceof Error ? e.error.message : String(e.error),
-            });
-        },
-      },
-    );
-    this.entries = new WorkQueue<string>(
-      { reconcile: (key) => this.writeEntry(key) },
-      {
-        concurrency: 4,
-        onResult: (e) => {
-          if (e.outcome === 'error')
-            o.logger.warn("cannot write this cluster's entry of a ResourceBinding; retrying", {
-              template: describeKey(e.key),
-              error: String(e.error),
-            });
-        },
-      },
+    this.queue = templateQueue((key, signal) => this.reconcile(key, signal), o);
+    this.entries = hubWriteQueue(
+      (key) => this.writeEntry(key),
+      o.logger,
+      "cannot write this cluster's entry of a ResourceBinding",
     );
     this.work = new MemberWork({
       plan: (key) => this.plans.get(key),

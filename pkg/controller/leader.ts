@@ -143,3 +143,45 @@ export class LeaderElector {
     throw apiError(put);
   }
 }
+
+export interface HoldingLeaseOptions extends Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading'> {
+  /** Runs while the Lease is held; its signal aborts when the Lease is lost or `signal` aborts. */
+  work: (signal: AbortSignal) => Promise<void>;
+  /** The Lease was acquired (before `work` starts). */
+  onAcquired: () => void;
+  /** The Lease could not be renewed: `work` is being stopped (another holder may be working already). */
+  onLost: () => void;
+  /** Releasing the Lease at the end failed (it expires on its own). */
+  onReleaseError: (message: string) => void;
+}
+
+/**
+ * Holds a Lease and runs `work` only while it is held, as every Lease holder here does (the leader, a
+ * shard replica, a pull agent): lost, the work stops at once and the result is 'lost' (the caller exits,
+ * so the pod restarts and waits); `signal` aborted, the work finishes and the Lease is released.
+ */
+export async function runHoldingLease(o: HoldingLeaseOptions, signal: AbortSignal): Promise<'lost' | 'stopped'> {
+  const { work: run, onAcquired, onLost, onReleaseError, ...election } = o;
+  const work = new AbortController();
+  const stop = new AbortController();
+  let running: Promise<void> | undefined;
+  let lost = false;
+  const elector = new LeaderElector({
+    ...election,
+    onStartedLeading: () => {
+      onAcquired();
+      running = run(AbortSignal.any([signal, work.signal]));
+    },
+    onStoppedLeading: () => {
+      lost = true;
+      onLost();
+      work.abort();
+      stop.abort();
+    },
+  });
+  await elector.run(AbortSignal.any([signal, stop.signal]));
+  work.abort();
+  await running;
+  if (!lost) await elector.release().catch((e: unknown) => onReleaseError(e instanceof Error ? e.message : String(e)));
+  return lost ? 'lost' : 'stopped';
+}

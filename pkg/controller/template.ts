@@ -130,33 +130,8 @@ export class TemplateReconciler {
 
   constructor(o: TemplateOptions) {
     this.o = o;
-    this.queue = new WorkQueue<string>(
-      { reconcile: (key, signal) => this.reconcile(key, signal) },
-      {
-        concurrency: o.concurrency,
-        onResult: (e) => {
-          o.onReconcile?.(e.durationMs, e.outcome);
-          if (e.outcome === 'error')
-            o.logger.warn('reconcile failed; retrying with backoff', {
-              template: describeKey(e.key),
-              error: e.error instanceof Error ? e.error.message : String(e.error),
-            });
-        },
-      },
-    );
-    this.bindings = new WorkQueue<string>(
-      { reconcile: (key) => this.writeBinding(key) },
-      {
-        concurrency: 4,
-        onResult: (e) => {
-          if (e.outcome === 'error')
-            o.logger.warn('cannot write a ResourceBinding; retrying', {
-              template: describeKey(e.key),
-              error: String(e.error),
-            });
-        },
-      },
-    );
+    this.queue = templateQueue((key, signal) => this.reconcile(key, signal), o);
+    this.bindings = hubWriteQueue((key) => this.writeBinding(key), o.logger, 'cannot write a ResourceBinding');
     this.work = new MemberWork({
       plan: (key) => this.plans.get(key),
       ref: (key) => {
@@ -781,6 +756,41 @@ export class TemplateReconciler {
     if (res.status >= 400) throw apiError(res);
     this.written.set(at, text);
   }
+}
+
+/** A template reconciler's queue: each result told to onReconcile, a failure logged and retried with backoff. */
+export function templateQueue(
+  reconcile: (key: string, signal: AbortSignal) => Promise<{ requeueAfter?: number } | undefined>,
+  o: { concurrency: number; logger: Logger; onReconcile?: ((durationMs: number, outcome: string) => void) | undefined },
+): WorkQueue {
+  return new WorkQueue<string>(
+    { reconcile },
+    {
+      concurrency: o.concurrency,
+      onResult: (e) => {
+        o.onReconcile?.(e.durationMs, e.outcome);
+        if (e.outcome === 'error')
+          o.logger.warn('reconcile failed; retrying with backoff', {
+            template: describeKey(e.key),
+            error: e.error instanceof Error ? e.error.message : String(e.error),
+          });
+      },
+    },
+  );
+}
+
+/** A queue of one write on the hub per template key (a binding, an entry), 4 at once; a failure is logged as `what` and retried. */
+export function hubWriteQueue(write: (key: string) => Promise<void>, logger: Logger, what: string): WorkQueue {
+  return new WorkQueue<string>(
+    { reconcile: write },
+    {
+      concurrency: 4,
+      onResult: (e) => {
+        if (e.outcome === 'error')
+          logger.warn(`${what}; retrying`, { template: describeKey(e.key), error: String(e.error) });
+      },
+    },
+  );
 }
 
 function describePolicyRef(p: PolicyRef | undefined): string {

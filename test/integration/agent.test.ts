@@ -9,11 +9,9 @@
 // has; catch-up on return), and a Cluster switched Push -> Pull -> Push.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { parse, parseAllDocuments, stringify } from 'yaml';
 
@@ -22,9 +20,15 @@ import { CHART, helmSync } from '../helm-binary.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { applyObject, getObject, prepareHub, type Obj } from './controller-io.js';
+import {
+  applyObject,
+  getObject,
+  prepareHub,
+  spawnFlotilla as spawnProcess,
+  type FlotillaProcess,
+  type Obj,
+} from './controller-io.js';
 
-const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
 const WAIT_MS = 45_000;
 const NS = 'shop';
 const SECRETS_NS = 'flotilla-system';
@@ -63,11 +67,7 @@ const configMap = (name: string): Obj => ({
   data: { name },
 });
 
-interface Proc {
-  child: ChildProcess;
-  log: () => string;
-  exited: Promise<number | null>;
-}
+type Proc = FlotillaProcess;
 
 void describe('flotilla agent: pull mode, with processes', () => {
   const env = useEnvironment({ members: 2 });
@@ -80,23 +80,7 @@ void describe('flotilla agent: pull mode, with processes', () => {
   const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, ms = WAIT_MS) => eventually(probe, done, ms, 200);
 
   const spawnFlotilla = (args: string[]): Proc => {
-    const child = spawn(process.execPath, [MAIN, ...args, '--metrics-port', '0', '--log-level', 'debug'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let log = '';
-    // Also in the environment's logs directory, kept when a test fails.
-    const file = join(env().dir, 'logs', `flotilla-${args[0]}-${procs.length}.log`);
-    child.stderr?.on('data', (c: Buffer) => {
-      log += c.toString();
-      try {
-        appendFileSync(file, c);
-      } catch {
-        // the environment's directory is gone (the suite ended): the log stays in memory
-      }
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const p = { child, log: () => log, exited };
+    const p = spawnProcess(args, join(env().dir, 'logs', `flotilla-${args[0]}-${procs.length}.log`));
     procs.push(p);
     return p;
   };

@@ -3,6 +3,9 @@
 // through a KubeClient.
 
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { PassThrough } from 'node:stream';
 
 import { customResourceDefinitions, type CustomResourceDefinition } from '../../api/crds/index.js';
@@ -96,4 +99,40 @@ export async function prepareHub(
     hub: new KubeClient(e.hub.kubeConfig(), { concurrency: 4 }),
     members: e.members.map((m: ClusterHandle) => new KubeClient(m.kubeConfig(), { concurrency: 4 })),
   };
+}
+
+/** A `flotilla` process: its stderr (JSON log lines) kept in memory and, when a file is given, appended there. */
+export interface FlotillaProcess {
+  child: ChildProcess;
+  log: () => string;
+  exited: Promise<number | null>;
+}
+
+const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
+
+/**
+ * `flotilla ARGS… --metrics-port 0 --log-level debug` as a separate process, with a clean environment
+ * (PATH, HOME and `env`). `logFile` (in the environment's logs directory, kept when a test fails) gets
+ * the log too, for as long as the directory exists.
+ */
+export function spawnFlotilla(
+  args: readonly string[],
+  logFile: string,
+  env: Record<string, string> = {},
+): FlotillaProcess {
+  const child = spawn(process.execPath, [MAIN, ...args, '--metrics-port', '0', '--log-level', 'debug'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    log += c.toString();
+    try {
+      appendFileSync(logFile, c);
+    } catch {
+      // the environment's directory is gone (the suite ended): the log stays in memory
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, log: () => log, exited };
 }

@@ -6,19 +6,22 @@
 // from every member before its finalizer goes.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { applyObject, getObject, prepareHub, type Obj } from './controller-io.js';
+import {
+  applyObject,
+  getObject,
+  prepareHub,
+  spawnFlotilla as spawnProcess,
+  type FlotillaProcess,
+  type Obj,
+} from './controller-io.js';
 
-const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
 const WAIT_MS = 60_000;
 const NS = 'shop';
 const MEMBERS = ['member1', 'member2', 'member3', 'member4'];
@@ -31,11 +34,7 @@ const configMap = (i: number, value = 'v1'): Obj => ({
   data: { value },
 });
 
-interface Proc {
-  child: ChildProcess;
-  log: () => string;
-  exited: Promise<number | null>;
-}
+type Proc = FlotillaProcess;
 
 /** The JSON log lines of a replica with this message. */
 function lines(log: string, msg: string): Obj[] {
@@ -56,10 +55,8 @@ void describe('flotilla controller --sharding: replicas divide the members', () 
 
   const start = (name: string): Proc => {
     const e = env();
-    const child = spawn(
-      process.execPath,
+    const p = spawnProcess(
       [
-        MAIN,
         'controller',
         '--kubeconfig',
         e.hub.kubeconfigPath,
@@ -71,28 +68,10 @@ void describe('flotilla controller --sharding: replicas divide the members', () 
         'true',
         '--probe-interval',
         '300ms',
-        '--metrics-port',
-        '0',
-        '--log-level',
-        'debug',
       ],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', POD_NAME: name },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
+      join(e.dir, 'logs', `flotilla-${name}.log`),
+      { POD_NAME: name },
     );
-    let log = '';
-    const file = join(e.dir, 'logs', `flotilla-${name}.log`);
-    child.stderr?.on('data', (c: Buffer) => {
-      log += c.toString();
-      try {
-        appendFileSync(file, c);
-      } catch {
-        // the environment's directory is gone
-      }
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const p = { child, log: () => log, exited };
     procs.push(p);
     return p;
   };

@@ -22,6 +22,15 @@ export const BINDING = {
   plural: 'resourcebindings',
 } as const;
 
+/** The Work kind: a pull cluster's share of a binding, in the cluster's namespace on the hub. */
+export const WORK = {
+  group: WORK_GROUP,
+  version: 'v1alpha1',
+  apiVersion: `${WORK_GROUP}/v1alpha1`,
+  kind: 'Work',
+  plural: 'works',
+} as const;
+
 /** Where the apiserver sends ConversionReviews; `flotilla certs patch` fills in the CA bundle. */
 export const CONVERSION_SERVICE = {
   namespace: 'flotilla-system',
@@ -65,6 +74,7 @@ export interface JSONSchemaProps {
   'x-kubernetes-list-type'?: 'atomic' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-map-type'?: 'atomic';
+  nullable?: true;
 }
 
 /** What a CRD adds at one field path (dotted, `[]` for list items, relative to `spec`). */
@@ -465,7 +475,122 @@ const POLICY_REF: JSONSchemaProps = {
 
 /** work.flotilla.io ResourceBinding: one per template, written by the controller only. */
 function bindingCRD(): CustomResourceDefinition {
+  const spec = bindingSpec();
+  const status: JSONSchemaProps = {
+    type: 'object',
+    description: 'Delivery to each cluster, read back from the members.',
+    properties: {
+      observedGeneration: int('The template generation this status is about.'),
+      ready: str('Ready clusters / target clusters, e.g. 3/3.'),
+      errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
+      notChosen: {
+        type: 'array',
+        description: 'Known clusters the template does not go to, and why (the first 50).',
+        'x-kubernetes-list-type': 'atomic',
+        items: { type: 'object', required: ['name'], properties: { name: str(), reason: str() } },
+      },
+      conditions: CONDITIONS,
+      clusters: {
+        type: 'array',
+        description:
+          "One entry per cluster, keyed by name: the controller writes its members' entries and those its pull agents report; sharded, each replica its own members' (server-side apply, each under its own field manager).",
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+        items: { type: 'object', required: ['name', 'state'], properties: { name: str(), ...clusterEntry() } },
+      },
+    },
+  };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${BINDING.plural}.${WORK_GROUP}`, labels: LABELS },
+    spec: {
+      group: WORK_GROUP,
+      names: {
+        kind: BINDING.kind,
+        listKind: `${BINDING.kind}List`,
+        plural: BINDING.plural,
+        singular: 'resourcebinding',
+        shortNames: ['rb'],
+        categories: ['flotilla'],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
+            { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
+            { name: 'Clusters', type: 'string', jsonPath: '.spec.clusters[*].name' },
+            { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
+            AGE,
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * work.flotilla.io Work: a pull cluster's share of one ResourceBinding, in the cluster's own namespace on
+ * the hub (its execution space). The controller writes the spec, the cluster's agent the status: an agent
+ * reads and writes only its namespace, so what one agent does never reaches another.
+ */
+function workCRD(): CustomResourceDefinition {
   const spec: JSONSchemaProps = {
+    ...bindingSpec(),
+    description:
+      "The template's ResourceBinding spec as far as it concerns this cluster: the cluster (with its replicas) when placed there, its graceful eviction task, the claim.",
+  };
+  const status: JSONSchemaProps = {
+    type: 'object',
+    description: "Written by the cluster's agent: delivery of the template to the cluster. Empty: it holds no copy.",
+    // An agent clears its status with an apply that owns none of its fields, which leaves `status: null`.
+    nullable: true,
+    properties: clusterEntry(),
+  };
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${WORK.plural}.${WORK_GROUP}`, labels: LABELS },
+    spec: {
+      group: WORK_GROUP,
+      names: {
+        kind: WORK.kind,
+        listKind: `${WORK.kind}List`,
+        plural: WORK.plural,
+        singular: 'work',
+        categories: ['flotilla'],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          // A status subresource: the agent may write status and nothing else.
+          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
+            { name: 'Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
+            { name: 'Name', type: 'string', jsonPath: '.spec.resource.name' },
+            { name: 'State', type: 'string', jsonPath: '.status.state' },
+            AGE,
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/** A ResourceBinding's spec (a Work's is the same, cut down to its cluster). */
+function bindingSpec(): JSONSchemaProps {
+  return {
     type: 'object',
     description: 'What the controller decided for the template.',
     properties: {
@@ -532,93 +657,35 @@ function bindingCRD(): CustomResourceDefinition {
       },
     },
   };
-  const status: JSONSchemaProps = {
-    type: 'object',
-    description: 'Delivery to each cluster, read back from the members.',
-    properties: {
-      observedGeneration: int('The template generation this status is about.'),
-      ready: str('Ready clusters / target clusters, e.g. 3/3.'),
-      errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
-      notChosen: {
-        type: 'array',
-        description: 'Known clusters the template does not go to, and why (the first 50).',
-        'x-kubernetes-list-type': 'atomic',
-        items: { type: 'object', required: ['name'], properties: { name: str(), reason: str() } },
-      },
-      conditions: CONDITIONS,
-      clusters: {
-        type: 'array',
-        description:
-          "One entry per cluster, keyed by name: the controller writes its members' entries and each pull agent its own cluster's (server-side apply, each under its own field manager).",
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['name'],
-        items: {
-          type: 'object',
-          required: ['name', 'state'],
-          properties: {
-            name: str(),
-            state: {
-              type: 'string',
-              enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing', 'Suspended'],
-            },
-            message: str("Why it is not Applied: the apiserver's message, the render error, the conflict."),
-            replicas: int(),
-            observedGeneration: int('The template generation last applied to this cluster.'),
-            overrides: {
-              type: 'array',
-              'x-kubernetes-list-type': 'atomic',
-              items: POLICY_REF,
-              description: 'Override policies applied for this cluster, in order.',
-            },
-            health: {
-              type: 'object',
-              description:
-                "The member object's status: replicas for Deployments, StatefulSets, DaemonSets and Jobs; presence for other kinds.",
-              properties: {
-                state: { type: 'string', enum: ['Healthy', 'Progressing', 'Unknown'] },
-                replicas: int(),
-                readyReplicas: int(),
-                availableReplicas: int(),
-                message: str(),
-              },
-            },
-          },
-        },
-      },
-    },
-  };
+}
+
+/** What a binding's status says of one cluster (a Work's status says it of its own). */
+function clusterEntry(): Record<string, JSONSchemaProps> {
   return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${BINDING.plural}.${WORK_GROUP}`, labels: LABELS },
-    spec: {
-      group: WORK_GROUP,
-      names: {
-        kind: BINDING.kind,
-        listKind: `${BINDING.kind}List`,
-        plural: BINDING.plural,
-        singular: 'resourcebinding',
-        shortNames: ['rb'],
-        categories: ['flotilla'],
+    state: {
+      type: 'string',
+      enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing', 'Suspended'],
+    },
+    message: str("Why it is not Applied: the apiserver's message, the render error, the conflict."),
+    replicas: int(),
+    observedGeneration: int('The template generation last applied to this cluster.'),
+    overrides: {
+      type: 'array',
+      'x-kubernetes-list-type': 'atomic',
+      items: POLICY_REF,
+      description: 'Override policies applied for this cluster, in order.',
+    },
+    health: {
+      type: 'object',
+      description:
+        "The member object's status: replicas for Deployments, StatefulSets, DaemonSets and Jobs; presence for other kinds.",
+      properties: {
+        state: { type: 'string', enum: ['Healthy', 'Progressing', 'Unknown'] },
+        replicas: int(),
+        readyReplicas: int(),
+        availableReplicas: int(),
+        message: str(),
       },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          // A status subresource: pull agents may write status (their own entries) and nothing else.
-          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-            { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
-            { name: 'Clusters', type: 'string', jsonPath: '.spec.clusters[*].name' },
-            { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
-            AGE,
-          ],
-        },
-      ],
     },
   };
 }
@@ -668,7 +735,7 @@ export function karmadaCustomResourceDefinitions(): CustomResourceDefinition[] {
 
 /** Every CRD, in install order. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [...POLICY_KINDS.map(policyCRD), clusterCRD(), bindingCRD()];
+  return [...POLICY_KINDS.map(policyCRD), clusterCRD(), bindingCRD(), workCRD()];
 }
 
 /** Names of the CRDs whose conversion settings carry the webhook's CA bundle. */

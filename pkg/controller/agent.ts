@@ -1,22 +1,22 @@
 // The agent's template reconciler (`flotilla agent`, a Cluster with spec.syncMode Pull): the same per
 // (template, member) work as the controller (execute.ts, the delivery core), for one member — the cluster
 // the agent runs in — with the placement read from the hub rather than computed. The hub's controller
-// schedules every template (it knows every cluster, their health and taints) and writes the decision in
-// the template's ResourceBinding; the agent reads that binding, renders its own cluster's copy with the
+// schedules every template (it knows every cluster, their health and taints), writes the decision in the
+// template's ResourceBinding, and the cluster's share of it in a Work in the cluster's namespace on the
+// hub (work.ts). The agent reads its namespace's Works, renders its own cluster's copy with the
 // incremental engine (the template, the override policies, its own Cluster: EngineState.renderPlaced),
-// applies it locally, and writes its cluster's entry of the binding's status.clusters (server-side
-// apply on the status subresource, field manager `flotilla-agent.<cluster>`: the list is keyed by
-// cluster name, so the controller and every agent each own their entries and never overwrite another's).
+// applies it locally, and writes what happened in the Work's status (server-side apply on the status
+// subresource, field manager `flotilla-agent.<cluster>`); the controller carries it into the binding.
 //
-// What the agent's cluster should hold of a template, from its binding:
+// What the agent's cluster should hold of a template, from its Work (the binding's spec for the cluster):
 //   - the cluster is in spec.clusters: the rendered copy (with its replicas), or, when the render fails
 //     there, what it has (the entry says Failed);
 //   - a spec.gracefulEvictionTasks entry names the cluster: what it has, until the hub drops the task;
 //   - the binding has no policy and no requiredBy (the claim was released): what it has (Karmada's rule);
-//   - otherwise, and when there is no binding (never claimed, or the hub removed it): nothing.
+//   - otherwise, and when there is no Work (never placed there, or the hub removed it): nothing.
 // A template being deleted (deletionTimestamp) or gone is removed from the cluster, or released when its
-// binding said preserveResourcesOnDeletion; then the agent's entry goes from the binding, which is what
-// the controller waits for before it releases the template's finalizer. While the agent's Cluster is not
+// Work said preserveResourcesOnDeletion; then the Work's status is cleared, which is what the controller
+// waits for before it releases the template's finalizer. While the agent's Cluster is not
 // in Pull mode, it does nothing: the controller delivers there.
 
 import { createHash } from 'node:crypto';
@@ -28,23 +28,16 @@ import { serverSideApply } from '../kube/delivery.js';
 import { deepEqual, isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { type WorkQueue } from '../runtime/queue.js';
-import {
-  BINDING_API_VERSION,
-  BINDING_KIND,
-  BINDING_PLURAL,
-  bindingName,
-  bindingNamespace,
-  type ClusterStatus,
-  type PolicyRef,
-} from './binding.js';
+import { type ClusterStatus, type PolicyRef } from './binding.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
 import type { Member } from './member.js';
 import { describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
 import { hubWriteQueue, templateKey, templateQueue } from './template.js';
+import { WORK_API_VERSION, WORK_KIND, executionSpace, workName, workPath, workStatus, workTemplate } from './work.js';
 
-/** The field manager of an agent's entries in the bindings' status. */
+/** The field manager of an agent's Work status (and its Cluster's). */
 export function agentFieldManager(cluster: string): string {
   const full = `flotilla-agent.${cluster}`;
   // The apiserver takes 128 characters; a longer name keeps a hash of the whole, so two never meet.
@@ -60,8 +53,8 @@ export interface AgentReconcilerOptions {
   cluster: string;
   /** The agent's own Cluster on the hub, as last seen. */
   clusterObject(): JsonObject | undefined;
-  /** A ResourceBinding on the hub, as last seen (by namespace and name). */
-  binding(namespace: string, name: string): JsonObject | undefined;
+  /** A Work in the cluster's namespace on the hub, as last seen (by name). */
+  work(name: string): JsonObject | undefined;
   /** A policy's object, for its spec (suspension). */
   policy(ref: PolicyRef): JsonObject | undefined;
   /** The hub controller's namespace: bindings of cluster-scoped templates. */
@@ -84,7 +77,7 @@ export class AgentReconciler {
   private readonly reports = new Map<string, MemberReport>();
   /** Templates deleted on the hub whose copy is still to be removed here. */
   private readonly gone = new Set<string>();
-  /** Template key → its binding's preserveResourcesOnDeletion, as last seen (the binding goes with the template). */
+  /** Template key → its Work's preserveResourcesOnDeletion, as last seen (the Work goes with the template). */
   private readonly preserve = new Map<string, boolean>();
   /** Binding status path → the entry last written there ('' for none), so an unchanged entry costs no request. */
   private readonly written = new Map<string, string>();
@@ -94,11 +87,7 @@ export class AgentReconciler {
   constructor(o: AgentReconcilerOptions) {
     this.o = o;
     this.queue = templateQueue((key, signal) => this.reconcile(key, signal), o);
-    this.entries = hubWriteQueue(
-      (key) => this.writeEntry(key),
-      o.logger,
-      "cannot write this cluster's entry of a ResourceBinding",
-    );
+    this.entries = hubWriteQueue((key) => this.writeEntry(key), o.logger, 'cannot write the status of a Work');
     this.work = new MemberWork({
       plan: (key) => this.plans.get(key),
       ref: (key) => {
@@ -132,16 +121,13 @@ export class AgentReconciler {
     this.queue.add(key);
   }
 
-  /** A binding changed on the hub: its template is looked at again, unless only other clusters' entries changed. */
-  onBinding(o: JsonObject, old?: JsonObject): void {
-    if (old && deepEqual(o.spec, old.spec) && !entryDiffers(o, this.o.cluster, ownEntry(old, this.o.cluster))) return;
-    const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : undefined;
-    const apiVersion = ownString(r, 'apiVersion');
-    const kind = ownString(r, 'kind');
-    const name = ownString(r, 'name');
-    if (!apiVersion || !kind || !name) return;
-    const namespace = ownString(r, 'namespace');
-    const key = templateKey({ apiVersion, kind, name, ...(namespace ? { namespace } : {}) });
+  /** A Work changed on the hub: its template is looked at again, unless only what this agent wrote changed to what it wrote. */
+  onWork(o: JsonObject, old?: JsonObject): void {
+    if (old && deepEqual(o.spec, old.spec) && !statusDiffers(o, isObject(old.status) ? old.status : {})) return;
+    const t = workTemplate(o);
+    if (!t) return;
+    const { uid: _uid, ...ref } = t;
+    const key = templateKey(ref);
     if (this.templates.has(key)) this.queue.add(key);
   }
 
@@ -169,11 +155,10 @@ export class AgentReconciler {
     return pull;
   }
 
-  /** The template's binding on the hub, when it is this template's (same uid). */
-  private bindingOf(t: TemplateIdentity): JsonObject | undefined {
-    const b = this.o.binding(bindingNamespace(t, this.o.namespace), bindingName(t.name, t.kind));
-    const r = b && isObject(b.spec) && isObject(b.spec.resource) ? b.spec.resource : undefined;
-    return r && ownString(r, 'uid') === t.uid ? b : undefined;
+  /** The template's Work on the hub, when it is this template's (same uid). */
+  private workOf(t: TemplateIdentity): JsonObject | undefined {
+    const w = this.o.work(workName(t, this.o.namespace));
+    return w && workTemplate(w)?.uid === t.uid ? w : undefined;
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
@@ -183,8 +168,8 @@ export class AgentReconciler {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const ref = refOf(template);
     const t: TemplateIdentity = { ...ref, uid: ownString(meta, 'uid') ?? '' };
-    const binding = this.bindingOf(t);
-    const spec = binding && isObject(binding.spec) ? binding.spec : undefined;
+    const work = this.workOf(t);
+    const spec = work && isObject(work.spec) ? work.spec : undefined;
     if (spec) this.preserve.set(key, spec.preserveResourcesOnDeletion === true);
     if (this.gone.has(key) || ownString(meta, 'deletionTimestamp')) return this.cleanup(key, m, t, signal);
     const p = this.planFor(key, template, t, spec);
@@ -221,7 +206,7 @@ export class AgentReconciler {
     return p;
   }
 
-  /** A deleted template: its copy goes (or is released), then this cluster's entry leaves the binding. */
+  /** A deleted template: its copy goes (or is released), then the Work's status is cleared. */
   private async cleanup(
     key: string,
     m: Member,
@@ -256,7 +241,7 @@ export class AgentReconciler {
     return undefined;
   }
 
-  /** Applies this cluster's entry of the template's binding status (none: the entry goes). */
+  /** Applies what happened on this cluster to the template's Work status (nothing: the status is cleared). */
   private async writeEntry(key: string, deleting?: TemplateIdentity): Promise<void> {
     const template = this.templates.get(key);
     if (!template) return;
@@ -269,20 +254,18 @@ export class AgentReconciler {
       const reports = new Map(r ? [[this.o.cluster, r]] : []);
       entry = bindingClusters(p, reports, () => undefined).find((c) => c.name === this.o.cluster);
     }
-    const binding = this.bindingOf(t);
-    if (!binding) return; // none yet, or gone: nothing to say there
-    const bmeta = isObject(binding.metadata) ? binding.metadata : {};
-    const namespace = ownString(bmeta, 'namespace') ?? '';
-    const name = ownString(bmeta, 'name') ?? '';
-    const path = `/apis/${BINDING_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${BINDING_PLURAL}/${encodeURIComponent(name)}/status`;
-    const clusters = entry ? [statusEntry(entry)] : [];
-    const text = JSON.stringify(clusters);
-    if ((this.written.get(path) ?? '') === text && !entryDiffers(binding, this.o.cluster, clusters[0])) return;
+    const work = this.workOf(t);
+    if (!work) return; // none yet, or gone: nothing to say there
+    const name = workName(t, this.o.namespace);
+    const path = `${workPath(this.o.cluster, name)}/status`;
+    const status = workStatus(entry);
+    const text = JSON.stringify(status);
+    if ((this.written.get(path) ?? '{}') === text && !statusDiffers(work, status)) return;
     const body = {
-      apiVersion: BINDING_API_VERSION,
-      kind: BINDING_KIND,
-      metadata: { name, namespace },
-      status: { clusters },
+      apiVersion: WORK_API_VERSION,
+      kind: WORK_KIND,
+      metadata: { name, namespace: executionSpace(this.o.cluster) },
+      status,
     };
     const res = await serverSideApply(this.o.hub, path, body, {
       fieldManager: agentFieldManager(this.o.cluster),
@@ -293,14 +276,14 @@ export class AgentReconciler {
       return;
     }
     if (res.status >= 400) throw apiError(res);
-    if (clusters.length > 0) this.written.set(path, text);
+    if (entry) this.written.set(path, text);
     else this.written.delete(path);
   }
 }
 
 /**
- * What a cluster should hold of a template, from its binding's spec as the hub wrote it (undefined: no
- * binding of this template): render it (with the replicas the hub gave the cluster), keep what it has,
+ * What a cluster should hold of a template, from its Work's spec as the hub wrote it (the binding's spec
+ * cut down to the cluster; undefined: no Work of this template): render it (with the replicas the hub gave the cluster), keep what it has,
  * or remove it. Pure; see the file comment for the rules.
  */
 export function agentDecision(
@@ -328,27 +311,7 @@ function policyRefOf(o: JsonObject): PolicyRef | undefined {
   return kind && name ? { kind, name, ...(namespace ? { namespace } : {}) } : undefined;
 }
 
-/** A ClusterStatus as the binding's status lists it (bounded message). */
-function statusEntry(c: ClusterStatus): JsonObject {
-  const out: JsonObject = { name: c.name, state: c.state };
-  if (c.message) out.message = c.message.length <= 1024 ? c.message : `${c.message.slice(0, 1021)}...`;
-  if (c.replicas !== undefined) out.replicas = c.replicas;
-  if (c.observedGeneration !== undefined) out.observedGeneration = c.observedGeneration;
-  if (c.overrides && c.overrides.length > 0) out.overrides = c.overrides.map((p) => ({ ...p }));
-  if (c.health) out.health = { ...c.health };
-  return out;
-}
-
-function ownEntry(binding: JsonObject, cluster: string): JsonObject | undefined {
-  const status = isObject(binding.status) ? binding.status : {};
-  const listed: unknown[] = Array.isArray(status.clusters) ? status.clusters : [];
-  const e = listed.find((c) => isObject(c) && c.name === cluster);
-  return isObject(e) ? e : undefined;
-}
-
-/** Whether the binding on the hub lacks what the agent would write (another writer took it, or it was recreated). */
-function entryDiffers(binding: JsonObject, cluster: string, want: JsonObject | undefined): boolean {
-  const have = ownEntry(binding, cluster);
-  if (!want) return have !== undefined;
-  return !deepEqual(have, want);
+/** Whether the Work on the hub lacks the status the agent would write (another writer changed it, or it was recreated). */
+function statusDiffers(work: JsonObject, want: JsonObject): boolean {
+  return !deepEqual(isObject(work.status) ? work.status : {}, want);
 }

@@ -46,6 +46,7 @@ import {
 import { TemplateReconciler, templateKey } from './template.js';
 import { AgentReconciler, agentFieldManager } from './agent.js';
 import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';
+import { WORK_API_VERSION, WORK_KIND, WORK_PLURAL, executionSpace, workEntry, workName, workTemplate } from './work.js';
 import { serverSideApply } from '../kube/delivery.js';
 import {
   BINDING_API_VERSION,
@@ -160,8 +161,10 @@ export class Controller {
   private readonly templateKinds = new Map<string, TemplateKind>();
   /** Dependency kinds (propagateDeps) the hub does not let this controller read, already logged. */
   private readonly unreadableDependencyKinds = new Set<string>();
-  /** ResourceBindings on the hub: an agent's placement; for the controller, pull agents' entries (started with the first pull cluster). */
+  /** ResourceBindings on the hub (sharded: the other replicas' entries). */
   private bindingInformer: Informer | undefined;
+  /** Works on the hub: an agent's, in its cluster's namespace; the controller's, pull agents' reports (started with the first pull cluster). */
+  private workInformer: Informer | undefined;
   /** Pull agents' Leases (the controller). */
   private leaseInformer: Informer | undefined;
   private readonly leaseTimers = new Map<string, NodeJS.Timeout>();
@@ -212,7 +215,7 @@ export class Controller {
           // Taints first: the templates queued below must see the member's health as it is now.
           this.evaluateHealth(name);
           this.clusterStatus.queue.add(name);
-          if (this.registry.isPull(name)) this.startBindingInformer();
+          if (this.registry.isPull(name)) this.startWorkInformer();
           // Catch up what was skipped (and say Unreachable in the bindings when it went away).
           this.templates.all();
         },
@@ -264,7 +267,7 @@ export class Controller {
           member: () => this.registry.get(agent.cluster),
           cluster: agent.cluster,
           clusterObject: () => cluster(agent.cluster),
-          binding: (namespace, name) => this.bindingInformer?.get(`${namespace}/${name}`),
+          work: (name) => this.workInformer?.get(`${executionSpace(agent.cluster)}/${name}`),
           policy: (ref) => this.policyObject(ref),
           namespace: options.namespace,
           concurrency: options.concurrency,
@@ -281,6 +284,7 @@ export class Controller {
     const sharding = options.sharding;
     return new TemplateReconciler({
       agentEntries: (t) => this.agentEntries(t),
+      work: (cluster, t) => this.workOf(cluster, t),
       shards:
         view && sharding
           ? {
@@ -331,7 +335,7 @@ export class Controller {
     this.registry.start(signal);
 
     // Clusters first (placement needs them), then policies, then the template kinds they name. An agent
-    // reads its own Cluster only, and every binding (where the hub placed each template).
+    // reads its own Cluster only, and its cluster's Works (where the hub placed each template).
     this.clusterInformer = this.hubInformer(
       'clusters',
       `/apis/${CLUSTER_API_VERSION}/clusters`,
@@ -344,7 +348,7 @@ export class Controller {
       },
       agent ? `metadata.name=${agent.cluster}` : undefined,
     );
-    if (agent) this.startBindingInformer();
+    if (agent) this.startWorkInformer();
     else {
       if (this.o.sharding) {
         this.startBindingInformer();
@@ -389,7 +393,8 @@ export class Controller {
     await Promise.all(
       [
         this.clusterInformer,
-        ...((agent || this.o.sharding) && this.bindingInformer ? [this.bindingInformer] : []),
+        ...(this.o.sharding && this.bindingInformer ? [this.bindingInformer] : []),
+        ...(agent && this.workInformer ? [this.workInformer] : []),
         ...(this.shardInformer ? [this.shardInformer] : []),
         ...this.policyInformers.values(),
         ...this.karmadaPolicyInformers.values(),
@@ -549,7 +554,9 @@ export class Controller {
     }
     this.upsert(clusterObject(o, this.health.get(name) ?? []));
     if (!name) return;
+    const wasPull = this.registry.isPull(name);
     this.registry.onCluster(o);
+    if (wasPull && !this.registry.isPull(name)) void this.dropWorks(name);
     this.clusterStatus.queue.add(name);
     this.clusterTaints.queue.add(name);
     if (this.registry.isPull(name)) {
@@ -717,18 +724,67 @@ export class Controller {
     );
   }
 
-  /** A binding changed: an agent looks at its template again; the controller, when a pull agent's entry changed. */
-  private onBinding(o: JsonObject, old?: JsonObject): void {
+  /**
+   * Starts watching Works on the hub (once): an agent, its cluster's namespace; the controller, every
+   * namespace (its pull clusters').
+   */
+  private startWorkInformer(): void {
+    if (this.workInformer || this.signal.aborted) return;
+    const agent = this.o.agent;
+    const ns = agent ? `/namespaces/${encodeURIComponent(executionSpace(agent.cluster))}` : '';
+    this.workInformer = this.hubInformer(
+      'works',
+      `/apis/${WORK_API_VERSION}${ns}/${WORK_PLURAL}`,
+      WORK_API_VERSION,
+      WORK_KIND,
+      {
+        onAdd: (o) => this.onWork(o),
+        onUpdate: (o, old) => this.onWork(o, old),
+        onDelete: (o) => this.onWork(o),
+      },
+    );
+  }
+
+  /** A Work changed: an agent looks at its template again; the controller, when the agent's report changed (or the Work went). */
+  private onWork(o: JsonObject, old?: JsonObject): void {
     const t = this.templates;
     if (t instanceof AgentReconciler) {
-      t.onBinding(o, old);
+      t.onWork(o, old);
       return;
     }
-    const pull = this.registry.pullNames();
-    const entries = (b: JsonObject | undefined) =>
-      this.shardView
-        ? JSON.stringify(b ? [...bindingEntries(b)] : [])
-        : JSON.stringify(pull.map((c) => (b ? bindingEntries(b).get(c) : undefined)));
+    if (old && JSON.stringify(o.status) === JSON.stringify(old.status)) return;
+    const template = workTemplate(o);
+    if (!template) return;
+    const { uid: _uid, ...ref } = template;
+    t.bindingChanged(templateKey(ref));
+  }
+
+  /**
+   * A cluster left Pull mode (or was deleted): its Works go, in one request. Its agent stands down when
+   * it sees the Cluster; what it applied stays on the member, for the controller to take over (Push) or
+   * as it is (deleted), as before the switch.
+   */
+  private async dropWorks(cluster: string): Promise<void> {
+    if (this.shardView && !this.shardView.isCoordinator(Date.now())) return;
+    const path = `/apis/${WORK_API_VERSION}/namespaces/${encodeURIComponent(executionSpace(cluster))}/${WORK_PLURAL}`;
+    const error = await this.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT }).then(
+      (res) => (res.status >= 300 && res.status !== 404 ? apiError(res).message : undefined),
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    if (error) this.o.logger.warn('cannot delete the Works of a cluster that left pull mode', { cluster, error });
+  }
+
+  /** Pull cluster `cluster`'s Work of template `t`, as last seen (when it is this template's). */
+  private workOf(cluster: string, t: TemplateIdentity): JsonObject | undefined {
+    const w = this.workInformer?.get(`${executionSpace(cluster)}/${workName(t, this.o.namespace)}`);
+    return w && workTemplate(w)?.uid === t.uid ? w : undefined;
+  }
+
+  /** A binding changed (sharded): the coordinator counts another replica's entries. */
+  private onBinding(o: JsonObject, old?: JsonObject): void {
+    const t = this.templates;
+    if (t instanceof AgentReconciler || !this.shardView) return;
+    const entries = (b: JsonObject | undefined) => JSON.stringify(b ? [...bindingEntries(b)] : []);
     if (old && entries(o) === entries(old)) return;
     const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : {};
     const apiVersion = ownString(r, 'apiVersion');
@@ -739,16 +795,23 @@ export class Controller {
       t.bindingChanged(templateKey({ apiVersion, kind, name, ...(namespace ? { namespace } : {}) }));
   }
 
-  /** The entries pull agents wrote in template `t`'s binding, by cluster. */
+  /** What others report of template `t`, by cluster: pull agents in their Works, other replicas in the binding (sharded). */
   private agentEntries(t: TemplateIdentity): ReadonlyMap<string, ClusterStatus> {
-    const b = this.bindingInformer?.get(`${bindingNamespace(t, this.o.namespace)}/${bindingName(t.name, t.kind)}`);
-    const r = b && isObject(b.spec) && isObject(b.spec.resource) ? b.spec.resource : undefined;
-    if (!b || ownString(r, 'uid') !== t.uid) return new Map();
     const out = new Map<string, ClusterStatus>();
+    for (const c of this.registry.pullNames()) {
+      const w = this.workOf(c, t);
+      const e = w ? workEntry(w, c) : undefined;
+      if (e) out.set(c, e);
+    }
     const view = this.shardView;
+    const b = view
+      ? this.bindingInformer?.get(`${bindingNamespace(t, this.o.namespace)}/${bindingName(t.name, t.kind)}`)
+      : undefined;
+    const r = b && isObject(b.spec) && isObject(b.spec.resource) ? b.spec.resource : undefined;
+    if (!view || !b || ownString(r, 'uid') !== t.uid) return out;
     const now = Date.now();
     for (const [c, e] of bindingEntries(b))
-      if (this.registry.isPull(c) || (view && this.registry.get(c) && !view.owns(c, now))) out.set(c, e);
+      if (!this.registry.isPull(c) && this.registry.get(c) && !view.owns(c, now)) out.set(c, e);
     return out;
   }
 
@@ -792,7 +855,9 @@ export class Controller {
   private onClusterDeleted(o: JsonObject): void {
     const name = ownString(o.metadata, 'name') ?? '';
     this.clusterStatus.forget(name);
+    const wasPull = this.registry.isPull(name);
     this.registry.onClusterDeleted(name);
+    if (wasPull) void this.dropWorks(name);
     // A member of the kubeconfig stays a member, without the labels the Cluster object gave it.
     if (this.registry.isKubeconfigMember(name))
       this.upsert(clusterObject({ metadata: { name } }, this.health.get(name) ?? []));

@@ -57,6 +57,7 @@ import type { MemberRegistry } from './members.js';
 import { CONTROLLER_FIELD_MANAGER, FINALIZER, describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
 import type { PolicyStatusReconciler } from './status.js';
+import { executionSpace, workName, workObject, workPath, workWanted } from './work.js';
 
 /** How long a binding waits for the members that have not reported yet before it is written without them. */
 const BINDING_PARTIAL_MS = 1_000;
@@ -83,8 +84,10 @@ export interface TemplateOptions {
   logger: Logger;
   onReconcile?: ((durationMs: number, outcome: string) => void) | undefined;
   onMemberResult?: ((member: string, state: string) => void) | undefined;
-  /** The entries others wrote in a template's binding (status.clusters: pull agents, other shards), by cluster. */
+  /** What others report of a template, by cluster: pull agents (their Works), other shards (the binding's status.clusters). */
   agentEntries(t: TemplateIdentity): ReadonlyMap<string, ClusterStatus>;
+  /** Pull cluster `cluster`'s Work of template `t` on the hub, as last seen. */
+  work(cluster: string, t: TemplateIdentity): JsonObject | undefined;
   /** Sharded push (shards.ts): which members this replica works on, and whether it is the coordinator. */
   shards?: Sharding | undefined;
 }
@@ -108,6 +111,8 @@ export class TemplateReconciler {
   private readonly cleanupSince = new Map<string, number>();
   /** Template key → the aggregated status last written on it. */
   private readonly statusWritten = new Map<string, string>();
+  /** Pull clusters' namespaces on the hub known to exist. */
+  private readonly spaces = new Set<string>();
   /** Template key → cluster → since when its copy there has been unhealthy (application failover). */
   private readonly unhealthySince = new Map<string, Map<string, number>>();
   /**
@@ -453,8 +458,7 @@ export class TemplateReconciler {
       registry.pullNames().length > 0 || this.o.shards
         ? this.o.agentEntries(p.identity)
         : new Map<string, ClusterStatus>();
-    const clusters = every.filter((c) => !this.remote(c.name));
-    const agentClusters = every
+    const reported = every
       .filter((c) => this.remote(c.name) && c.state !== 'Removing')
       .map((base): ClusterStatus => {
         const e = entries.get(base.name);
@@ -470,6 +474,11 @@ export class TemplateReconciler {
           };
         return { ...e, ...planned, ...(base.overrides ? { overrides: base.overrides } : {}) };
       });
+    // A pull cluster's entry is listed by the controller (from the agent's Work); sharded, the coordinator
+    // counts the other replicas' and pull agents' entries and each replica lists its own members'.
+    const listed = (c: ClusterStatus) => !this.o.shards && registry.isPull(c.name);
+    const clusters = [...every.filter((c) => !this.remote(c.name)), ...reported.filter(listed)];
+    const agentClusters = reported.filter((c) => !listed(c));
     await this.putBinding(p.identity, template, {
       ...(agentClusters.length > 0 ? { agentClusters } : {}),
       ...(p.policy ? { policy: p.policy } : {}),
@@ -545,8 +554,8 @@ export class TemplateReconciler {
       this.reports.delete(key);
       return undefined;
     }
-    // A pull cluster's agent (or, sharded, another replica) removes its copy, then its entry leaves the
-    // binding: wait for that.
+    // A pull cluster's agent removes its copy, then clears its Work's status (sharded, another replica
+    // removes its entry from the binding): wait for that.
     if (why === 'deleted')
       for (const [cluster] of this.o.agentEntries(t))
         if (this.remote(cluster))
@@ -585,6 +594,7 @@ export class TemplateReconciler {
     this.written.delete(`${path}/status`);
     this.written.delete(`${path}/status#entries`);
     await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
+    await this.deleteWorks(t);
     const meta = isObject(template.metadata) ? template.metadata : {};
     await this.patchFinalizers(
       ref,
@@ -720,13 +730,53 @@ export class TemplateReconciler {
     if (!this.o.shards) {
       await this.apply(path, main, CONTROLLER_FIELD_MANAGER);
       await this.apply(`${path}/status`, statusOf(status as JsonObject), CONTROLLER_FIELD_MANAGER);
+      await this.putWorks(t, body.spec as JsonObject);
       return;
     }
     if (this.coordinator()) {
       await this.apply(path, main, CONTROLLER_FIELD_MANAGER);
       await this.apply(`${path}/status`, statusOf(summary), CONTROLLER_FIELD_MANAGER);
+      await this.putWorks(t, body.spec as JsonObject);
     }
     await this.putEntries(t, Array.isArray(entries) ? entries.filter(isObject) : []);
+  }
+
+  /** Each pull cluster's Work of the template (work.ts): applied while wanted, deleted once not. */
+  private async putWorks(t: TemplateIdentity, spec: JsonObject): Promise<void> {
+    for (const cluster of this.o.registry.pullNames()) {
+      const existing = this.o.work(cluster, t);
+      const path = workPath(cluster, workName(t, this.o.namespace));
+      if (workWanted(spec, cluster, existing)) {
+        await this.ensureExecutionSpace(cluster);
+        await this.apply(path, workObject(t, this.o.namespace, cluster, spec), CONTROLLER_FIELD_MANAGER);
+      } else if (existing) await this.deleteWork(path);
+    }
+  }
+
+  /** Deletes template `t`'s Works (its cleanup is done). */
+  private async deleteWorks(t: TemplateIdentity): Promise<void> {
+    for (const cluster of this.o.registry.pullNames())
+      if (this.o.work(cluster, t)) await this.deleteWork(workPath(cluster, workName(t, this.o.namespace)));
+  }
+
+  private async deleteWork(path: string): Promise<void> {
+    this.written.delete(path);
+    const res = await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
+    if (res.status >= 400 && res.status !== 404) throw apiError(res);
+  }
+
+  /** A pull cluster's namespace on the hub, created once if missing (the chart creates it with the agent's rights there). */
+  private async ensureExecutionSpace(cluster: string): Promise<void> {
+    const name = executionSpace(cluster);
+    if (this.spaces.has(name)) return;
+    const res = await this.o.hub.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      accept: METADATA_ACCEPT,
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    });
+    if (res.status >= 400 && res.status !== 409) throw apiError(res);
+    this.spaces.add(name);
   }
 
   /** Sharded: this replica's members' entries of the template's binding status (none: its entries go). */

@@ -1,8 +1,9 @@
 // Pull mode with processes: `flotilla controller` on the hub and `flotilla agent` for member2 (a Cluster
 // with spec.syncMode Pull and no credential on the hub), each a separate process, on real apiservers.
 // member1 is a Push member reached through its Cluster's secretRef. The agent places nothing itself:
-// it follows the hub's binding (divided replicas), renders its own cluster's copy with the override
-// rules, writes its entry of the binding status under its own field manager, and renews its Lease, from
+// it follows its Work, the hub's binding cut down to member2 (divided replicas), renders its own cluster's
+// copy with the override rules, reports in the Work's status under its own field manager (the controller
+// lists it in the binding), and renews its Lease, from
 // which the controller sets member2's Ready condition. Faults: the agent killed mid-propagation and
 // restarted (converges: no duplicate, no orphan, a template deleted meanwhile is removed before its
 // finalizer goes), the agent's Lease lapsing, the hub unreachable from the agent (member2 keeps what it
@@ -34,6 +35,7 @@ const NS = 'shop';
 const SECRETS_NS = 'flotilla-system';
 const BINDINGS = `/apis/work.flotilla.io/v1alpha1/namespaces/${NS}/resourcebindings`;
 const CLUSTERS = '/apis/cluster.flotilla.io/v1alpha1/clusters';
+const works = (cluster: string) => `/apis/work.flotilla.io/v1alpha1/namespaces/flotilla-es-${cluster}/works`;
 
 const cluster = (name: string, mode: 'Push' | 'Pull'): Obj => ({
   apiVersion: 'cluster.flotilla.io/v1alpha1',
@@ -185,7 +187,7 @@ void describe('flotilla agent: pull mode, with processes', () => {
     });
     assert.equal(applied.status, 0, applied.stderr);
     // The agents' hub identities, as the chart grants them: a ServiceAccount each, read-only on templates
-    // and policies, its own Cluster, its entries, its Lease. Installed from `helm template`, tokens from
+    // and policies, its own Cluster, its Works' status in its namespace, its Lease. Installed from `helm template`, tokens from
     // the TokenRequest API, kubeconfigs as an operator would hand them to the member.
     const rendered = helmSync([
       'template',
@@ -199,8 +201,12 @@ void describe('flotilla agent: pull mode, with processes', () => {
     assert.equal(rendered.status, 0, rendered.stderr);
     const docs = parseAllDocuments(rendered.stdout)
       .map((d) => d.toJSON() as Obj | null)
-      .filter((o): o is Obj => o !== null && /^flotilla-agent-/.test(String((o.metadata as Obj | undefined)?.name)));
-    assert.ok(docs.length >= 5, rendered.stdout.slice(0, 500));
+      .filter(
+        (o): o is Obj => o !== null && /^flotilla-(agent|es)-/.test(String((o.metadata as Obj | undefined)?.name)),
+      )
+      // Namespaces first: the Roles go in them.
+      .sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+    assert.ok(docs.length >= 7, rendered.stdout.slice(0, 500));
     const rbac = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: docs });
     assert.equal(rbac.status, 0, rbac.stderr);
     const hubConfig = parse(readFileSync(e.hub.kubeconfigPath, 'utf8')) as {
@@ -250,20 +256,29 @@ void describe('flotilla agent: pull mode, with processes', () => {
     // The summary counts the agent's entry once written (a burst of entries is one summary write).
     const appliedOf = (x: Obj | undefined) =>
       (((x?.status as Obj | undefined)?.conditions as Obj[] | undefined) ?? []).find((c) => c.type === 'Applied');
+    const stateOf = (x: Obj | undefined, name: string) =>
+      (((x?.status as Obj | undefined)?.clusters as Obj[] | undefined) ?? []).find((c) => c.name === name)?.state;
     const b = await until(
       () => getObject(hub, `${BINDINGS}/web-deployment`),
       (x) =>
-        ((x?.status as Obj | undefined)?.clusters as Obj[] | undefined)?.length === 2 &&
-        appliedOf(x)?.status === 'True',
+        stateOf(x, 'member1') === 'Applied' && stateOf(x, 'member2') === 'Applied' && appliedOf(x)?.status === 'True',
     );
-    const byName = new Map(((b?.status as Obj).clusters as Obj[]).map((c) => [c.name, c]));
-    assert.equal(byName.get('member2')?.state, 'Applied');
-    assert.equal(byName.get('member1')?.state, 'Applied');
-    const managers = ((b?.metadata as Obj).managedFields as Obj[]).map((f) => [f.manager, f.subresource ?? '']);
+    assert.equal(stateOf(b, 'member2'), 'Applied', JSON.stringify(b?.status));
+    // What the agent reported is in its Work, in member2's namespace on the hub, under its own field
+    // manager; the agent writes nothing in the binding.
+    const work = await getObject(hub, `${works('member2')}/${NS}.web-deployment`);
+    assert.equal((work?.status as Obj | undefined)?.state, 'Applied', JSON.stringify(work));
+    assert.deepEqual((work?.spec as Obj).clusters, [{ name: 'member2', replicas: 2 }]);
+    const managers = (m: Obj | undefined) =>
+      ((m?.metadata as Obj).managedFields as Obj[]).map((f) => [f.manager, f.subresource ?? '']);
     assert.ok(
-      managers.some(([m, s]) => m === 'flotilla-agent.member2' && s === 'status'),
-      JSON.stringify(managers),
+      managers(work).some(([m, s]) => m === 'flotilla-agent.member2' && s === 'status'),
+      JSON.stringify(managers(work)),
     );
+    assert.ok(!managers(b).some(([m]) => String(m).startsWith('flotilla-agent.')), JSON.stringify(managers(b)));
+    // member1 is pushed: no Work for it.
+    const none = await hub.request({ method: 'GET', path: `${works('member1')}/${NS}.web-deployment` });
+    assert.equal(none.status, 404);
     // The binding's spec is the hub's decision, with member2's replicas.
     assert.deepEqual((b?.spec as Obj).clusters, [
       { name: 'member1', replicas: 2 },
@@ -424,14 +439,15 @@ void describe('flotilla agent: pull mode, with processes', () => {
       () => webOn(0),
       (d) => imageOf(d) === 'nginx:1.29',
     );
-    const b = await until(
-      () => getObject(hub, `${BINDINGS}/web-deployment`),
+    const w = await until(
+      async () => memberObject(hub, `${works('member1')}/${NS}.web-deployment`),
       (x) =>
+        (x?.status as Obj | undefined)?.state === 'Applied' &&
         ((x?.metadata as Obj).managedFields as Obj[]).some(
           (f) => f.manager === 'flotilla-agent.member1' && f.subresource === 'status',
         ),
     );
-    assert.ok(b);
+    assert.ok(w);
     assert.match(agent1.log(), /holding the Lease/);
     // Back to Push: the agent stands down, the controller delivers again.
     const push = await k(['apply', '-f', '-'], cluster('member1', 'Push'));
@@ -439,6 +455,11 @@ void describe('flotilla agent: pull mode, with processes', () => {
     await until(
       () => Promise.resolve(agent1.log()),
       (l) => l.includes('not in Pull mode'),
+    );
+    // member1's Works go with its pull mode.
+    await until(
+      async () => (await hub.request<{ items: Obj[] }>({ method: 'GET', path: works('member1') })).body?.items.length,
+      (n) => n === 0,
     );
     await applyObject(hub, `/apis/apps/v1/namespaces/${NS}/deployments/web`, deployment('nginx:1.30'));
     await until(

@@ -16,6 +16,7 @@ import {
   WEBHOOK_CERTIFICATE,
 } from '../../api/crds/index.js';
 import { CHART, REPO, helmSync } from '../helm-binary.js';
+import { executionSpace } from '../../pkg/controller/work.js';
 
 type Obj = Record<string, unknown>;
 const NS = 'flotilla-system';
@@ -590,11 +591,17 @@ void describe('the chart', () => {
       'ClusterRoleBinding/flotilla-agent-member2',
       'ClusterRoleBinding/flotilla-agent-member3',
       'Namespace/flotilla-cluster-lease',
+      'Namespace/flotilla-es-member2',
+      'Namespace/flotilla-es-member3',
       'Role/flotilla-agent-member2',
+      'Role/flotilla-agent-member2-works',
       'Role/flotilla-agent-member3',
+      'Role/flotilla-agent-member3-works',
       'Role/flotilla-controller-cluster-leases',
       'RoleBinding/flotilla-agent-member2',
+      'RoleBinding/flotilla-agent-member2-works',
       'RoleBinding/flotilla-agent-member3',
+      'RoleBinding/flotilla-agent-member3-works',
       'RoleBinding/flotilla-controller-cluster-leases',
       'ServiceAccount/flotilla-agent-member2',
       'ServiceAccount/flotilla-agent-member3',
@@ -625,8 +632,41 @@ void describe('the chart', () => {
         resources: ['propagationpolicies', 'clusterpropagationpolicies', 'overridepolicies', 'clusteroverridepolicies'],
         verbs: ['get', 'list', 'watch'],
       });
-    assert.deepStrictEqual(rule('resourcebindings').verbs, ['get', 'list', 'watch']);
-    assert.deepStrictEqual(rule('resourcebindings/status').verbs, ['get', 'patch']);
+    // No binding is read or written by an agent: its Works are, in its own namespace only.
+    assert.ok(!rules.some((r) => (r.apiGroups as string[]).includes('work.flotilla.io')), JSON.stringify(rules));
+    const works = named(objects, 'Role', 'flotilla-agent-member2-works');
+    assert.equal(get(works, 'metadata.namespace'), 'flotilla-es-member2');
+    assert.deepStrictEqual(works.rules, [
+      { apiGroups: ['work.flotilla.io'], resources: ['works'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['work.flotilla.io'], resources: ['works/status'], verbs: ['get', 'patch'] },
+    ]);
+    const worksBinding = named(objects, 'RoleBinding', 'flotilla-agent-member2-works');
+    assert.equal(get(worksBinding, 'metadata.namespace'), 'flotilla-es-member2');
+    assert.deepStrictEqual(get(worksBinding, 'roleRef.name'), 'flotilla-agent-member2-works');
+    // A cluster name that is no namespace name: the chart hashes it as the controller does.
+    const dotted = render('--set', 'controller.pullAgents={eu.member4}');
+    assert.equal(
+      get(named(dotted, 'Role', 'flotilla-agent-eu.member4-works'), 'metadata.namespace'),
+      executionSpace('eu.member4'),
+    );
+    // The controller writes Works, and creates the namespaces when missing.
+    const controllerRules = get(named(objects, 'ClusterRole', 'flotilla-controller'), 'rules') as Obj[];
+    assert.ok(
+      controllerRules.some(
+        (r) => (r.resources as string[]).includes('works') && (r.verbs as string[]).includes('deletecollection'),
+      ),
+    );
+    assert.ok(
+      controllerRules.some(
+        (r) => (r.resources as string[]).includes('namespaces') && (r.verbs as string[]).includes('create'),
+      ),
+    );
+    assert.ok(
+      !(get(named(render(), 'ClusterRole', 'flotilla-controller'), 'rules') as Obj[]).some(
+        (r) => (r.resources as string[]).includes('namespaces') && (r.verbs as string[]).includes('create'),
+      ),
+      'namespaces are created only with pull agents',
+    );
     assert.deepStrictEqual(rule('clusters'), {
       apiGroups: ['cluster.flotilla.io', 'cluster.karmada.io'],
       resources: ['clusters'],
@@ -696,19 +736,22 @@ void describe('the chart', () => {
 
   void it("puts pull agents' Leases in controller.leaseNamespace, creating no Namespace when it is the install one, and keeps their RBAC without the controller", () => {
     const same = render('--set', 'controller.pullAgents={member2}', '--set', `controller.leaseNamespace=${NS}`);
-    assert.equal(same.filter((o) => o.kind === 'Namespace').length, 0);
+    assert.deepStrictEqual(kinds(same.filter((o) => o.kind === 'Namespace')), ['Namespace/flotilla-es-member2']);
     assert.equal(get(named(same, 'Role', 'flotilla-agent-member2'), 'metadata.namespace'), NS);
     assert.equal(get(named(same, 'Role', 'flotilla-controller-cluster-leases'), 'metadata.namespace'), NS);
 
     const outside = render('--set', 'controller.pullAgents={member2}', '--set', 'controller.enabled=false');
     assert.deepStrictEqual(
-      kinds(outside).filter((k) => k.includes('agent') || k.includes('lease')),
+      kinds(outside).filter((k) => k.includes('agent') || k.includes('lease') || k.includes('-es-')),
       [
         'ClusterRole/flotilla-agent-member2',
         'ClusterRoleBinding/flotilla-agent-member2',
         'Namespace/flotilla-cluster-lease',
+        'Namespace/flotilla-es-member2',
         'Role/flotilla-agent-member2',
+        'Role/flotilla-agent-member2-works',
         'RoleBinding/flotilla-agent-member2',
+        'RoleBinding/flotilla-agent-member2-works',
         'ServiceAccount/flotilla-agent-member2',
       ],
     );

@@ -506,6 +506,7 @@ export class Controller {
     kind: string,
     handlers: InformerHandlers,
     fieldSelector?: string,
+    transform?: (o: JsonObject) => JsonObject,
   ): Informer {
     const informer = new Informer({
       name: `hub ${name}`,
@@ -515,6 +516,7 @@ export class Controller {
       kind,
       handlers,
       ...(fieldSelector ? { fieldSelector } : {}),
+      ...(transform ? { transform } : {}),
       onError: (err, attempt, retryInMs) =>
         this.o.logger.warn('hub watch failed; retrying', {
           resource: name,
@@ -742,6 +744,9 @@ export class Controller {
         onUpdate: (o, old) => this.onWork(o, old),
         onDelete: (o) => this.onWork(o),
       },
+      undefined,
+      // One per template and pull cluster: kept without what no one here reads.
+      (o) => ({ ...o, metadata: slimMetadata(o.metadata) }),
     );
   }
 
@@ -1094,6 +1099,13 @@ function clusterObject(o: JsonObject, health: readonly HealthTaint[]): JsonObjec
     ...(specOut ? { spec: specOut } : {}),
     ...(Object.keys(read).length > 0 ? { status: read } : {}),
   };
+}
+
+/** An object's metadata without managedFields and annotations. */
+function slimMetadata(m: unknown): JsonObject {
+  if (!isObject(m)) return {};
+  const { managedFields: _f, annotations: _a, ...rest } = m;
+  return rest;
 }
 
 function finalizersChanged(o: JsonObject, old: JsonObject): boolean {

@@ -16,6 +16,8 @@
 // reported on the current plan, or BINDING_PARTIAL_MS after the first report when some have not, so a
 // slow member delays only its own line.
 
+import { createHash } from 'node:crypto';
+
 import { refOf } from '../engine/inputs.js';
 import {
   CLAIM_ANNOTATIONS,
@@ -797,7 +799,8 @@ export class TemplateReconciler {
 
   /** One server-side apply at `at` (a `#part` suffix names a second writer of one path), skipped when unchanged. */
   private async apply(at: string, body: JsonObject, fieldManager: string): Promise<void> {
-    const text = JSON.stringify(body);
+    // A digest, not the text: one is kept per binding and per pull cluster's Work.
+    const text = createHash('sha256').update(JSON.stringify(body)).digest('base64');
     if (this.written.get(at) === text) return;
     this.written.delete(at);
     const res = await serverSideApply(this.o.hub, at.replace(/#.*$/, ''), body, { fieldManager, force: true });

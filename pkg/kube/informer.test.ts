@@ -103,6 +103,41 @@ void describe('Informer', () => {
     assert.equal(informer.get('ns/a')?.kind, 'ConfigMap', 'listed items get their kind');
   });
 
+  void it('transforms listed and watched objects before caching them and handing them on', async () => {
+    const s = scripted(
+      [{ items: [cm('a', '1')], rv: '10' }],
+      [
+        {
+          events: [
+            { type: 'ADDED', object: cm('b', '11') },
+            { type: 'MODIFIED', object: cm('a', '12', 'y') },
+          ],
+        },
+      ],
+    );
+    const handed: unknown[] = [];
+    const informer = new Informer({
+      name: 'test',
+      source: s.source,
+      path: '/api/v1/configmaps',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      transform: ({ data: _d, ...rest }) => ({ ...rest, slim: true }),
+      handlers: { onAdd: (o) => handed.push(o.data ?? o.slim), onUpdate: (o) => handed.push(o.data ?? o.slim) },
+    });
+    const ac = new AbortController();
+    const running = informer.start(ac.signal);
+    await s.finished;
+    ac.abort();
+    await running;
+    assert.deepEqual(handed, [true, true, true]);
+    for (const k of ['ns/a', 'ns/b']) {
+      assert.equal(informer.get(k)?.data, undefined, k);
+      assert.equal(informer.get(k)?.slim, true, k);
+    }
+    assert.equal(informer.get('ns/a')?.kind, 'ConfigMap');
+  });
+
   void it('relists on 410 Gone and tells handlers what changed meanwhile', async () => {
     const s = scripted(
       [

@@ -52,6 +52,8 @@ export interface InformerOptions {
   backoff?: { baseMs: number; maxMs: number };
   /** Server-side watch timeout; default a random 5 to 10 minutes per watch (client-go's spread). */
   watchTimeoutSeconds?: () => number;
+  /** Applied to every object before it is cached and handed on (e.g. to drop what nobody reads). */
+  transform?(o: JsonObject): JsonObject;
   /** Page size of the LIST. Default 500. */
   pageSize?: number;
   random?: () => number;
@@ -214,7 +216,8 @@ export class Informer {
         signal,
       );
       for (const item of res.items) {
-        const obj: JsonObject = { apiVersion: this.o.apiVersion, kind: this.o.kind, ...item };
+        const listed: JsonObject = { apiVersion: this.o.apiVersion, kind: this.o.kind, ...item };
+        const obj = this.o.transform ? this.o.transform(listed) : listed;
         items.set(objectKey(obj), obj);
       }
       rv = res.resourceVersion;
@@ -258,9 +261,10 @@ export class Informer {
       this.cache.delete(key);
       this.call((h) => h.onDelete?.(e.object));
     } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
-      this.cache.set(key, e.object);
-      if (prev) this.call((h) => h.onUpdate?.(e.object, prev));
-      else this.call((h) => h.onAdd?.(e.object));
+      const obj = this.o.transform ? this.o.transform(e.object) : e.object;
+      this.cache.set(key, obj);
+      if (prev) this.call((h) => h.onUpdate?.(obj, prev));
+      else this.call((h) => h.onAdd?.(obj));
     }
     return rv;
   }

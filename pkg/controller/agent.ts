@@ -175,8 +175,9 @@ export class AgentReconciler {
     const p = this.planFor(key, template, t, spec);
     this.plans.set(key, p);
     this.work.add(key, [m]);
-    // Nothing to apply (kept or removed without a copy): the entry says so now.
-    this.entries.add(key);
+    // Nothing to apply (kept, suspended, failed to render, removed): the status says so now; an apply
+    // reports when it is done (one write, not Pending then Applied).
+    if (p.steps.get(this.o.cluster)?.action !== 'apply') this.entries.add(key);
     return undefined;
   }
 

@@ -745,14 +745,17 @@ export class TemplateReconciler {
 
   /** Each pull cluster's Work of the template (work.ts): applied while wanted, deleted once not. */
   private async putWorks(t: TemplateIdentity, spec: JsonObject): Promise<void> {
-    for (const cluster of this.o.registry.pullNames()) {
-      const existing = this.o.work(cluster, t);
-      const path = workPath(cluster, workName(t, this.o.namespace));
-      if (workWanted(spec, cluster, existing)) {
-        await this.ensureExecutionSpace(cluster);
-        await this.apply(path, workObject(t, this.o.namespace, cluster, spec), CONTROLLER_FIELD_MANAGER);
-      } else if (existing) await this.deleteWork(path);
-    }
+    // All clusters at once: the hub client bounds the requests in flight.
+    await Promise.all(
+      this.o.registry.pullNames().map(async (cluster) => {
+        const existing = this.o.work(cluster, t);
+        const path = workPath(cluster, workName(t, this.o.namespace));
+        if (workWanted(spec, cluster, existing)) {
+          await this.ensureExecutionSpace(cluster);
+          await this.apply(path, workObject(t, this.o.namespace, cluster, spec), CONTROLLER_FIELD_MANAGER);
+        } else if (existing) await this.deleteWork(path);
+      }),
+    );
   }
 
   /** Deletes template `t`'s Works (its cleanup is done). */

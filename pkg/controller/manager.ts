@@ -788,9 +788,16 @@ export class Controller {
   /** A binding changed (sharded): the coordinator counts another replica's entries. */
   private onBinding(o: JsonObject, old?: JsonObject): void {
     const t = this.templates;
-    if (t instanceof AgentReconciler || !this.shardView) return;
-    const entries = (b: JsonObject | undefined) => JSON.stringify(b ? [...bindingEntries(b)] : []);
-    if (old && entries(o) === entries(old)) return;
+    const view = this.shardView;
+    if (t instanceof AgentReconciler || !view) return;
+    const listed = (b: JsonObject) => (isObject(b.status) ? b.status.clusters : undefined);
+    if (old && JSON.stringify(listed(o)) === JSON.stringify(listed(old))) return;
+    // Only the coordinator counts other replicas' entries, and only those (its own come back as written).
+    const now = Date.now();
+    if (!view.isCoordinator(now)) return;
+    const others = (b: JsonObject | undefined) =>
+      JSON.stringify(b ? [...bindingEntries(b)].filter(([c]) => !view.owns(c, now)) : []);
+    if (old && others(o) === others(old)) return;
     const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : {};
     const apiVersion = ownString(r, 'apiVersion');
     const kind = ownString(r, 'kind');

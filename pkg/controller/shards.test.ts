@@ -62,6 +62,11 @@ describe('ShardView', () => {
     assert.ok(bs.every((m) => a.owns(m, T0 + 14_001)));
     assert.deepEqual(a.expired(T0 + 14_001), ['b']);
     assert.equal(a.isCoordinator(T0 + 14_001), true);
+    // b renews (the same acquisition): its members are b's again at once, not when a's last answer would lapse.
+    a.set('b', shardOf(lease('b', T0 - 60_000, T0 + 14_002, 15)));
+    assert.ok(bs.every((m) => !a.owns(m, T0 + 14_003)));
+    // Time going backwards (a clock step) is looked at afresh too.
+    assert.ok(bs.every((m) => !a.owns(m, T0 + 13_000)));
   });
 
   it('has exactly one coordinator among replicas that agree on the live set', () => {

@@ -61,6 +61,8 @@ const COORDINATOR = '';
 
 export class ShardView {
   private readonly shards = new Map<string, Shard>();
+  /** The live set and each key's owner, as last computed, valid until the next transition or Lease change. */
+  private cached: { live: string[]; until: number; from: number; owners: Map<string, string | undefined> } | undefined;
 
   constructor(
     /** This replica's Lease name. */
@@ -73,10 +75,24 @@ export class ShardView {
   set(name: string, shard: Shard | undefined): void {
     if (shard) this.shards.set(name, shard);
     else this.shards.delete(name);
+    this.cached = undefined;
   }
 
   /** The replicas that count at `now`, from this replica's point of view (sorted). */
   live(now: number): string[] {
+    return this.at(now).live;
+  }
+
+  /** The live set at `now`, and the owners looked up in it, reused until a Lease changes or a transition passes. */
+  private at(now: number): { live: string[]; owners: Map<string, string | undefined> } {
+    const c = this.cached;
+    if (c && now >= c.from && now < c.until) return c;
+    const live = this.computeLive(now);
+    this.cached = { live, from: now, until: this.nextChange(now) ?? Infinity, owners: new Map() };
+    return this.cached;
+  }
+
+  private computeLive(now: number): string[] {
     const out: string[] = [];
     for (const s of this.shards.values()) {
       if (s.expires <= now) continue;
@@ -88,7 +104,7 @@ export class ShardView {
 
   /** Whether this replica works on member `name` now. */
   owns(name: string, now: number): boolean {
-    return rendezvous(name, this.live(now)) === this.self;
+    return this.ownerOf(name, now) === this.self;
   }
 
   isCoordinator(now: number): boolean {
@@ -97,7 +113,12 @@ export class ShardView {
 
   /** The owner of each member at `now` (undefined: no replica counts yet). */
   ownerOf(name: string, now: number): string | undefined {
-    return rendezvous(name, this.live(now));
+    const c = this.at(now);
+    if (c.owners.has(name)) return c.owners.get(name);
+    const owner = rendezvous(name, c.live);
+    // Keys are member names and the coordinator's: bounded by the clusters the hub has.
+    if (c.owners.size < 100_000) c.owners.set(name, owner);
+    return owner;
   }
 
   /** When the live set changes next without a Lease event (a handoff wait ends, a Lease expires). */

@@ -12,7 +12,8 @@
 // out); CPU seconds and RSS (VmRSS at the end, VmHWM the peak) of the controller and of each agent; and
 // the single-edit latency: one template's data changed on the hub until all 20 members show it (EDITS
 // times, one at a time; p50 and p99); and the requests the hub served. A mode that has not converged
-// after BENCH_FLEET_TIMEOUT_MS (15 min) is printed with how far it got. The machine's load average is
+// after BENCH_FLEET_TIMEOUT_MS (15 min) is printed with how far it got. BENCH_FLEET_NODE_OPTIONS is
+// passed to the Flotilla processes as NODE_OPTIONS (a CPU profile: `--cpu-prof --cpu-prof-dir=DIR`). The machine's load average is
 // printed with the table: every apiserver, etcd and Flotilla process shares its cores.
 // Targets (issue 23): the controller's RSS grows with templates x members stored once (printed as MiB per
 // 1,000 template-member pairs over a controller with no templates), an agent's RSS under 100 MiB at 1,000
@@ -70,7 +71,12 @@ interface Row {
 
 function spawnFlotilla(name: string, args: string[]): Proc {
   const child = spawn(process.execPath, [MAIN, ...args, '--metrics-port', '0', '--log-level', 'warn'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each Flotilla process, written as it stops.
+      ...(process.env.BENCH_FLEET_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_FLEET_NODE_OPTIONS } : {}),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

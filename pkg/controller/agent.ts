@@ -79,7 +79,7 @@ export class AgentReconciler {
   private readonly gone = new Set<string>();
   /** Template key → its Work's preserveResourcesOnDeletion, as last seen (the Work goes with the template). */
   private readonly preserve = new Map<string, boolean>();
-  /** Binding status path → the entry last written there ('' for none), so an unchanged entry costs no request. */
+  /** Work status path → the status last written there (none: cleared), so an unchanged status costs no request. */
   private readonly written = new Map<string, string>();
   private versions = 0;
   private idleLogged = false;
@@ -121,14 +121,19 @@ export class AgentReconciler {
     this.queue.add(key);
   }
 
-  /** A Work changed on the hub: its template is looked at again, unless only what this agent wrote changed to what it wrote. */
+  /**
+   * A Work was added, changed or deleted on the hub: its template is looked at again when its spec
+   * changed (or it came or went); when only its status changed (this agent's own write, mostly), only the
+   * status is checked again, which costs a request only when it is not what this agent wrote.
+   */
   onWork(o: JsonObject, old?: JsonObject): void {
-    if (old && deepEqual(o.spec, old.spec) && !statusDiffers(o, isObject(old.status) ? old.status : {})) return;
     const t = workTemplate(o);
     if (!t) return;
     const { uid: _uid, ...ref } = t;
     const key = templateKey(ref);
-    if (this.templates.has(key)) this.queue.add(key);
+    if (!this.templates.has(key)) return;
+    if (!old || !deepEqual(o.spec, old.spec)) this.queue.add(key);
+    else if (!deepEqual(o.status, old.status)) this.entries.add(key);
   }
 
   private forget(key: string): void {

@@ -198,6 +198,14 @@ export class TemplateReconciler {
   }
 
   forget(key: string): void {
+    const template = this.templates.get(key);
+    if (template) {
+      const meta = isObject(template.metadata) ? template.metadata : {};
+      const t: TemplateIdentity = { ...refOf(template), uid: ownString(meta, 'uid') ?? '' };
+      const path = this.bindingPath(t);
+      for (const at of [path, `${path}/status`, `${path}/status#entries`]) this.written.delete(at);
+      for (const c of this.o.registry.pullNames()) this.written.delete(workPath(c, workName(t, this.o.namespace)));
+    }
     this.evictions.delete(key);
     this.unhealthySince.delete(key);
     this.appEvicted.delete(key);

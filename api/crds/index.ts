@@ -577,8 +577,8 @@ function workCRD(): CustomResourceDefinition {
           subresources: { status: {} },
           additionalPrinterColumns: [
             { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-            { name: 'Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
-            { name: 'Name', type: 'string', jsonPath: '.spec.resource.name' },
+            { name: 'Template-Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
+            { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
             { name: 'State', type: 'string', jsonPath: '.status.state' },
             AGE,
           ],

@@ -422,7 +422,7 @@ export const AGENT_FLAGS = {
     required: true,
     value: 'FILE',
     complete: 'file',
-    help: "the hub's kubeconfig (its current-context): read templates, policies, bindings and this Cluster; write this cluster's entries, status and Lease",
+    help: "the hub's kubeconfig (its current-context): read templates, policies, this cluster's Works and Cluster; write the Works' status, the Cluster's status and the Lease",
   },
   kubeconfig: {
     ...KUBECONFIG_FLAG,
@@ -432,7 +432,7 @@ export const AGENT_FLAGS = {
   namespace: {
     type: 'string',
     value: 'NS',
-    help: "the hub controller's namespace, where bindings of cluster-scoped templates are (default $POD_NAMESPACE, else flotilla-system)",
+    help: "the hub controller's namespace, which names the Works of cluster-scoped templates (default $POD_NAMESPACE, else flotilla-system)",
   },
   'lease-namespace': {
     type: 'string',
@@ -464,12 +464,12 @@ const agent = defineCommand({
   name: 'agent',
   summary: 'Deliver to the cluster it runs in from a hub, for a Cluster in Pull mode',
   description: `Runs inside a member cluster whose Cluster on the hub says spec.syncMode: Pull, so the hub needs no
-credential of it and need not reach it. Reads templates, policies, ResourceBindings and its own Cluster from
-the hub; the hub's controller places every template and writes the decision in its ResourceBinding; the
-agent renders this cluster's copy (overrides included) and server-side applies it here, as the controller
-does for Push members: drift is put back, conflicts are reported, copies no longer placed here are
-removed. It writes this cluster's entry of each binding's status, its Cluster's status (version, resource
-summary, APIs) and renews the Lease --lease-namespace/<cluster-name> on the hub, from which the controller
+credential of it and need not reach it. Reads templates, policies and its own Cluster from the hub; the
+hub's controller places every template and writes this cluster's share of each decision in a Work in the
+cluster's namespace on the hub (flotilla-es-<cluster-name>), which the agent reads; the agent renders this
+cluster's copy (overrides included) and server-side applies it here, as the controller does for Push
+members: drift is put back, conflicts are reported, copies no longer placed here are removed. It reports
+in each Work's status, writes its Cluster's status (version, resource summary, APIs) and renews the Lease --lease-namespace/<cluster-name> on the hub, from which the controller
 sets the Cluster's Ready condition. One agent per cluster: a second one waits for the Lease.
 Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
   flags: AGENT_FLAGS,

@@ -96,8 +96,8 @@ export interface BindingInput {
   /** Targeted clusters and, after them, clusters the object is still being removed from. */
   clusters: ClusterStatus[];
   /**
-   * Pull clusters' entries, as their agents wrote them (or Pending before they do): counted in READY and
-   * the conditions, but not written — each agent owns its own entry of status.clusters.
+   * Entries other writers own (sharded: the other replicas' members; pull clusters under sharding), as
+   * they wrote them (or Pending before they do): counted in READY and the conditions, but not written.
    */
   agentClusters?: ClusterStatus[];
   /** The workloads that take this template with them (propagateDeps), each with its clusters. */

@@ -185,7 +185,7 @@ export class TemplateReconciler {
     );
   }
 
-  /** A pull agent's entry in the template's binding changed: the binding's counts (or a cleanup waiting for it) follow. */
+  /** A pull agent's Work status (or, sharded, another replica's entry) changed: the binding (or a cleanup waiting for it) follows. */
   bindingChanged(key: string): void {
     // A burst of entries (every agent reporting on a new template) is one summary write, not one each.
     if (this.plans.has(key)) this.bindings.addAfter(key, BINDING_SUMMARY_MS);
@@ -463,7 +463,8 @@ export class TemplateReconciler {
     const every = bindingClusters(p, this.reports.get(key) ?? new Map<string, MemberReport>(), (c) =>
       registry.whyNoAccess(c),
     );
-    // A pull cluster's entry is its agent's: read, counted, and not written (the replicas are the plan's).
+    // A pull cluster's entry is its agent's report in its Work (the replicas are the plan's); sharded, another
+    // replica's member's entry is that replica's.
     const entries =
       registry.pullNames().length > 0 || this.o.shards
         ? this.o.agentEntries(p.identity)

@@ -500,39 +500,12 @@ function bindingCRD(): CustomResourceDefinition {
       },
     },
   };
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${BINDING.plural}.${WORK_GROUP}`, labels: LABELS },
-    spec: {
-      group: WORK_GROUP,
-      names: {
-        kind: BINDING.kind,
-        listKind: `${BINDING.kind}List`,
-        plural: BINDING.plural,
-        singular: 'resourcebinding',
-        shortNames: ['rb'],
-        categories: ['flotilla'],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-            { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
-            { name: 'Clusters', type: 'string', jsonPath: '.spec.clusters[*].name' },
-            { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
-            AGE,
-          ],
-        },
-      ],
-    },
-  };
+  return workGroupCRD(BINDING, { singular: 'resourcebinding', shortNames: ['rb'] }, spec, status, [
+    { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
+    { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
+    { name: 'Clusters', type: 'string', jsonPath: '.spec.clusters[*].name' },
+    { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
+  ]);
 }
 
 /**
@@ -553,17 +526,34 @@ function workCRD(): CustomResourceDefinition {
     nullable: true,
     properties: clusterEntry(),
   };
+  // A status subresource: the agent may write status and nothing else.
+  return workGroupCRD(WORK, { singular: 'work' }, spec, status, [
+    { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
+    { name: 'Template-Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
+    { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
+    { name: 'State', type: 'string', jsonPath: '.status.state' },
+  ]);
+}
+
+/** A namespaced work.flotilla.io kind: one version, v1alpha1, with a status subresource. */
+function workGroupCRD(
+  kind: { kind: string; plural: string },
+  names: { singular: string; shortNames?: string[] },
+  spec: JSONSchemaProps,
+  status: JSONSchemaProps,
+  columns: Array<{ name: string; type: 'string'; jsonPath: string }>,
+): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${WORK.plural}.${WORK_GROUP}`, labels: LABELS },
+    metadata: { name: `${kind.plural}.${WORK_GROUP}`, labels: LABELS },
     spec: {
       group: WORK_GROUP,
       names: {
-        kind: WORK.kind,
-        listKind: `${WORK.kind}List`,
-        plural: WORK.plural,
-        singular: 'work',
+        kind: kind.kind,
+        listKind: `${kind.kind}List`,
+        plural: kind.plural,
+        ...names,
         categories: ['flotilla'],
       },
       scope: 'Namespaced',
@@ -572,16 +562,9 @@ function workCRD(): CustomResourceDefinition {
           name: 'v1alpha1',
           served: true,
           storage: true,
-          // A status subresource: the agent may write status and nothing else.
           schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-            { name: 'Template-Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
-            { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
-            { name: 'State', type: 'string', jsonPath: '.status.state' },
-            AGE,
-          ],
+          additionalPrinterColumns: [...columns, AGE],
         },
       ],
     },

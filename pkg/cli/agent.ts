@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 
 import { Controller } from '../controller/manager.js';
 import { runHoldingLease } from '../controller/leader.js';
-import { startOpsServer } from '../controller/ops.js';
+import { serveOps } from '../controller/ops.js';
 import { KubeClient } from '../kube/client.js';
 import { loadContext } from '../kube/kubeconfig.js';
 import { createLogger } from '../runtime/log.js';
@@ -98,16 +98,7 @@ export async function run(values: AgentFlags, io: CommandIO): Promise<number> {
     if (!leading) return { ok: false, reason: 'waiting for the Lease' };
     return agent.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
   };
-  try {
-    const { address } = await startOpsServer({ port: metricsPort, registry, ready }, signal);
-    logger.info('serving /healthz, /readyz and /metrics', { port: address.port });
-  } catch (e: unknown) {
-    logger.error('cannot listen for /metrics', {
-      port: metricsPort,
-      error: e instanceof Error ? e.message : String(e),
-    });
-    return 1;
-  }
+  if (!(await serveOps({ port: metricsPort, registry, ready }, signal, logger))) return 1;
 
   const identity = `${io.env.POD_NAME || hostname()}-${randomBytes(4).toString('hex')}`;
   const lease = `${values['lease-namespace']}/${cluster}`;

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { Controller, type MemberAccess } from '../controller/manager.js';
 import { runHoldingLease } from '../controller/leader.js';
 import { SHARD_LABEL } from '../controller/shards.js';
-import { startOpsServer } from '../controller/ops.js';
+import { serveOps } from '../controller/ops.js';
 import { KubeClient } from '../kube/client.js';
 import { KubeconfigError } from '../kube/errors.js';
 import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';
@@ -136,16 +136,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     if (!leading) return { ok: true }; // a standby is ready: it is there to take over
     return controller.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
   };
-  try {
-    const { address } = await startOpsServer({ port: metricsPort, registry, ready }, signal);
-    logger.info('serving /healthz, /readyz and /metrics', { port: address.port });
-  } catch (e: unknown) {
-    logger.error('cannot listen for /metrics', {
-      port: metricsPort,
-      error: e instanceof Error ? e.message : String(e),
-    });
-    return 1;
-  }
+  if (!(await serveOps({ port: metricsPort, registry, ready }, signal, logger))) return 1;
 
   if (sharded) return runSharded();
 

@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import type { Logger } from '../runtime/log.js';
 import type { Registry } from '../runtime/metrics.js';
 
 export interface OpsServerOptions {
@@ -57,4 +58,16 @@ export async function startOpsServer(
     { once: true },
   );
   return { server, address: server.address() as AddressInfo };
+}
+
+/** startOpsServer for a command: says where it serves, or why it cannot (false: the command exits 1). */
+export async function serveOps(o: OpsServerOptions, signal: AbortSignal, logger: Logger): Promise<boolean> {
+  try {
+    const { address } = await startOpsServer(o, signal);
+    logger.info('serving /healthz, /readyz and /metrics', { port: address.port });
+    return true;
+  } catch (e: unknown) {
+    logger.error('cannot listen for /metrics', { port: o.port, error: e instanceof Error ? e.message : String(e) });
+    return false;
+  }
 }

@@ -785,19 +785,23 @@ export class Controller {
     return w && workTemplate(w)?.uid === t.uid ? w : undefined;
   }
 
-  /** A binding changed (sharded): the coordinator counts another replica's entries. */
+  /**
+   * A binding appeared or changed (sharded). A new one: every replica writes its entries, which were
+   * refused (404) while the coordinator had not created it. A change: the coordinator counts the entries
+   * other replicas own (its own come back as written); the other replicas have nothing to do.
+   */
   private onBinding(o: JsonObject, old?: JsonObject): void {
     const t = this.templates;
     const view = this.shardView;
     if (t instanceof AgentReconciler || !view) return;
-    const listed = (b: JsonObject) => (isObject(b.status) ? b.status.clusters : undefined);
-    if (old && JSON.stringify(listed(o)) === JSON.stringify(listed(old))) return;
-    // Only the coordinator counts other replicas' entries, and only those (its own come back as written).
-    const now = Date.now();
-    if (!view.isCoordinator(now)) return;
-    const others = (b: JsonObject | undefined) =>
-      JSON.stringify(b ? [...bindingEntries(b)].filter(([c]) => !view.owns(c, now)) : []);
-    if (old && others(o) === others(old)) return;
+    if (old) {
+      const listed = (b: JsonObject) => (isObject(b.status) ? b.status.clusters : undefined);
+      if (JSON.stringify(listed(o)) === JSON.stringify(listed(old))) return;
+      const now = Date.now();
+      if (!view.isCoordinator(now)) return;
+      const others = (b: JsonObject) => JSON.stringify([...bindingEntries(b)].filter(([c]) => !view.owns(c, now)));
+      if (others(o) === others(old)) return;
+    }
     const r = isObject(o.spec) && isObject(o.spec.resource) ? o.spec.resource : {};
     const apiVersion = ownString(r, 'apiVersion');
     const kind = ownString(r, 'kind');

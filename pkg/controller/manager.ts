@@ -31,6 +31,7 @@ import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { ClusterFactsCollector } from './cluster-facts.js';
+import { HeldKinds } from './held-kinds.js';
 import { healthTaints, nextHealthCheck, withHealthTaints, type HealthTaint } from './health-taints.js';
 import { EventRecorder } from './events.js';
 import type { Member } from './member.js';
@@ -159,6 +160,8 @@ export class Controller {
   private clusterInformer: Informer | undefined;
   private karmadaClusterInformer: Informer | undefined;
   private readonly templateKinds = new Map<string, TemplateKind>();
+  /** Template kinds no policy selects, watched while templates of them carry the finalizer (held-kinds.ts). */
+  private readonly heldKinds = new HeldKinds();
   /** Dependency kinds (propagateDeps) the hub does not let this controller read, already logged. */
   private readonly unreadableDependencyKinds = new Set<string>();
   /** ResourceBindings on the hub (sharded: the other replicas' entries). */
@@ -401,9 +404,18 @@ export class Controller {
         ...(this.karmadaClusterInformer ? [this.karmadaClusterInformer] : []),
       ].map((i) => i.waitForSync(signal)),
     );
+    // Claimed templates of kinds no policy selects now: their bindings say which kinds to watch for them.
+    if (!agent)
+      await this.heldKinds.seedFromBindings(
+        this.hub,
+        `/apis/${BINDING_API_VERSION}/${BINDING_PLURAL}`,
+        signal,
+        this.o.logger,
+      );
     await this.syncTemplateKinds();
     await Promise.all([...this.templateKinds.values()].map((k) => k.informer.waitForSync(signal)));
     this.syncedFlag = !signal.aborted;
+    void this.syncTemplateKinds();
     this.o.logger.info('caches synced', { templates: this.templates.templates.size, members: this.registry.names() });
 
     if (agent) void this.sweepOrphans(signal, 30_000);
@@ -938,7 +950,8 @@ export class Controller {
       if (wanted.has(id)) dependencyOnly.delete(id);
       else wanted.set(id, { apiVersion: 'v1', kind: id.slice(3) });
     }
-    for (const [id, { apiVersion, kind }] of wanted) {
+    const selected = new Set(wanted.keys());
+    for (const [id, { apiVersion, kind }] of this.heldKinds.add(wanted)) {
       if (this.templateKinds.has(id)) continue;
       let info: ResourceInfo;
       try {
@@ -988,7 +1001,7 @@ export class Controller {
       for (const m of this.registry.all()) void this.watchMember(m, apiVersion, kind);
     }
     for (const [id, k] of this.templateKinds) {
-      if (wanted.has(id)) continue;
+      if (this.heldKinds.keep(id, selected.has(id), k.informer)) continue;
       // Templates of that kind stay in the state: what was propagated stays until a policy claims them.
       k.stop.abort();
       this.templateKinds.delete(id);
@@ -1087,6 +1100,7 @@ export class Controller {
     this.policyStatus.book.forget(key);
     this.policyStatus.flush();
     for (const k of this.state.remove(refOf(o)).affected) this.templates.queue.add(k);
+    if (this.heldKinds.releasing(o)) void this.syncTemplateKinds();
   }
 }
 

@@ -12,7 +12,7 @@ import { BadRequestError, admissionReview, decodeAdmissionReview, errored } from
 import { reviewConversion } from './conversion.js';
 import { MAX_BODY_BYTES, MAX_RESPONSE_BYTES, boundMessage } from './limits.js';
 import { mutateRequestSafely } from './mutating.js';
-import { overrideRequestSafely, type OverrideSource } from './overriding.js';
+import { overrideRequestSafely, unmodifiedOverride, type OverrideSource } from './overriding.js';
 import type { AdmissionResponse, ConversionReview } from './types.js';
 import { EMPTY_INVENTORY, validateRequestSafely, type Inventory } from './validating.js';
 
@@ -148,13 +148,18 @@ export class WebhookHandler {
       ['path', 'outcome'],
     );
 
+    // An answer that would be too large is an error inside the review, unless `tooLarge` says otherwise.
     const admission =
-      (judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse) => (body: string) => {
+      (
+        judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse,
+        tooLarge: (uid: string, message: string) => AdmissionResponse = (uid, message) => errored(uid, 413, message),
+      ) =>
+      (body: string) => {
         const decoded = decodeAdmissionReview(parseJSON(body));
         const response = decoded.error ?? judge(decoded.request);
         return this.answer(admissionReview(decoded.apiVersion, response), admissionOutcome(response), (message) => {
-          const error = errored(response.uid, 413, message);
-          return { review: admissionReview(decoded.apiVersion, error), outcome: admissionOutcome(error) };
+          const replaced = tooLarge(response.uid, message);
+          return { review: admissionReview(decoded.apiVersion, replaced), outcome: admissionOutcome(replaced) };
         });
       };
 
@@ -170,8 +175,15 @@ export class WebhookHandler {
             '/override',
             {
               method: 'POST',
-              handle: admission((r) =>
-                overrideRequestSafely(r, { source: overrides, unmodified: (reason) => unmodified.inc({ reason }) }),
+              // Safe to fail: an override too large to send admits the object unmodified, as any other
+              // override that cannot be applied does.
+              handle: admission(
+                (r) =>
+                  overrideRequestSafely(r, { source: overrides, unmodified: (reason) => unmodified.inc({ reason }) }),
+                (uid, message) => {
+                  unmodified.inc({ reason: 'too_large' });
+                  return unmodifiedOverride(uid, message);
+                },
               ),
             },
           ],

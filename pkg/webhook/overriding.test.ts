@@ -144,6 +144,26 @@ describe('/override', () => {
     }
   });
 
+  it('admits unmodified, with a warning and counted, when its answer would pass the response limit', () => {
+    // The override adds a 4,000-character label: the patch alone passes a 2,000-byte answer limit.
+    const long = clusterOverridePolicy('long', [
+      { overriders: { labelsOverrider: [{ operator: 'add', value: { note: 'n'.repeat(4000) } }] } },
+    ]);
+    const h = new WebhookHandler({ overrides: source([long]), maxResponseBytes: 2000 });
+    const { r, patch } = post(h, review(deployment()));
+    assert.equal(r.allowed, true, JSON.stringify(r));
+    assert.equal(r.uid, 'u1');
+    assert.deepEqual(patch, []);
+    assert.match(
+      (r.warnings as string[])[0] ?? '',
+      /^Flotilla admission override not applied: the answer would be \d+ bytes/,
+    );
+    assert.match(h.registry.render(), /flotilla_webhook_override_unmodified_total\{reason="too_large"\} 1/);
+    // The same object under a larger limit gets its patch: the limit, not the policy, made the difference.
+    const roomy = new WebhookHandler({ overrides: source([long]) });
+    assert.notDeepEqual(post(roomy, review(deployment())).patch, []);
+  });
+
   it('Gatekeeper mutators read the namespace labels the source knows', () => {
     const assignMeta = {
       apiVersion: 'mutations.gatekeeper.sh/v1',

@@ -3,8 +3,9 @@
 // mutators, through the engine's OverrideSet: the same functions `flotilla render` uses. The answer is a
 // JSON patch from diffing, so it can never disagree with what the engine computed.
 //
-// Safe to fail: whatever keeps the override from being computed (the policies not loaded yet, an object
-// over the size limits, a rule that fails on this object) admits the object unmodified, with a warning
+// Safe to fail: whatever keeps the override from being computed or sent (the policies not loaded yet, an
+// object over the size limits, a rule that fails on this object, an answer over the response limit or
+// not fitting under the server's in-flight ceiling) admits the object unmodified, with a warning
 // naming Flotilla and the reason, and counts it (flotilla_webhook_override_unmodified_total by reason).
 // Requests the webhook never answers (it is down, or too slow) are the apiserver's to count:
 // apiserver_admission_webhook_fail_open_count{name="override.flotilla.io"} with failurePolicy Ignore.
@@ -27,7 +28,12 @@ const OWN_GROUPS = new Set([
   'mutations.gatekeeper.sh',
 ]);
 
-export type UnmodifiedReason = 'not_ready' | 'too_big' | 'rule_failed';
+/**
+ * Why an object was admitted unmodified: the policies are not loaded yet, the object is over the size
+ * limits, a rule failed on it, the answer would pass the response limit (`too_large`), or the answer did
+ * not fit under the in-flight ceiling when it was due (`overloaded`).
+ */
+export type UnmodifiedReason = 'not_ready' | 'too_big' | 'rule_failed' | 'too_large' | 'overloaded';
 
 export interface OverrideSource {
   /** The policies and mutators of this cluster, kept current by watches. */
@@ -44,6 +50,11 @@ export interface OverridingOptions {
   unmodified?: (reason: UnmodifiedReason) => void;
 }
 
+/** The answer admitting the object of review `uid` as it is, with a warning saying why. */
+export function unmodifiedOverride(uid: string, why: string): AdmissionResponse {
+  return patched(uid, [], [boundMessage(`Flotilla admission override not applied: ${why}`)]);
+}
+
 function unmodified(
   request: AdmissionRequest,
   opts: OverridingOptions,
@@ -51,7 +62,7 @@ function unmodified(
   why: string,
 ): AdmissionResponse {
   opts.unmodified?.(reason);
-  return patched(request.uid, [], [boundMessage(`Flotilla admission override not applied: ${why}`)]);
+  return unmodifiedOverride(request.uid, why);
 }
 
 export function overrideRequest(request: AdmissionRequest, opts: OverridingOptions): AdmissionResponse {

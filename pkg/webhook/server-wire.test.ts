@@ -156,7 +156,7 @@ void describe('WebhookServer on the wire', () => {
   void it('holds a large answer until the client acknowledges it, and closes the connection when it has not by the write timeout', async () => {
     // The kernel says the answer is still unacknowledged (a client that does not read, whatever the
     // buffers on this machine took): its bytes stay held, and the connection goes at the write timeout.
-    const s = await serverWith({ unacknowledged: () => 1 });
+    const s = await serverWith({ read: () => () => 1 });
     const clients = [pausedClient(s.port, raw('/convert', bigConversion(2_500_000)))];
     try {
       assert.ok(
@@ -191,7 +191,7 @@ void describe('WebhookServer on the wire', () => {
   });
 
   void it("without the kernel's queues, closes a connection left idle after a large answer at the write timeout", async () => {
-    const s = await serverWith({ unacknowledged: () => undefined });
+    const s = await serverWith({ read: () => undefined });
     const socket = connect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false }, () =>
       socket.write(raw('/convert', bigConversion(1_000_000))),
     );

@@ -21,6 +21,7 @@ import { createSecureContext } from 'node:tls';
 import { checkKeyPair } from '../certs/pair.js';
 import type { Logger } from '../runtime/log.js';
 import type { Counter } from '../runtime/metrics.js';
+import { Receipts } from './receipts.js';
 import { SendQueues, type SendQueueReader } from './unacked.js';
 import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
 
@@ -97,11 +98,10 @@ const MAX_CONNECTIONS = 1024;
  * An answer this large may sit whole in the kernel's send buffer after 'finish' (loopback buffers reach
  * megabytes), so 'finish' says nothing about the client taking it: its bytes stay counted until the
  * kernel's send queue for the connection is empty, and the connection is closed when it is not empty by
- * the write timeout (awaitReceipt). Smaller answers are released at 'finish'.
+ * the write timeout (receipts.ts). Smaller answers fit in the receive window a client's kernel opens
+ * (64 KiB on Linux) and are acknowledged as they arrive, read or not: they are released at 'finish'.
  */
 const LARGE_ANSWER_BYTES = 64 * 1024;
-/** How often a connection that owes the client a large answer is looked at. */
-const RECEIPT_POLL_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
 /** After an error answer that closes the connection, how long the rest of what the client sends is read. */
 const LINGER_MS = 1_000;
@@ -149,18 +149,17 @@ export class WebhookServer {
   private readonly owed = new WeakMap<Duplex, Owed>();
   /** Connections already answered with a connection-level error (a broken parser reports again and again). */
   private readonly failed = new WeakSet<Duplex>();
-  /** Connections whose large answer the client has not acknowledged yet: what to call once it has. */
-  private readonly awaiting = new Map<Duplex, () => void>();
-  private readonly sendQueues: SendQueueReader;
+  /** Connections whose large answer the client has not acknowledged yet. */
+  private readonly receipts: Receipts;
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.inFlight = new InFlightBytes(opts.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES);
-    this.sendQueues = opts.sendQueues ?? new SendQueues();
+    this.receipts = new Receipts(opts.sendQueues ?? new SendQueues());
   }
 
   /** Connections whose large answer the client has not acknowledged yet. */
   get awaitingReceipt(): number {
-    return this.awaiting.size;
+    return this.receipts.size;
   }
 
   /** True while listening with a certificate and not stopping; /readyz reports it. */
@@ -349,8 +348,8 @@ export class WebhookServer {
     const handler = this.opts.handler;
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    // A client that sends its next request has read the previous answer.
-    this.awaiting.get(req.socket)?.();
+    // Where the kernel's queues cannot be read, a client that sends its next request has read the last answer.
+    this.receipts.nextRequest(req.socket);
     this.owe(req, res);
     const limit = handler.bodyLimit;
     const declared = Number(req.headers['content-length'] ?? 0);
@@ -453,7 +452,7 @@ export class WebhookServer {
       clearTimeout(timer);
       if (body.length < LARGE_ANSWER_BYTES || !socket || socket.destroyed) return release();
       watching = true;
-      this.awaitReceipt(socket, release, deadline);
+      this.receipts.watch(socket, release, deadline);
     });
     try {
       // Shedding load sheds the connection too: a client told to come back in a second opens a new one.
@@ -463,41 +462,6 @@ export class WebhookServer {
     } catch {
       res.destroy();
     }
-  }
-
-  /**
-   * Watches a connection whose large answer Node has handed to the kernel, until the client has it: the
-   * kernel's send queue for the connection is empty (every byte acknowledged by the client's side), or
-   * the client sends its next request. Its bytes stay counted until then. A connection whose answer is
-   * still not acknowledged at `deadline` is closed; where the kernel's queues cannot be read, only the
-   * next request counts as receipt, so such a connection idle at `deadline` is closed too.
-   */
-  private awaitReceipt(
-    socket: Duplex & { localPort?: number; remotePort?: number },
-    release: () => void,
-    deadline: number,
-  ): void {
-    let poll: NodeJS.Timeout | undefined;
-    const done = () => {
-      clearTimeout(poll);
-      socket.off('close', done);
-      if (this.awaiting.get(socket) === done) this.awaiting.delete(socket);
-      release();
-    };
-    const check = () => {
-      if (socket.destroyed) return done();
-      if (this.sendQueues.unacknowledged(socket.localPort, socket.remotePort) === 0) return done();
-      if (Date.now() >= deadline) {
-        socket.destroy();
-        return done();
-      }
-      poll = setTimeout(check, RECEIPT_POLL_MS);
-      poll.unref();
-    };
-    this.awaiting.get(socket)?.();
-    this.awaiting.set(socket, done);
-    socket.once('close', done);
-    check();
   }
 }
 

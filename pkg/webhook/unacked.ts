@@ -4,13 +4,12 @@
 // multi-megabyte answer fits in the kernel's send buffer on loopback, so 'finish' cannot tell a client
 // that read the answer from one that never will; the send queue can.
 //
-// The tables are read at most once per TABLE_TTL_MS whatever the number of connections asking, and are
-// bounded by the number of connections in the network namespace (the server's own ceiling in a pod).
+// Each read is fresh (receipts.ts reads once per tick for every connection waiting), and bounded by the
+// number of connections in the network namespace (the server's own ceiling in a pod).
 
 import { readFileSync } from 'node:fs';
 
 const TABLES = ['/proc/net/tcp', '/proc/net/tcp6'];
-const TABLE_TTL_MS = 200;
 /** The tables are read up to this size; past it (a host with a vast number of sockets) the answer is "unknown". */
 const MAX_TABLE_BYTES = 8 * 1024 * 1024;
 const ESTABLISHED = '01';
@@ -35,35 +34,33 @@ export function parseTables(texts: readonly string[]): Map<string, number> {
   return out;
 }
 
+/**
+ * Bytes still in the send queue of the connection with these ports: 0 when the client has everything (or
+ * the connection is gone from the table), undefined when a port is not known.
+ */
+export type Unacknowledged = (localPort: number | undefined, remotePort: number | undefined) => number | undefined;
+
 /** What the server asks of the kernel's send queues (SendQueues; tests give a fixed answer). */
 export interface SendQueueReader {
-  unacknowledged(localPort: number | undefined, remotePort: number | undefined): number | undefined;
+  /** The send queues as the kernel has them now; undefined when its tables cannot be read. */
+  read(): Unacknowledged | undefined;
 }
 
 export class SendQueues implements SendQueueReader {
-  private table: Map<string, number> | undefined;
-  private readAt = -Infinity;
+  constructor(private readonly readTable: ReadTable = (p) => readFileSync(p, 'utf8')) {}
 
-  constructor(private readonly read: ReadTable = (p) => readFileSync(p, 'utf8')) {}
-
-  /**
-   * Bytes still in the send queue of the connection with these ports: 0 when the client has everything
-   * (or the connection is gone from the table), undefined when the kernel's tables cannot be read.
-   */
-  unacknowledged(localPort: number | undefined, remotePort: number | undefined, now = Date.now()): number | undefined {
-    if (localPort === undefined || remotePort === undefined) return undefined;
-    if (now - this.readAt > TABLE_TTL_MS) {
-      this.readAt = now;
-      this.table = this.load();
-    }
-    return this.table === undefined ? undefined : (this.table.get(`${localPort}:${remotePort}`) ?? 0);
+  read(): Unacknowledged | undefined {
+    const table = this.load();
+    if (table === undefined) return undefined;
+    return (localPort, remotePort) =>
+      localPort === undefined || remotePort === undefined ? undefined : (table.get(`${localPort}:${remotePort}`) ?? 0);
   }
 
   private load(): Map<string, number> | undefined {
     const texts: string[] = [];
     for (const path of TABLES) {
       try {
-        const text = this.read(path);
+        const text = this.readTable(path);
         if (text.length > MAX_TABLE_BYTES) return undefined;
         texts.push(text);
       } catch {

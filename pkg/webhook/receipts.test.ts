@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Receipts } from './receipts.js';
+import type { Unacknowledged } from './unacked.js';
+
+/** What Receipts uses of a connection: its ports, whether it is gone, destroy and 'close'. */
+class FakeConnection extends EventEmitter {
+  destroyed = false;
+  constructor(
+    readonly localPort: number,
+    readonly remotePort: number,
+  ) {
+    super();
+  }
+  destroy(): this {
+    this.destroyed = true;
+    this.emit('close');
+    return this;
+  }
+}
+
+/** A kernel whose send queues the test sets, counting the reads of its tables. */
+function kernel() {
+  const queues = new Map<number, number>();
+  let reads = 0;
+  const read = (): Unacknowledged => {
+    reads++;
+    const snapshot = new Map(queues);
+    return (_local, remote) => (remote === undefined ? undefined : (snapshot.get(remote) ?? 0));
+  };
+  return { queues, read, reads: () => reads };
+}
+
+const POLL_MS = 20;
+const conn = (remote: number) => new FakeConnection(8443, remote) as unknown as Parameters<Receipts['watch']>[0];
+
+describe('Receipts', () => {
+  it('never judges an answer by a table read before it was handed over', async () => {
+    const k = kernel();
+    const r = new Receipts({ read: k.read }, POLL_MS);
+    const released: number[] = [];
+    // The first client has its answer by the first tick; the second's answer is handed to the kernel
+    // just after that read, and its client never reads.
+    k.queues.set(1, 1_000_000);
+    r.watch(conn(1), () => released.push(1), Date.now() + 60_000);
+    k.queues.set(1, 0);
+    await sleep(POLL_MS * 3);
+    assert.deepEqual(released, [1]);
+    k.queues.set(2, 900_000);
+    r.watch(conn(2), () => released.push(2), Date.now() + 60_000);
+    await sleep(POLL_MS * 5);
+    assert.deepEqual(released, [1], 'the second answer is still unacknowledged');
+    assert.equal(r.size, 1);
+  });
+
+  it('reads the tables once per tick however many connections wait', async () => {
+    const k = kernel();
+    const r = new Receipts({ read: k.read }, POLL_MS);
+    for (let i = 0; i < 50; i++) {
+      k.queues.set(i, 1);
+      r.watch(conn(i), () => undefined, Date.now() + 60_000);
+    }
+    await sleep(POLL_MS * 1.5);
+    assert.equal(k.reads(), 1);
+  });
+
+  it('closes a connection not acknowledged by its deadline and releases all its answers once', async () => {
+    const k = kernel();
+    const r = new Receipts({ read: k.read }, POLL_MS);
+    const c = conn(7);
+    k.queues.set(7, 5);
+    let released = 0;
+    r.watch(c, () => released++, Date.now() + POLL_MS);
+    r.watch(c, () => released++, Date.now() + 60_000);
+    await sleep(POLL_MS * 5);
+    assert.equal(c.destroyed, true);
+    assert.equal(released, 2);
+    assert.equal(r.size, 0);
+  });
+
+  it('without the tables, a next request is the receipt, and an idle connection goes at its deadline', async () => {
+    const r = new Receipts({ read: () => undefined }, POLL_MS);
+    const busy = conn(1);
+    const idle = conn(2);
+    let released = 0;
+    r.watch(busy, () => released++, Date.now() + POLL_MS * 4);
+    r.watch(idle, () => released++, Date.now() + POLL_MS * 4);
+    await sleep(POLL_MS * 2);
+    r.nextRequest(busy);
+    assert.equal(released, 1);
+    await sleep(POLL_MS * 6);
+    assert.equal(busy.destroyed, false);
+    assert.equal(idle.destroyed, true);
+    assert.equal(released, 2);
+  });
+
+  it('with the tables, a next request is no receipt', async () => {
+    const k = kernel();
+    const r = new Receipts({ read: k.read }, POLL_MS);
+    const c = conn(3);
+    k.queues.set(3, 10);
+    let released = 0;
+    r.watch(c, () => released++, Date.now() + 60_000);
+    await sleep(POLL_MS * 2);
+    r.nextRequest(c);
+    assert.equal(released, 0);
+  });
+});

@@ -46,6 +46,7 @@ import {
 } from './status.js';
 import { TemplateReconciler, templateKey } from './template.js';
 import { AgentReconciler, agentFieldManager } from './agent.js';
+import { agentLeaseVerdict } from './pull-health.js';
 import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';
 import { WORK_API_VERSION, WORK_KIND, WORK_PLURAL, executionSpace, workEntry, workName, workTemplate } from './work.js';
 import { serverSideApply } from '../kube/delivery.js';
@@ -609,27 +610,13 @@ export class Controller {
     this.leaseTimers.delete(name);
     const ns = this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE;
     const lease = this.leaseInformer?.get(`${ns}/${name}`);
-    const spec = lease && isObject(lease.spec) ? lease.spec : {};
-    const holder = ownString(spec, 'holderIdentity');
-    const renewed = Date.parse(ownString(spec, 'renewTime') ?? '');
-    const duration = typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds * 1000 : 0;
-    const expires = renewed + duration;
+    // Before the Leases are listed, a missing one says nothing yet.
+    if (!lease && !this.leaseInformer?.synced) return;
     const now = Date.now();
-    if (!lease || !holder) {
-      if (this.leaseInformer?.synced)
-        this.registry.setAgentLease(name, false, `no agent holds Lease ${ns}/${name} on the hub`);
-      return;
-    }
-    if (!Number.isFinite(expires) || expires <= now) {
-      this.registry.setAgentLease(
-        name,
-        false,
-        `its agent ${holder} has not renewed Lease ${ns}/${name} since ${ownString(spec, 'renewTime') ?? 'ever'}`,
-      );
-      return;
-    }
-    this.registry.setAgentLease(name, true, `its agent ${holder} renews Lease ${ns}/${name}`);
-    const t = setTimeout(() => this.onLease(name), expires - now + 50);
+    const v = agentLeaseVerdict(lease, ns, name, now);
+    this.registry.setAgentLease(name, v.ready, v.message);
+    if (v.expiresAt === undefined) return;
+    const t = setTimeout(() => this.onLease(name), v.expiresAt - now + 50);
     t.unref();
     this.leaseTimers.set(name, t);
   }

@@ -128,13 +128,10 @@ export class MemberRegistry {
     r.failures = ready ? 0 : r.failures + 1;
     if (changed) {
       r.since = Date.now();
-      this.o.logger[ready ? 'info' : 'warn'](
-        ready ? 'pull cluster ready: its agent renews its Lease' : 'pull cluster not ready',
-        {
-          cluster: name,
-          message,
-        },
-      );
+      this.o.logger[ready ? 'info' : 'warn'](ready ? 'pull cluster ready' : 'pull cluster not ready', {
+        cluster: name,
+        message,
+      });
     }
     this.o.onChange(name, ready);
   }

@@ -51,22 +51,32 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** Where an entry's fields travel through winston, apart from its own keys (level, message). */
+const FIELDS = Symbol('fields');
+/** Keys of the line itself: a field of the same name is written as `field.<name>`. */
+const RESERVED = new Set(['time', 'level', 'msg']);
+
+/** One log line: time, level and msg first, then the fields (redacted; a reserved name is prefixed). */
+export function formatEntry(time: Date, level: string, message: string, fields: Record<string, unknown>): string {
+  const out: Record<string, unknown> = { time: time.toISOString(), level, msg: message };
+  for (const [k, value] of Object.entries(redact(fields) as Record<string, unknown>))
+    Object.defineProperty(out, RESERVED.has(k) ? `field.${k}` : k, { value, enumerable: true, writable: true });
+  return JSON.stringify(out);
+}
+
 export function createLogger(options: { level: LogLevel; stream: NodeJS.WritableStream }): Logger {
   const logger = winston.createLogger({
     level: options.level,
     levels: { error: 0, warn: 1, info: 2, debug: 3 },
     format: winston.format.printf((entry) => {
-      const { level, message, ...fields } = entry;
-      return JSON.stringify({
-        time: new Date().toISOString(),
-        level,
-        msg: message,
-        ...(redact(fields) as Record<string, unknown>),
-      });
+      const fields = (entry as { [FIELDS]?: Record<string, unknown> })[FIELDS] ?? {};
+      return formatEntry(new Date(), entry.level, String(entry.message), fields);
     }),
     transports: [new winston.transports.Stream({ stream: options.stream })],
   });
+  // The entry is handed to winston whole: given (message, fields), winston appends a `message` field to
+  // the message, and drops every field when the message holds a printf token such as %s.
   const log = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
-    logger.log(level, message, fields ?? {});
+    logger.log({ level, message, [FIELDS]: fields ?? {} });
   return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
 }

@@ -1,6 +1,7 @@
 // Events on templates (core/v1, so `kubectl describe` and `kubectl get events` show them): Applied,
 // ApplyFailed, Conflict, OverrideFailed, Pruned. One event per reason and reconcile, naming the clusters,
-// rather than one per cluster.
+// rather than one per cluster. On Clusters: ClusterNotReady and ClusterReady when the Ready condition's
+// status changes, with the condition's message.
 //
 // Recording never blocks a reconcile and is bounded: at most MAX_PENDING events wait to be sent (more are
 // dropped and counted), and the same event (object, reason, message) is sent at most once per
@@ -15,7 +16,15 @@ import { METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
 
 export type EventType = 'Normal' | 'Warning';
 export type EventReason =
-  'Applied' | 'ApplyFailed' | 'Conflict' | 'OverrideFailed' | 'Pruned' | 'Suspended' | 'Preserved';
+  | 'Applied'
+  | 'ApplyFailed'
+  | 'Conflict'
+  | 'OverrideFailed'
+  | 'Pruned'
+  | 'Suspended'
+  | 'Preserved'
+  | 'ClusterReady'
+  | 'ClusterNotReady';
 
 export interface InvolvedObject {
   apiVersion: string;

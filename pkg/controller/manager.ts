@@ -253,6 +253,7 @@ export class Controller {
       condition: (name) => (options.agent || !this.writesCluster(name) ? undefined : this.registry.condition(name)),
       ...(options.agent ? { fieldManager: agentFieldManager(options.agent.cluster) } : {}),
       facts: (name) => this.facts.get(name),
+      events: this.events,
       logger,
     });
     this.policyStatus = new PolicyStatusReconciler(this.hub, {

@@ -32,6 +32,7 @@ import { stampAppliedHash } from '../kube/ownership.js';
 import type { Transport } from '../kube/transport.js';
 import { Watcher } from '../kube/watch.js';
 import { sleep } from '../runtime/clock.js';
+import { formatDuration } from '../runtime/duration.js';
 import { memberHealth, type MemberHealth } from './binding.js';
 import {
   CONTROLLER_FIELD_MANAGER,
@@ -115,6 +116,21 @@ export interface Readiness {
   since: number;
 }
 
+/**
+ * What a failed /readyz probe of `server` says, in the member's log line, its Cluster's Ready condition
+ * and the ClusterNotReady Event alike: the answer's HTTP status, how long was waited for none, or the
+ * transport's error (which names the server).
+ */
+export function probeMessage(
+  server: string,
+  outcome: { status: number } | { timeoutMs: number } | { error: string },
+): string {
+  if ('status' in outcome) return `${server}/readyz answered HTTP ${outcome.status}`;
+  if ('timeoutMs' in outcome)
+    return `${server}/readyz: no answer within ${formatDuration(outcome.timeoutMs)} (probe timeout)`;
+  return outcome.error.startsWith(server) ? outcome.error : `${server}: ${outcome.error}`;
+}
+
 export interface MemberOptions {
   name: string;
   /** Holds the member's context as its current context. */
@@ -195,6 +211,7 @@ export class Member {
     const before = this.readiness.ready;
     let message: string | undefined;
     let unreachable = false;
+    const deadline = AbortSignal.timeout(timeoutMs);
     try {
       const res = await this.client.request({
         method: 'GET',
@@ -202,18 +219,16 @@ export class Member {
         accept: 'text/plain',
         // Not behind the member's queue: requests hanging on a dying member would hold the verdict back.
         unqueued: true,
-        signal: AbortSignal.any([this.signal, AbortSignal.timeout(timeoutMs)]),
+        signal: AbortSignal.any([this.signal, deadline]),
       });
-      if (res.status !== 200) message = `/readyz answered HTTP ${res.status}`;
+      if (res.status !== 200) message = probeMessage(this.server, { status: res.status });
     } catch (err: unknown) {
       if (this.signal.aborted) return false;
       unreachable = true;
-      message =
-        err instanceof Error && err.name === 'TimeoutError'
-          ? `/readyz did not answer within ${timeoutMs} ms`
-          : err instanceof Error
-            ? err.message
-            : String(err);
+      message = probeMessage(
+        this.server,
+        deadline.aborted ? { timeoutMs } : { error: err instanceof Error ? err.message : String(err) },
+      );
     }
     if (message === undefined) {
       this.readiness.ready = true;

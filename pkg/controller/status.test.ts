@@ -5,6 +5,7 @@ import { FakeApiserver, type Obj } from '../../test/fake-apiserver.js';
 import { KubeClient } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterFacts } from './cluster-facts.js';
+import { EventRecorder } from './events.js';
 import { policyKey } from './policy-status.js';
 import {
   ClusterStatusReconciler,
@@ -88,6 +89,49 @@ describe('ClusterStatusReconciler', () => {
     await r.reconcile('m1');
     assert.equal(server.sent('PATCH').length, 2);
     assert.ok(server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.status);
+  });
+
+  it('records ClusterNotReady and ClusterReady on the Cluster when the status changes, with the condition message', async () => {
+    const server = new FakeApiserver();
+    server.put({
+      ...cluster('m1'),
+      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'MemberReady', message: 'ok' }] },
+    });
+    const client = new KubeClient(server, { concurrency: 2 });
+    const events = new EventRecorder(client, { component: 'flotilla-controller', instance: 'pod-1' });
+    let c: Condition = { status: 'True', reason: 'MemberReady', message: 'https://m1/readyz answered ok' };
+    const r = new ClusterStatusReconciler(client, {
+      cluster: (n) => server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, n),
+      condition: () => c,
+      facts: () => undefined,
+      events,
+      logger: quiet,
+    });
+    const sentEvents = async () => {
+      await events.flush();
+      return server
+        .sent('POST', '/events')
+        .map((q) => q.body as Obj)
+        .map((e) => [e.type, e.reason, e.message, (e.involvedObject as Obj).kind, (e.involvedObject as Obj).uid]);
+    };
+    await r.reconcile('m1');
+    assert.deepEqual(await sentEvents(), [], 'True as the Cluster already said: no event');
+    const hung = 'https://m1/readyz: no answer within 2s (probe timeout)';
+    c = { status: 'False', reason: 'MemberNotReady', message: hung };
+    await r.reconcile('m1');
+    c = { status: 'False', reason: 'MemberNotReady', message: 'https://m1: connect ECONNREFUSED 10.0.0.1:6443' };
+    await r.reconcile('m1');
+    c = { status: 'True', reason: 'MemberReady', message: 'https://m1/readyz answered ok' };
+    await r.reconcile('m1');
+    const uid = (server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.metadata as Obj).uid;
+    assert.ok(uid);
+    assert.deepEqual(await sentEvents(), [
+      ['Warning', 'ClusterNotReady', hung, 'Cluster', uid],
+      ['Normal', 'ClusterReady', 'https://m1/readyz answered ok', 'Cluster', uid],
+    ]);
+    const conditions = (server.get('cluster.flotilla.io/v1alpha1', 'Cluster', undefined, 'm1')?.status as Obj)
+      .conditions as Obj[];
+    assert.equal(conditions[0]?.message, 'https://m1/readyz answered ok');
   });
 
   it('writes nothing for a Cluster the hub does not have, or before anything is known', async () => {

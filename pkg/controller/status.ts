@@ -15,6 +15,7 @@ import type { PolicyRef } from '../engine/types.js';
 import { PolicyStatusBook, parseKey } from './policy-status.js';
 import type { ClusterFacts } from './cluster-facts.js';
 import { withHealthTaints, type HealthTaint } from './health-taints.js';
+import type { EventRecorder } from './events.js';
 
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
@@ -83,6 +84,8 @@ function retryingQueue(
 export class ClusterStatusReconciler {
   readonly queue: WorkQueue;
   private readonly written = new Map<string, string>();
+  /** The Ready status last written per Cluster (before the first write: the one the Cluster carries). */
+  private readonly statuses = new Map<string, string>();
 
   constructor(
     private readonly hub: KubeClient,
@@ -95,6 +98,8 @@ export class ClusterStatusReconciler {
       facts(name: string): ClusterFacts | undefined;
       /** Default the controller's; a pull agent writes its cluster's facts under its own. */
       fieldManager?: string;
+      /** Told when the Ready condition's status changes: ClusterReady / ClusterNotReady, with its message. */
+      events?: EventRecorder;
       logger: Logger;
     },
   ) {
@@ -108,6 +113,7 @@ export class ClusterStatusReconciler {
 
   forget(name: string): void {
     this.written.delete(name);
+    this.statuses.delete(name);
   }
 
   async reconcile(name: string): Promise<void> {
@@ -132,8 +138,25 @@ export class ClusterStatusReconciler {
       status: { ...facts, ...(condition ? { conditions: [condition] } : {}) },
     };
     const path = `/apis/${api}/clusters/${encodeURIComponent(name)}/status`;
-    if ((await writeStatus(this.hub, path, body, this.o.fieldManager)) === 'written') this.written.set(name, text);
+    if ((await writeStatus(this.hub, path, body, this.o.fieldManager)) !== 'written') return;
+    this.written.set(name, text);
+    if (!c) return;
+    const before = this.statuses.get(name) ?? readyStatus(cluster);
+    this.statuses.set(name, c.status);
+    if (before === c.status) return;
+    const meta = isObject(cluster.metadata) ? cluster.metadata : {};
+    const uid = typeof meta.uid === 'string' ? meta.uid : '';
+    const on = { apiVersion: api, kind: 'Cluster', name, uid };
+    if (c.status === 'True') this.o.events?.record(on, 'Normal', 'ClusterReady', c.message);
+    else this.o.events?.record(on, 'Warning', 'ClusterNotReady', c.message);
   }
+}
+
+/** The status of the Ready condition `cluster` carries, if any. */
+function readyStatus(cluster: JsonObject): string | undefined {
+  const s = isObject(cluster.status) ? cluster.status : {};
+  const found = (Array.isArray(s.conditions) ? s.conditions.filter(isObject) : []).find((x) => x.type === READY);
+  return typeof found?.status === 'string' ? found.status : undefined;
 }
 
 /**

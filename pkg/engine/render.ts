@@ -30,6 +30,7 @@ import { clusterMatches } from './selectors.js';
 import { templateKey } from './state-index.js';
 import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 import { PatchError } from './patch.js';
+import { pruneGeneratedFields } from './prune.js';
 
 export interface RenderInput {
   objects: unknown[];
@@ -138,8 +139,12 @@ const SERVER_FIELDS = [
   'deletionGracePeriodSeconds',
 ];
 
-/** Drops what the API server owns, and the hub's claim records, so the object can be applied to another cluster. */
+/**
+ * Drops what the API server owns, what the hub generated for that kind (prune.ts), and the hub's claim
+ * records, so the object can be applied to another cluster.
+ */
 export function pruneServerFields(o: JsonObject): JsonObject {
+  pruneGeneratedFields(o);
   delete o.status;
   const meta = obj(o.metadata);
   if (meta) {

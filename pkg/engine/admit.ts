@@ -19,9 +19,10 @@ import {
   type OverrideRule,
 } from './overrides.js';
 import { BoundedCache } from '../../api/internal/cache.js';
-import { applyMutators, overrideObject } from './render.js';
+import { overrideObject } from './render.js';
+import { admitMutators, MutationError, type UnusableMutator } from './admit-mutators.js';
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
-import type { Mutator } from './gatekeeper.js';
+import { isMutator, type Mutator } from './gatekeeper.js';
 import type { AppliedRule, Change, ClusterInfo } from './types.js';
 
 export const ADMITTED_DIGEST_ANNOTATION = 'override.flotilla.io/admitted-digest';
@@ -58,6 +59,8 @@ export interface AdmitResult {
   rules: AppliedRule[];
   mutators: string[];
   changes: Change[];
+  /** Why a Gatekeeper mutator that selects the object is not (fully) applied. */
+  warnings: string[];
 }
 
 /** The mark's value: `<digest>`, or `<digest> <request uid>` when the admission request is known. */
@@ -117,6 +120,8 @@ export class OverrideSet {
   /** Rules by object identity and labels: most admissions are of objects seen before. Dropped on any change. */
   private rulesCache = newRulesCache();
   private readonly problems = new Map<string, string>();
+  /** Gatekeeper mutators held but refused, by key: warned about on the objects they select. */
+  private readonly unusable = new Map<string, UnusableMutator>();
 
   constructor(cluster: ClusterInfo) {
     this.cluster = cluster;
@@ -145,6 +150,7 @@ export class OverrideSet {
     const ref = refOf(o);
     const key = keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name);
     this.problems.delete(key);
+    this.unusable.delete(key);
     const inputs = sortInputs([o]);
     this.catalog = undefined;
     this.mutators = undefined;
@@ -154,6 +160,7 @@ export class OverrideSet {
     if (inputs.errors.length > 0) {
       const message = inputs.errors.map((e) => e.message).join('; ');
       this.problems.set(key, message);
+      if (isMutator(o)) this.unusable.set(key, { object: o as JsonObject, problem: message });
       return message;
     }
     if (inputs.overrides.length > 0) this.policies.set(key, o as JsonObject);
@@ -165,6 +172,7 @@ export class OverrideSet {
   remove(ref: { apiVersion: string; kind: string; namespace?: string | undefined; name: string }): void {
     const key = keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name);
     this.problems.delete(key);
+    this.unusable.delete(key);
     if (this.policies.delete(key) || this.mutatorObjects.delete(key)) {
       this.catalog = undefined;
       this.mutators = undefined;
@@ -188,7 +196,7 @@ export class OverrideSet {
     const annotations = obj(obj(input.metadata)?.annotations);
     const mark = parseMark(annotations ? str(annotations[ADMITTED_DIGEST_ANNOTATION]) : undefined);
     if (mark && mark.digest === admittedDigest(input))
-      return { object: cloneJson(input), changed: false, rules: [], mutators: [], changes: [] };
+      return { object: cloneJson(input), changed: false, rules: [], mutators: [], changes: [], warnings: [] };
     // Called again in the same admission request (reinvocation after another webhook changed the
     // object): the appending rules already ran; the others are applied again so the override holds.
     const reinvoked = mark !== undefined && req.requestUid !== undefined && mark.request === req.requestUid;
@@ -242,13 +250,18 @@ export class OverrideSet {
     }
     if (!isObject(doc))
       throw new AdmissionOverrideError('the overrides replaced the object with something that is not an object');
-    const namespaceLabels = new Map<string, Readonly<Record<string, string>>>();
-    if (template.ref.namespace !== undefined && req.namespaceLabels)
-      namespaceLabels.set(template.ref.namespace, req.namespaceLabels);
-    const applied = applyMutators(doc, mutators, namespaceLabels, changes);
+    const ns = template.ref.namespace;
+    const namespace = ns === undefined ? undefined : { name: ns, labels: req.namespaceLabels };
+    let gk: { applied: string[]; warnings: string[] };
+    try {
+      gk = admitMutators(doc, mutators, this.unusable.values(), namespace, req.operation, changes);
+    } catch (err: unknown) {
+      if (!(err instanceof MutationError)) throw err;
+      throw new AdmissionOverrideError(`Gatekeeper mutation failed: ${err.message}`, { cause: err });
+    }
     const changed = !jsonEqual(doc, input);
     return {
-      result: { object: doc, changed, rules, mutators: applied, changes: changes ?? [] },
+      result: { object: doc, changed, rules, mutators: gk.applied, changes: changes ?? [], warnings: gk.warnings },
       changed,
       mayRepeat,
     };

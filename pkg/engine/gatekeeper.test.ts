@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { GATEKEEPER_CASES } from '../../test/conformance/gatekeeper-cases.js';
 import { cluster } from '../../test/builders.js';
 import { OverrideSet } from './admit.js';
-import { parseLocation } from './gatekeeper.js';
+import { parsePath, PathError } from './gatekeeper.js';
 import { clusterInfo } from './inputs.js';
 import { renderDetailed } from './render.js';
 
@@ -61,28 +61,34 @@ describe('Gatekeeper mutators in render', () => {
     });
     assert.deepEqual(r.placements[0]?.object.metadata, { name: 'c', namespace: 'apps', labels: { owner: 'platform' } });
     assert.equal(r.errors.length, 1);
-    assert.match(r.errors[0]?.message ?? '', /AssignMetadata can only set/);
+    assert.match(r.errors[0]?.message ?? '', /invalid location for assignmetadata/);
   });
 });
 
-describe('parseLocation', () => {
+describe('parsePath', () => {
   it('reads keys, quoted keys and list segments', () => {
-    assert.deepEqual(parseLocation('spec.containers[name: "a b"].env[name:*].value'), [
-      { key: 'spec' },
-      { key: 'containers' },
-      { match: { field: 'name', value: 'a b' } },
-      { key: 'env' },
-      { match: { field: 'name', value: '*' } },
-      { key: 'value' },
+    assert.deepEqual(parsePath(`spec.containers[name: "a b"].env['name':*].value`), [
+      { type: 'Object', ref: 'spec' },
+      { type: 'Object', ref: 'containers' },
+      { type: 'List', keyField: 'name', keyValue: 'a b', glob: false },
+      { type: 'Object', ref: 'env' },
+      { type: 'List', keyField: 'name', keyValue: undefined, glob: true },
+      { type: 'Object', ref: 'value' },
     ]);
-    assert.deepEqual(parseLocation('metadata.annotations."x.io/y"'), [
-      { key: 'metadata' },
-      { key: 'annotations' },
-      { key: 'x.io/y' },
+    assert.deepEqual(parsePath('metadata.annotations."x.io/y"'), [
+      { type: 'Object', ref: 'metadata' },
+      { type: 'Object', ref: 'annotations' },
+      { type: 'Object', ref: 'x.io/y' },
     ]);
   });
 
-  for (const bad of ['', 'spec.', 'spec..a', 'spec[name]', 'spec["x', 'a.__proto__.b', 'spec.c[name:x']) {
-    it(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => parseLocation(bad), /location/));
+  it('a quoted "*" is a literal, a quoted number a string, digits an integer', () => {
+    assert.deepEqual(parsePath('a[k: "*"]')[1], { type: 'List', keyField: 'k', keyValue: '*', glob: false });
+    assert.deepEqual(parsePath('a[k: "8080"]')[1], { type: 'List', keyField: 'k', keyValue: '8080', glob: false });
+    assert.deepEqual(parsePath('a[k: 8080]')[1], { type: 'List', keyField: 'k', keyValue: 8080, glob: false });
+  });
+
+  for (const bad of ['spec.', 'spec..a', 'spec[name]', 'spec["x', 'spec.c[name:x', '0a', 'a[k:1][j:2]', 'a[1:x]']) {
+    it(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => parsePath(bad), PathError));
   }
 });

@@ -11,9 +11,9 @@
 // that cluster, once per cluster. A dependency that is not among the templates is a warning.
 
 import { sortInputs, type PolicyEntry, type Template } from './inputs.js';
-import { cloneJson, isObject, obj, str, type JsonObject } from './json.js';
+import { cloneJson, isObject, obj, type JsonObject } from './json.js';
 import { CLAIM_ANNOTATIONS, CLAIM_LABELS, PropagationMatcher } from './match.js';
-import { applyMutator, mutatorMatches, targetOf, type Mutator } from './gatekeeper.js';
+import { MutationError, MutationSystem, type Mutator } from './gatekeeper.js';
 import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
 import { applyOverriders, OverrideError } from './overriders/index.js';
 import { dependenciesOf, hasDependencies } from './dependencies.js';
@@ -205,23 +205,29 @@ export function overrideObject(
   return { doc, applied };
 }
 
-/** Applies the Gatekeeper mutators that match `doc` (in place), in their order. */
+const systems = new WeakMap<readonly Mutator[], MutationSystem>();
+
+/** The mutation system of a list of mutators (built once per list). */
+export function mutationSystem(mutators: readonly Mutator[]): MutationSystem {
+  let s = systems.get(mutators);
+  if (!s) systems.set(mutators, (s = new MutationSystem(mutators)));
+  return s;
+}
+
+/**
+ * Applies the Gatekeeper mutators to `doc` (in place) as Gatekeeper's mutation system does, for an object
+ * admitted with `operation` in `namespace` (its labels read by namespaceSelector; absent for a
+ * cluster-scoped object). Returns the mutators that changed it and those skipped for conflicting schemas;
+ * throws MutationError when Gatekeeper's mutation would fail.
+ */
 export function applyMutators(
   doc: JsonObject,
   mutators: readonly Mutator[],
-  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+  namespace: { name: string; labels: Readonly<Record<string, string>> | undefined } | undefined,
+  operation: AdmissionOperation,
   changes: Change[] | undefined,
-): string[] {
-  const applied: string[] = [];
-  const ns = str(obj(doc.metadata)?.namespace);
-  const target = targetOf(doc, ns === undefined ? undefined : namespaceLabels.get(ns));
-  for (const m of mutators) {
-    if (!mutatorMatches(m, target)) continue;
-    const before = changes?.length;
-    applyMutator(doc, m, changes);
-    if (changes === undefined || changes.length !== before) applied.push(m.id);
-  }
-  return applied;
+): { applied: string[]; skipped: string[] } {
+  return mutationSystem(mutators).mutate(doc, operation, namespace, changes);
 }
 
 function renderOne(
@@ -255,7 +261,14 @@ function renderOne(
   doc = out.doc;
   const applied = out.applied;
   if (isObject(doc) && mutators.length > 0) {
-    applyMutators(doc, mutators, namespaceLabels, explain ? changes : undefined);
+    const ns = t.ref.namespace;
+    const namespace = ns === undefined ? undefined : { name: ns, labels: namespaceLabels.get(ns) };
+    try {
+      applyMutators(doc, mutators, namespace, 'CREATE', explain ? changes : undefined);
+    } catch (err: unknown) {
+      if (!(err instanceof MutationError)) throw err;
+      throw new OverrideError(`Gatekeeper mutation: ${err.message}`, { cause: err });
+    }
   }
   if (!isObject(doc)) throw new OverrideError('the overrides replaced the object with something that is not an object');
   const overrides: PolicyRef[] = [];

@@ -29,9 +29,48 @@ describe('resourceSummary', () => {
       ],
     );
     assert.deepEqual(s, {
-      allocatable: { cpu: '6500m', memory: String(12 * 2 ** 30), pods: '130' },
+      allocatable: { cpu: '6500m', memory: '12Gi', pods: '130' },
       allocated: { cpu: '2500m', pods: '2' },
       allocating: { cpu: '300m', pods: '1' },
+    });
+  });
+
+  it("writes canonical quantities as Karmada does: the Nodes' format for allocatable, BinarySI for requested bytes", () => {
+    const requests = (r: Obj): Obj => ({ containers: [{ name: 'c', resources: { requests: r } }] });
+    const s = resourceSummary(
+      [
+        {
+          status: { allocatable: { cpu: '4', memory: '16331024Ki', 'ephemeral-storage': '95491281146', pods: '110' } },
+        },
+        {
+          status: {
+            allocatable: { cpu: '3500m', memory: '16331024Ki', 'ephemeral-storage': '95491281146', pods: '110' },
+          },
+        },
+      ],
+      [
+        {
+          spec: {
+            nodeName: 'n1',
+            ...requests({ cpu: '1500m', memory: '1.5Gi', 'ephemeral-storage': '1Gi', 'hugepages-2Mi': '4Mi' }),
+          },
+          status: { phase: 'Running' },
+        },
+        { spec: { nodeName: 'n2', ...requests({ cpu: '500m', memory: '512Mi', 'nvidia.com/gpu': '2' }) }, status: {} },
+        { spec: requests({ memory: '1000000000' }), status: { phase: 'Pending' } },
+      ],
+    );
+    assert.deepEqual(s, {
+      allocatable: { cpu: '7500m', 'ephemeral-storage': '190982562292', memory: '32662048Ki', pods: '220' },
+      allocated: {
+        cpu: '2',
+        'ephemeral-storage': '1Gi',
+        'hugepages-2Mi': '4Mi',
+        memory: '2Gi',
+        'nvidia.com/gpu': '2',
+        pods: '2',
+      },
+      allocating: { memory: '1000000000', pods: '1' },
     });
   });
 
@@ -108,7 +147,7 @@ describe('readClusterFacts', () => {
       true,
     );
     assert.equal(facts.kubernetesVersion, 'v1.31.2');
-    assert.deepEqual(facts.resourceSummary?.allocatable, { cpu: '4', memory: String(2 * 2 ** 30), pods: '220' });
+    assert.deepEqual(facts.resourceSummary?.allocatable, { cpu: '4', memory: '2Gi', pods: '220' });
     assert.deepEqual(facts.resourceSummary?.allocated, { cpu: '1', pods: '1' });
     assert.deepEqual(
       facts.apiEnablements?.map((e) => e.groupVersion),

@@ -7,9 +7,15 @@
 //   allocating   the requests of Pods not bound to a node yet, plus their number as `pods`.
 // A Pod's requests are Kubernetes' rule: the sum over containers, at least the largest init container's,
 // plus the Pod's overhead. Pure: the lists come from the caller (collect.ts does the reading).
+//
+// Quantities are written as Karmada writes them (resource.Quantity's String()): allocatable keeps the
+// format of the Nodes' values (a sum takes the first Node's, as Quantity.Add does: `16Gi`, `3500m`, and
+// raw bytes stay raw bytes when the Nodes report them so); in allocated and allocating, memory,
+// ephemeral-storage and hugepages-* are BinarySI (`1536Mi`), everything else DecimalSI (Karmada's
+// Resource.ResourceList()).
 
 import { podSpecRequests } from '../engine/capacity.js';
-import { formatMilli, readResourceList } from '../engine/quantity.js';
+import { addQuantity, formatQuantity, parseQuantity, type Quantity, type QuantityFormat } from '../engine/quantity.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import { setOwn } from '../engine/json.js';
 
@@ -35,16 +41,37 @@ export function podRequests(spec: JsonObject): Milli {
   return podSpecRequests(spec, false);
 }
 
-function format(m: Milli): Record<string, string> {
+/** How Karmada writes a pod-request sum of resource `name`: bytes in BinarySI, the rest DecimalSI. */
+function requestFormat(name: string): QuantityFormat {
+  return name === 'memory' || name === 'ephemeral-storage' || name.startsWith('hugepages-') ? 'BinarySI' : 'DecimalSI';
+}
+
+function formatRequests(m: Milli): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of Object.keys(m).sort()) setOwn(out, k, formatMilli(m[k] as number));
+  for (const k of Object.keys(m).sort()) setOwn(out, k, formatQuantity(BigInt(m[k] as number), requestFormat(k)));
+  return out;
+}
+
+/** The sum of the Nodes' status.allocatable, per resource, as Quantity.Add sums them. */
+function allocatableOf(nodes: readonly JsonObject[]): Record<string, string> {
+  const sums = new Map<string, Quantity>();
+  for (const n of nodes) {
+    const list = isObject(n.status) && isObject(n.status.allocatable) ? n.status.allocatable : {};
+    for (const [k, v] of Object.entries(list)) {
+      const q = parseQuantity(v);
+      if (q && q.milli >= 0n) sums.set(k, addQuantity(sums.get(k), q));
+    }
+  }
+  const out: Record<string, string> = {};
+  for (const k of [...sums.keys()].sort()) {
+    const q = sums.get(k) as Quantity;
+    setOwn(out, k, formatQuantity(q.milli, q.format));
+  }
   return out;
 }
 
 /** Karmada's resource summary of a member from its Nodes and Pods (as listed). */
 export function resourceSummary(nodes: readonly JsonObject[], pods: readonly JsonObject[]): ResourceSummary {
-  const allocatable: Milli = {};
-  for (const n of nodes) add(allocatable, readResourceList(isObject(n.status) ? n.status.allocatable : undefined));
   const allocated: Milli = {};
   const allocating: Milli = {};
   let bound = 0;
@@ -63,7 +90,11 @@ export function resourceSummary(nodes: readonly JsonObject[], pods: readonly Jso
   }
   setOwn(allocated, 'pods', bound * 1000);
   setOwn(allocating, 'pods', pending * 1000);
-  return { allocatable: format(allocatable), allocated: format(allocated), allocating: format(allocating) };
+  return {
+    allocatable: allocatableOf(nodes),
+    allocated: formatRequests(allocated),
+    allocating: formatRequests(allocating),
+  };
 }
 
 /**

@@ -114,7 +114,7 @@ void describe('flotilla controller: capacity from the members', () => {
     const status = cluster?.status as Obj;
     assert.deepEqual((status.resourceSummary as Obj).allocatable, {
       cpu: '4',
-      memory: String(16 * 2 ** 30),
+      memory: '16Gi',
       pods: '110',
     });
     assert.deepEqual((status.resourceSummary as Obj).allocated, { pods: '0' });
@@ -126,9 +126,9 @@ void describe('flotilla controller: capacity from the members', () => {
       'clusters.cluster.flotilla.io',
       'member2',
       '-o',
-      'jsonpath={.status.resourceSummary.allocatable.cpu}',
+      'jsonpath={.status.resourceSummary.allocatable.cpu} {.status.resourceSummary.allocatable.memory}',
     ]);
-    assert.equal(shown.stdout, '2', shown.stderr);
+    assert.equal(shown.stdout, '2 16Gi', shown.stderr);
   });
 
   void it('divides replicas by what fits on each member (dynamicWeight AvailableReplicas), and follows a capacity change', async () => {

@@ -137,8 +137,9 @@ void describe('customResourceDefinitions', () => {
       [
         ['Kind', '.spec.resource.kind'],
         ['Policy', '.spec.policy.name'],
-        ['Clusters', '.spec.clusters[*].name'],
+        ['Applied', '.status.applied'],
         ['Ready', '.status.ready'],
+        ['Message', '.status.conditions[?(@.type=="Applied")].message'],
         ['Age', '.metadata.creationTimestamp'],
       ],
     );

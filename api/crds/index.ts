@@ -481,7 +481,10 @@ function bindingCRD(): CustomResourceDefinition {
     description: 'Delivery to each cluster, read back from the members.',
     properties: {
       observedGeneration: int('The template generation this status is about.'),
-      ready: str('Ready clusters / target clusters, e.g. 3/3.'),
+      applied: str(
+        'Target clusters that hold the copy (state Applied) / target clusters, e.g. 2/3: the APPLIED column.',
+      ),
+      ready: str('Ready clusters (Applied and healthy) / target clusters, e.g. 3/3: the READY column.'),
       errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
       notChosen: {
         type: 'array',
@@ -503,8 +506,10 @@ function bindingCRD(): CustomResourceDefinition {
   return workGroupCRD(BINDING, { singular: 'resourcebinding', shortNames: ['rb'] }, spec, status, [
     { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
     { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
-    { name: 'Clusters', type: 'string', jsonPath: '.spec.clusters[*].name' },
+    // Counts written by the controller: a jsonPath list such as .spec.clusters[*].name shows its first item only.
+    { name: 'Applied', type: 'string', jsonPath: '.status.applied' },
     { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
+    { name: 'Message', type: 'string', jsonPath: '.status.conditions[?(@.type=="Applied")].message', priority: 1 },
   ]);
 }
 
@@ -532,6 +537,8 @@ function workCRD(): CustomResourceDefinition {
     { name: 'Template-Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
     { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
     { name: 'State', type: 'string', jsonPath: '.status.state' },
+    { name: 'Health', type: 'string', jsonPath: '.status.health.state' },
+    { name: 'Message', type: 'string', jsonPath: '.status.message', priority: 1 },
   ]);
 }
 
@@ -541,7 +548,7 @@ function workGroupCRD(
   names: { singular: string; shortNames?: string[] },
   spec: JSONSchemaProps,
   status: JSONSchemaProps,
-  columns: Array<{ name: string; type: 'string'; jsonPath: string }>,
+  columns: PrinterColumn[],
 ): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',

@@ -76,3 +76,42 @@ describe('bindingObject for a dependency', () => {
     assert.equal((b.spec as Obj).requiredBy, undefined);
   });
 });
+
+describe('bindingObject: the counts kubectl shows (APPLIED and READY columns)', () => {
+  it('counts the target clusters that hold the copy and those that are ready, leaving out clusters being emptied', () => {
+    const b = bindingObject({
+      template,
+      controllerNamespace: 'flotilla-system',
+      policy: { kind: 'PropagationPolicy', namespace: 'shop', name: 'cfg' },
+      clusters: [
+        { name: 'm1', state: 'Applied', health: { state: 'Healthy' } },
+        { name: 'm2', state: 'Applied', health: { state: 'Progressing', message: '0/1 replicas ready' } },
+        {
+          name: 'm3',
+          state: 'Unreachable',
+          message: 'not ready: https://m3/readyz: no answer within 5s (probe timeout)',
+        },
+        { name: 'm4', state: 'Removing' },
+      ],
+      agentClusters: [{ name: 'p1', state: 'Pending' }],
+      errors: [],
+    });
+    const status = b.status as Obj;
+    assert.deepEqual([status.applied, status.ready], ['2/4', '1/4']);
+    assert.deepEqual(
+      ((b.spec as Obj).clusters as Obj[]).map((c) => c.name),
+      ['m1', 'm2', 'm3', 'p1'],
+    );
+  });
+
+  it('a binding with no target cluster says 0/0', () => {
+    const b = bindingObject({
+      template,
+      controllerNamespace: 'x',
+      policy: { kind: 'PropagationPolicy', namespace: 'shop', name: 'cfg' },
+      clusters: [],
+      errors: [],
+    });
+    assert.deepEqual([(b.status as Obj).applied, (b.status as Obj).ready], ['0/0', '0/0']);
+  });
+});

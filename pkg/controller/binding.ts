@@ -309,6 +309,8 @@ export function bindingObject(b: BindingInput): JsonObject {
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
   if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
   const status: JsonObject = {
+    // kubectl's APPLIED and READY columns: of the target clusters, how many hold the copy, how many are healthy.
+    applied: `${applied}/${targeted.length}`,
     ready: `${ready}/${targeted.length}`,
     conditions,
     clusters: b.clusters.map((c) => {

@@ -31,6 +31,11 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /**
+   * A small answer to send instead when this one does not fit under the server's in-flight ceiling
+   * (/override: admit unmodified); without it the server answers 503.
+   */
+  smaller?: (limitBytes: number) => HttpResponse;
 }
 
 export interface HandlerOptions {
@@ -148,19 +153,40 @@ export class WebhookHandler {
       ['path', 'outcome'],
     );
 
-    // An answer that would be too large is an error inside the review, unless `tooLarge` says otherwise.
+    // An answer that would be too large is an error inside the review, unless `tooLarge` says otherwise;
+    // `smaller`, when given, is what to answer when the server cannot hold the answer now.
     const admission =
       (
         judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse,
         tooLarge: (uid: string, message: string) => AdmissionResponse = (uid, message) => errored(uid, 413, message),
+        smaller?: (uid: string, message: string) => AdmissionResponse,
       ) =>
       (body: string) => {
         const decoded = decodeAdmissionReview(parseJSON(body));
         const response = decoded.error ?? judge(decoded.request);
-        return this.answer(admissionReview(decoded.apiVersion, response), admissionOutcome(response), (message) => {
-          const replaced = tooLarge(response.uid, message);
-          return { review: admissionReview(decoded.apiVersion, replaced), outcome: admissionOutcome(replaced) };
-        });
+        const answered = this.answer(
+          admissionReview(decoded.apiVersion, response),
+          admissionOutcome(response),
+          (message) => {
+            const replaced = tooLarge(response.uid, message);
+            return { review: admissionReview(decoded.apiVersion, replaced), outcome: admissionOutcome(replaced) };
+          },
+        );
+        if (smaller !== undefined) {
+          const bytes = Buffer.byteLength(answered.response.body);
+          answered.response.smaller = (limit) =>
+            json(
+              200,
+              admissionReview(
+                decoded.apiVersion,
+                smaller(
+                  response.uid,
+                  `the answer (${bytes} bytes) does not fit under the webhook's limit of ${limit} bytes for requests in flight now`,
+                ),
+              ),
+            );
+        }
+        return answered;
       };
 
     const unmodified = this.registry.counter(
@@ -182,6 +208,10 @@ export class WebhookHandler {
                   overrideRequestSafely(r, { source: overrides, unmodified: (reason) => unmodified.inc({ reason }) }),
                 (uid, message) => {
                   unmodified.inc({ reason: 'too_large' });
+                  return unmodifiedOverride(uid, message);
+                },
+                (uid, message) => {
+                  unmodified.inc({ reason: 'overloaded' });
                   return unmodifiedOverride(uid, message);
                 },
               ),

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type TLSSocket } from 'node:tls';
 
 import { eventually } from '../../test/eventually.js';
@@ -95,10 +96,15 @@ interface Client {
 }
 
 /** A client that sends `data` and reads nothing until `read()` is called. */
-function neverReading(port: number, data: string): Client & { read: () => void; received: () => string } {
+function neverReading(
+  port: number,
+  data: string,
+): Client & { sent: Promise<void>; read: () => void; received: () => string } {
   const chunks: Buffer[] = [];
+  let sent = () => undefined as void;
+  const written = new Promise<void>((resolve) => (sent = resolve));
   const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-    socket.write(data);
+    socket.write(data, () => sent());
     socket.pause();
   });
   socket.on('error', () => undefined);
@@ -106,7 +112,13 @@ function neverReading(port: number, data: string): Client & { read: () => void; 
   const closed = new Promise<string>((resolve) =>
     socket.once('close', () => resolve(Buffer.concat(chunks).toString('latin1'))),
   );
-  return { socket, closed, read: () => socket.resume(), received: () => Buffer.concat(chunks).toString('latin1') };
+  return {
+    socket,
+    closed,
+    sent: written,
+    read: () => socket.resume(),
+    received: () => Buffer.concat(chunks).toString('latin1'),
+  };
 }
 
 /** The server's side of each established connection to `port`, from the kernel's tables: its send queue. */
@@ -120,8 +132,6 @@ function queuesOf(port: number): number[] {
   });
   return [...parseTables(texts)].filter(([k]) => k.startsWith(`${port}:`)).map(([, bytes]) => bytes);
 }
-
-const connectionsTo = (port: number): number => queuesOf(port).length;
 
 /** Resolves with `p`'s value, or 'late' after `ms`. */
 const within = <T>(p: Promise<T>, ms: number): Promise<T | 'late'> =>
@@ -161,7 +171,7 @@ void describe('WebhookServer under concurrent clients', () => {
   });
 
   for (const route of ['/convert', '/override'] as const) {
-    void it(`${route}: keeps what the kernel holds for clients that never read under the in-flight ceiling, and closes each by the write timeout`, async () => {
+    void it(`${route}: keeps what the kernel holds for clients that never read under the in-flight ceiling, and closes by the write timeout each that has not taken its answer`, async () => {
       const request =
         route === '/convert'
           ? raw(route, bigConversion(ANSWER_BYTES))
@@ -178,22 +188,27 @@ void describe('WebhookServer under concurrent clients', () => {
         );
       }, 10);
       try {
-        // A paused client does not see the server close; the kernel's table does.
-        await eventually(
-          () => connectionsTo(port),
-          (n) => n === 16,
-          10_000,
-        );
-        const open = await eventually(
-          () => connectionsTo(port),
-          (n) => n === 0,
+        // Once every answer is due, nothing may be held for these clients beyond the write timeout: no
+        // bytes counted, and no connection still open with bytes its client has not acknowledged (a paused
+        // client does not see the server close; the kernel's table does). A connection whose small answer
+        // its client's kernel took whole may stay, holding nothing, until the idle timeout.
+        await Promise.all(clients.map((c) => c.sent));
+        await sleep(WRITE_TIMEOUT_MS);
+        const left = await eventually(
+          () => ({ counted: server.inFlightBytes, unacknowledged: queuesOf(port).filter((b) => b > 0).length }),
+          (l) => l.counted === 0 && l.unacknowledged === 0,
           2 * WRITE_TIMEOUT_MS + 15_000,
         );
         // What each client would have read: its answer's status line is in the bytes it was sent.
         for (const c of clients) c.read();
-        await within(Promise.all(clients.map((c) => c.closed)), 5_000);
+        await within(Promise.all(clients.map((c) => c.closed)), 2_000);
         const statuses = clients.map((c) => statusLines(c.received())[0] ?? 'nothing');
-        assert.equal(open, 0, `${open} of 16 never-reading connections still open; answers: ${statuses.join(', ')}`);
+        assert.equal(
+          left.unacknowledged,
+          0,
+          `${left.unacknowledged} of 16 never-reading connections still open with unacknowledged answers; answers: ${statuses.join(', ')}`,
+        );
+        assert.equal(left.counted, 0, 'nothing counted once their answers are gone');
         const answered = statuses.filter((s) => s === 'HTTP/1.1 200 OK').length;
         assert.ok(answered >= 1, `no answer at all: ${statuses.join(', ')}`);
         // TLS adds a few bytes per 16 KiB record and each answer has its headers: 1% and 1 KiB each.
@@ -201,11 +216,109 @@ void describe('WebhookServer under concurrent clients', () => {
           mostQueued <= IN_FLIGHT_BYTES * 1.01 + 16 * 1024,
           `the kernel held ${mostQueued} unacknowledged bytes for them under a ${IN_FLIGHT_BYTES}-byte ceiling (answers: ${statuses.join(', ')})`,
         );
-        assert.equal(server.inFlightBytes, 0, 'nothing held once they are gone');
       } finally {
         clearInterval(sampling);
         for (const c of clients) c.socket.destroy();
       }
     });
   }
+
+  void it('answers /healthz between admission requests, not after every /override request that arrived before it', async () => {
+    // The probe's connection is open before the load, as a kept-alive one would be.
+    const probe = connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+    probe.on('error', () => undefined);
+    await new Promise<void>((resolve) => probe.once('secureConnect', () => resolve()));
+    // Sixteen /override requests of a Deployment with 40 containers (~50 KB, within one receive window, so
+    // each arrives whole at once), each rewriting every container: a few milliseconds of work each.
+    const body = overrideReview(wideDeployment(40), 'u-wide');
+    const order: string[] = [];
+    const load = Array.from({ length: 16 }, (_, i) => {
+      const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+      socket.on('error', () => undefined);
+      let text = '';
+      socket.on('data', (c: Buffer) => {
+        text += c.toString('latin1');
+        if (/\r\n\r\n[\s\S]*"uid":"u-wide"/.test(text) && !order.includes(`override-${i}`)) order.push(`override-${i}`);
+      });
+      return { socket, connected: new Promise<void>((resolve) => socket.once('secureConnect', () => resolve())) };
+    });
+    try {
+      await Promise.all(load.map((l) => l.connected));
+      const written = load.map(
+        (l) => new Promise<void>((resolve) => l.socket.write(raw('/override', body), () => resolve())),
+      );
+      await Promise.all(written);
+      let answer = '';
+      const probed = new Promise<void>((resolve) =>
+        probe.on('data', (c: Buffer) => {
+          answer += c.toString('latin1');
+          if (answer.endsWith('ok')) {
+            order.push('healthz');
+            resolve();
+          }
+        }),
+      );
+      probe.write('GET /healthz HTTP/1.1\r\nHost: webhook\r\n\r\n');
+      assert.notEqual(await within(probed, 30_000), 'late', 'no /healthz answer');
+      await eventually(
+        () => order.length,
+        (n) => n === 17,
+        30_000,
+      );
+      const before = order.indexOf('healthz');
+      assert.ok(
+        before >= 0 && before < 8,
+        `/healthz answered after ${before} of the 16 /override answers: ${order.join(' ')}`,
+      );
+    } finally {
+      probe.destroy();
+      for (const l of load) l.socket.destroy();
+    }
+  });
+
+  void it('/override admits unmodified, with a warning and counted, when its answer does not fit under the in-flight ceiling', async () => {
+    const handler = new WebhookHandler({ overrides: overrides() });
+    const small = new WebhookServer({
+      handler,
+      certFile: join(dir, 'tls.crt'),
+      keyFile: join(dir, 'tls.key'),
+      port: 0,
+      host: '127.0.0.1',
+      maxInFlightBytes: ANSWER_BYTES,
+    });
+    const stop = new AbortController();
+    const started = await small.start(stop.signal);
+    try {
+      const request = raw('/override', overrideReview(wideDeployment(1, { size: 'big' }), 'u-big'));
+      const text = await new Promise<string>((resolve, reject) => {
+        let got = '';
+        const socket = connect({ host: '127.0.0.1', port: started.address.port, rejectUnauthorized: false }, () =>
+          socket.write(request),
+        );
+        socket.on('data', (c: Buffer) => {
+          got += c.toString('latin1');
+          if (got.includes('"uid":"u-big"') && got.endsWith('}')) {
+            socket.destroy();
+            resolve(got);
+          }
+        });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(got));
+      });
+      assert.deepEqual(statusLines(text), ['HTTP/1.1 200 OK'], text.slice(0, 300));
+      const review = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as {
+        response: { allowed: boolean; patch?: string; warnings?: string[] };
+      };
+      assert.equal(review.response.allowed, true);
+      assert.equal(review.response.patch, undefined);
+      assert.match(
+        review.response.warnings?.[0] ?? '',
+        /^Flotilla admission override not applied: the answer \(\d+ bytes\) does not fit/,
+      );
+      assert.match(handler.registry.render(), /flotilla_webhook_override_unmodified_total\{reason="overloaded"\} 1/);
+    } finally {
+      stop.abort();
+      await started.stopped;
+    }
+  });
 });

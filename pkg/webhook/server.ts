@@ -11,7 +11,7 @@
 // closes, after any answers already due on it.
 
 import { readFile } from 'node:fs/promises';
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -21,9 +21,12 @@ import { createSecureContext } from 'node:tls';
 import { checkKeyPair } from '../certs/pair.js';
 import type { Logger } from '../runtime/log.js';
 import type { Counter } from '../runtime/metrics.js';
+import { InFlightBytes } from './in-flight.js';
+import { endWith, LINGER_MS, rawResponse } from './raw-answer.js';
 import { Receipts } from './receipts.js';
 import { SendQueues, type SendQueueReader } from './unacked.js';
 import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
+import { WorkQueue } from './work-queue.js';
 
 export type { Logger } from '../runtime/log.js';
 
@@ -103,8 +106,6 @@ const MAX_CONNECTIONS = 1024;
  */
 const LARGE_ANSWER_BYTES = 64 * 1024;
 const RETRY_AFTER_SECONDS = 1;
-/** After an error answer that closes the connection, how long the rest of what the client sends is read. */
-const LINGER_MS = 1_000;
 
 /** Bodies beyond the limit are read and dropped up to this size (so the client sees the 413), then cut. */
 const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -114,27 +115,6 @@ const PLAIN_HTTP_ANSWER = 'Client sent an HTTP request to an HTTPS server.\n';
 interface KeyMaterial {
   cert: Buffer;
   key: Buffer;
-}
-
-/** Bytes held for requests in flight, under a ceiling. */
-class InFlightBytes {
-  private held = 0;
-  constructor(readonly limit: number) {}
-
-  /** Takes `bytes` if they fit under the ceiling. */
-  take(bytes: number): boolean {
-    if (this.held + bytes > this.limit) return false;
-    this.held += bytes;
-    return true;
-  }
-
-  give(bytes: number): void {
-    this.held -= bytes;
-  }
-
-  get used(): number {
-    return this.held;
-  }
 }
 
 /** The answers a connection still owes, by request, in order: a connection-level error is written after them. */
@@ -151,6 +131,8 @@ export class WebhookServer {
   private readonly failed = new WeakSet<Duplex>();
   /** Connections whose large answer the client has not acknowledged yet. */
   private readonly receipts: Receipts;
+  /** Reviews waiting to be judged, one per turn of the event loop (work-queue.ts). */
+  private readonly work = new WorkQueue<Duplex>();
 
   constructor(private readonly opts: WebhookServerOptions) {
     this.inFlight = new InFlightBytes(opts.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES);
@@ -201,7 +183,7 @@ export class WebhookServer {
       },
       (req, res) => this.onRequest(req, res),
     );
-    server.requestTimeout = this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    server.requestTimeout = this.requestTimeoutMs;
     server.headersTimeout = this.opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
     // Keep idle connections a little longer than the apiserver does (Go's transport: 90 s), so it reuses
     // them rather than paying a TLS handshake whenever its load rises, and never sends on one we just closed.
@@ -392,18 +374,39 @@ export class WebhookServer {
     req.on('end', () => {
       if (refused) return;
       const contentType = req.headers['content-type'];
-      const response =
-        size > limit
-          ? handler.tooLarge(url)
-          : handler.handle({
-              method,
-              url,
-              body: Buffer.concat(chunks, size),
-              ...(contentType === undefined ? {} : { contentType }),
-            });
-      drop();
-      this.send(res, response);
+      const respond = () => {
+        const response =
+          size > limit
+            ? handler.tooLarge(url)
+            : handler.handle({
+                method,
+                url,
+                body: Buffer.concat(chunks, size),
+                ...(contentType === undefined ? {} : { contentType }),
+              });
+        drop();
+        this.send(res, response);
+      };
+      // Probes, metrics and refusals are answered at once; reviews wait their turn, one per turn of the
+      // event loop, so those never wait behind more than one review. A review still waiting when the
+      // apiserver has given up on it (the request timeout) is not judged.
+      if (method === 'GET' || method === 'HEAD' || size > limit) return respond();
+      const queuedAt = Date.now();
+      const queued = this.work.push(req.socket, () => {
+        if (res.writableEnded || req.socket.destroyed) return drop();
+        if (Date.now() - queuedAt < this.requestTimeoutMs) return respond();
+        drop();
+        this.send(res, handler.overloaded(url, this.inFlight.limit, RETRY_AFTER_SECONDS));
+      });
+      if (!queued) {
+        drop();
+        this.send(res, handler.overloaded(url, this.inFlight.limit, RETRY_AFTER_SECONDS));
+      }
     });
+  }
+
+  private get requestTimeoutMs(): number {
+    return this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   }
 
   /** Notes that `socket` owes an answer to `req` until `res` closes. */
@@ -430,8 +433,17 @@ export class WebhookServer {
     if (this.inFlight.take(body.length)) {
       held = body.length;
     } else {
-      answer = this.opts.handler.overloaded(res.req.url ?? '/', this.inFlight.limit, RETRY_AFTER_SECONDS);
-      body = Buffer.from(answer.body);
+      // The route's smaller answer if it has one (/override admits unmodified) and it fits; else a 503.
+      const smaller = answer.smaller?.(this.inFlight.limit);
+      const smallerBody = smaller === undefined ? undefined : Buffer.from(smaller.body);
+      if (smaller !== undefined && smallerBody !== undefined && this.inFlight.take(smallerBody.length)) {
+        answer = smaller;
+        body = smallerBody;
+        held = body.length;
+      } else {
+        answer = this.opts.handler.overloaded(res.req.url ?? '/', this.inFlight.limit, RETRY_AFTER_SECONDS);
+        body = Buffer.from(answer.body);
+      }
     }
     const release = () => {
       this.inFlight.give(held);
@@ -463,21 +475,4 @@ export class WebhookServer {
       res.destroy();
     }
   }
-}
-
-/** An HTTP/1.1 answer written straight to a connection Node's HTTP server no longer serves. */
-function rawResponse(status: number, contentType: string, body: string): string {
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
-}
-
-/**
- * Writes `data` and closes the connection, reading (and dropping) what the client still sends for a
- * moment first: closing with unread input makes the kernel reset the connection, and a reset can reach the
- * client before it has read the answer.
- */
-function endWith(socket: Duplex, data: string): void {
-  socket.end(data);
-  socket.resume();
-  socket.once('end', () => socket.destroy());
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }

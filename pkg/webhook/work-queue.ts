@@ -1,0 +1,58 @@
+// Admission work, one request per turn of the event loop. Judging a review is synchronous and can take
+// tens of milliseconds (a large object, many policies); run as each body completes, a burst of them ran
+// back to back while everything else waited, and /healthz answers took seconds behind heavy /override
+// requests. Queued here instead, each turn runs one job and then lets Node read the sockets again, so
+// probes, handshakes and new bodies wait for at most one job, never for all of them.
+//
+// The queue is bounded in jobs (each job's body is already bounded by the in-flight ceiling) and per
+// connection, so one client pipelining requests cannot fill it; past either bound the caller answers 503.
+
+/** Jobs waiting at once, over all connections. */
+export const MAX_QUEUED_JOBS = 1024;
+/** Jobs one connection may have waiting (the apiserver sends one request at a time on a connection). */
+export const MAX_QUEUED_PER_CONNECTION = 4;
+
+export class WorkQueue<K extends object> {
+  private readonly jobs: Array<{ key: K; run: () => void }> = [];
+  private scheduled = false;
+  private readonly perKey = new WeakMap<K, number>();
+
+  constructor(
+    private readonly limit = MAX_QUEUED_JOBS,
+    private readonly perKeyLimit = MAX_QUEUED_PER_CONNECTION,
+  ) {}
+
+  /** Jobs waiting. */
+  get length(): number {
+    return this.jobs.length;
+  }
+
+  /** Queues `run` for `key` (its connection); false, and nothing queued, when a bound is reached. */
+  push(key: K, run: () => void): boolean {
+    const mine = this.perKey.get(key) ?? 0;
+    if (this.jobs.length >= this.limit || mine >= this.perKeyLimit) return false;
+    this.perKey.set(key, mine + 1);
+    this.jobs.push({ key, run });
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.turn);
+    }
+    return true;
+  }
+
+  /** Runs the oldest job, then yields to the event loop: the next job runs on the next turn. */
+  private readonly turn = (): void => {
+    const job = this.jobs.shift();
+    if (job === undefined) {
+      this.scheduled = false;
+      return;
+    }
+    this.perKey.set(job.key, (this.perKey.get(job.key) ?? 1) - 1);
+    try {
+      job.run();
+    } finally {
+      if (this.jobs.length > 0) setImmediate(this.turn);
+      else this.scheduled = false;
+    }
+  };
+}

@@ -1,18 +1,18 @@
 // Reads each ready member on an interval for what its Cluster's status says of it (cluster-summary.ts):
 // the Kubernetes version, the resource summary from its Nodes and Pods, and its API enablements. Bounded
 // in cost: lists are paginated (500 a page, at most MAX_PAGES pages; past that the summary is not
-// written rather than written short), finished Pods are left out by a field selector, and discovery (one
-// request per group-version) is read once per DISCOVERY_EVERY rounds. A member that fails a read keeps
-// its last facts; the failure is logged once per change of message.
+// written rather than written short), finished Pods are left out by a field selector, and discovery is
+// read each round in two requests where the member serves aggregated discovery (member-discovery.ts).
+// A member that fails a read keeps its last facts; the failure is logged once per change of message.
 
 import type { KubeClient } from '../kube/client.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
-import { apiEnablements, resourceSummary, type APIEnablement, type ResourceSummary } from './cluster-summary.js';
+import { resourceSummary, type APIEnablement, type ResourceSummary } from './cluster-summary.js';
+import { MemberDiscovery, readAPIEnablements } from './member-discovery.js';
 
 const PAGE = 500;
 const MAX_PAGES = 400;
-const DISCOVERY_EVERY = 10;
 
 /** What the controller last read from a member, in Karmada's Cluster status fields. */
 export interface ClusterFacts {
@@ -43,32 +43,6 @@ async function listAll(
   throw new Error(`${path}: more than ${MAX_PAGES * PAGE} objects; the resource summary is not written`);
 }
 
-async function discover(client: KubeClient, signal: AbortSignal): Promise<APIEnablement[]> {
-  const lists: Array<{ groupVersion: string; resources: unknown }> = [];
-  const core = await client.requestOk<{ versions?: unknown[] }>({ method: 'GET', path: '/api', signal });
-  const versions = (core.body?.versions ?? []).filter((v): v is string => typeof v === 'string');
-  const groups = await client.requestOk<{ groups?: Array<{ versions?: Array<{ groupVersion?: unknown }> }> }>({
-    method: 'GET',
-    path: '/apis',
-    signal,
-  });
-  const groupVersions = [
-    ...versions.map((v) => ({ gv: v, path: `/api/${v}` })),
-    ...(groups.body?.groups ?? []).flatMap((g) =>
-      (g.versions ?? [])
-        .map((v) => v.groupVersion)
-        .filter((gv): gv is string => typeof gv === 'string' && /^[a-z0-9.-]+\/[a-z0-9]+$/.test(gv))
-        .map((gv) => ({ gv, path: `/apis/${gv}` })),
-    ),
-  ].slice(0, 500);
-  for (const { gv, path } of groupVersions) {
-    const res = await client.request<{ resources?: unknown }>({ method: 'GET', path, signal });
-    // An aggregated API that is down answers 503: it is left out this round, the rest is still listed.
-    if (res.status < 300) lists.push({ groupVersion: gv, resources: res.body?.resources });
-  }
-  return apiEnablements(lists);
-}
-
 /** Reads one member's facts; `withDiscovery` also reads its API enablements. Throws on a failed read. */
 export async function readClusterFacts(
   client: KubeClient,
@@ -80,14 +54,14 @@ export async function readClusterFacts(
   const pods = await listAll(client, '/api/v1/pods', signal, 'status.phase!=Succeeded,status.phase!=Failed');
   const facts: ClusterFacts = { resourceSummary: resourceSummary(nodes, pods) };
   if (typeof version.body?.gitVersion === 'string') facts.kubernetesVersion = version.body.gitVersion;
-  if (withDiscovery) facts.apiEnablements = await discover(client, signal);
+  if (withDiscovery) facts.apiEnablements = await readAPIEnablements(client, signal);
   return facts;
 }
 
 /** The facts of every member, refreshed on an interval; `onChange` is told when a member's facts change. */
 export class ClusterFactsCollector {
   private readonly facts = new Map<string, ClusterFacts>();
-  private readonly rounds = new Map<string, number>();
+  private readonly discovery = new Map<string, MemberDiscovery>();
   private readonly failures = new Map<string, string>();
 
   constructor(
@@ -106,7 +80,7 @@ export class ClusterFactsCollector {
 
   forget(name: string): void {
     this.facts.delete(name);
-    this.rounds.delete(name);
+    this.discovery.delete(name);
     this.failures.delete(name);
   }
 
@@ -124,15 +98,14 @@ export class ClusterFactsCollector {
 
   /** Reads one member now (a member that just became ready need not wait for the interval). */
   async refresh(m: { name: string; client: KubeClient }, signal: AbortSignal): Promise<void> {
-    const round = this.rounds.get(m.name) ?? 0;
-    this.rounds.set(m.name, round + 1);
+    let discovery = this.discovery.get(m.name);
+    if (!discovery) this.discovery.set(m.name, (discovery = new MemberDiscovery()));
     const previous = this.facts.get(m.name);
     try {
-      const read = await readClusterFacts(m.client, signal, round % DISCOVERY_EVERY === 0 || !previous?.apiEnablements);
-      const next: ClusterFacts = {
-        ...read,
-        ...(read.apiEnablements ? {} : previous?.apiEnablements ? { apiEnablements: previous.apiEnablements } : {}),
-      };
+      const read = await readClusterFacts(m.client, signal, false);
+      // Undefined: discovery cannot have changed since the last read.
+      const enablements = (await discovery.read(m.client, signal)) ?? previous?.apiEnablements;
+      const next: ClusterFacts = { ...read, ...(enablements ? { apiEnablements: enablements } : {}) };
       this.failures.delete(m.name);
       if (JSON.stringify(next) === JSON.stringify(previous)) return;
       this.facts.set(m.name, next);

@@ -193,9 +193,14 @@ export class Member {
     return this.stopAll.signal;
   }
 
-  /** Watches started from now on stop when `signal` aborts, or at close(). */
+  /**
+   * Watches started from now on stop when `signal` aborts, or at close(); the client is fenced on it: when
+   * the run stops (a Lease holder past its deadline), no request to the member is sent any more and those
+   * in flight are abandoned.
+   */
   bind(signal: AbortSignal): void {
     this.signal = AbortSignal.any([signal, this.stopAll.signal]);
+    this.client.fence(signal);
   }
 
   /** Stops the watches and releases the connections (a member whose credentials changed or went away). */

@@ -63,6 +63,7 @@ export class KubeClient {
   private readonly timeoutMs: number;
   private readonly maxBytes: number;
   private readonly userAgent: string;
+  private fenced: AbortSignal | undefined;
 
   /**
    * `source` is a KubeConfig holding the member's context as its current context (see configForContext),
@@ -81,8 +82,19 @@ export class KubeClient {
     this.userAgent = options.userAgent ?? 'flotilla';
   }
 
+  /**
+   * Fences the client on `signal` (replacing an earlier fence): when it aborts, every request in flight is
+   * abandoned (its connection destroyed), every queued one fails without being sent, and so does every
+   * later one — a Lease holder past its deadline writes nothing more, not even what it had started.
+   */
+  fence(signal: AbortSignal): void {
+    this.fenced = signal;
+  }
+
   /** Resolves with the answer whatever its status; rejects with TransportError when there is none. */
   request<T = unknown>(req: KubeRequest): Promise<KubeResponse<T>> {
+    const fence = this.fenced;
+    if (fence) req = { ...req, signal: req.signal ? AbortSignal.any([req.signal, fence]) : fence };
     if (req.unqueued) return this.withRetries<T>(req);
     return this.queue.add(() => this.withRetries<T>(req));
   }
@@ -102,6 +114,12 @@ export class KubeClient {
 
   private async withRetries<T>(req: KubeRequest): Promise<KubeResponse<T>> {
     for (let attempt = 1; ; attempt++) {
+      // Aborted while queued, or during a retry's wait: not sent at all.
+      if (req.signal?.aborted)
+        throw new TransportError(
+          `${this.server}: ${req.method} ${req.path}: cancelled before it was sent`,
+          'ECANCELED',
+        );
       let res: KubeResponse<T>;
       try {
         res = await this.send<T>(req);

@@ -41,7 +41,9 @@ export async function run(values: AgentFlags, io: CommandIO): Promise<number> {
   ] as const)
     if (!DNS_LABEL.test(ns) || ns.length > 63)
       throw new UsageError(`${flag} must be a DNS label, got ${JSON.stringify(ns)}`);
-  const leaseMs = values['lease-duration'];
+  // The Lease says whole seconds; the renew deadline (when this agent stops writing) is shorter than that.
+  const leaseSeconds = Math.max(1, Math.round(values['lease-duration'] / 1000));
+  const leaseMs = leaseSeconds * 1000;
   const renewMs = values['renew-interval'];
   if (renewMs <= 0 || renewMs >= leaseMs)
     throw new UsageError(
@@ -109,7 +111,7 @@ export async function run(values: AgentFlags, io: CommandIO): Promise<number> {
       namespace: values['lease-namespace'],
       name: cluster,
       identity,
-      leaseDurationSeconds: Math.max(1, Math.round(leaseMs / 1000)),
+      leaseDurationSeconds: leaseSeconds,
       retryPeriodMs: renewMs,
       renewDeadlineMs: Math.max(renewMs, leaseMs - renewMs),
       work: (s) => agent.run(s),

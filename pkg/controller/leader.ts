@@ -3,9 +3,16 @@
 // every retryPeriodMs, and stops leading when it could not renew for renewDeadlineMs. Writes are
 // conditional on the Lease's resourceVersion, so of two candidates only one wins (409 for the other).
 // release() hands the Lease over at once (holder cleared), as ReleaseOnCancel does.
+//
+// Fencing. The holder's deadline is measured on its own monotonic clock from when its last successful
+// renewal was sent (the renewTime it wrote is no later than that): renewDeadlineMs after it, a timer
+// stops leading whatever requests are still hanging, and aborts the attempt in flight. Every attempt is
+// bounded by the renew deadline too (client-go: tryAcquireOrRenew's context times out at RenewDeadline),
+// never by the client's own request timeout. renewDeadlineMs < leaseDurationSeconds is required, so the
+// holder has stopped before another candidate can see its Lease expired.
 
 import { apiError, type KubeClient } from '../kube/client.js';
-import { sleep } from '../runtime/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../runtime/clock.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 
 export interface LeaderElectionOptions {
@@ -16,9 +23,13 @@ export interface LeaderElectionOptions {
   /** Labels on the Lease when this candidate creates it. */
   labels?: Record<string, string>;
   leaseDurationSeconds?: number;
+  /** Longer than retryPeriodMs, shorter than leaseDurationSeconds. */
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Monotonic time and timers (tests move a fake one). */
+  clock?: Clock;
   onStartedLeading(): void;
+  /** Called synchronously from the deadline timer (or when a renewal is refused): stop writing now. */
   onStoppedLeading(): void;
   onError?(message: string): void;
 }
@@ -32,10 +43,29 @@ export class LeaderElector {
   private readonly o: Required<Omit<LeaderElectionOptions, 'onError' | 'labels'>> &
     Pick<LeaderElectionOptions, 'onError' | 'labels'>;
   private leading = false;
-  private lastRenew = 0;
+  /** Monotonic time the last successful acquire or renewal was sent. */
+  private renewedAt = 0;
+  private deadline: TimerHandle;
+  /** The acquire or renew attempt in flight, aborted when the deadline passes. */
+  private attempt: AbortController | undefined;
 
   constructor(options: LeaderElectionOptions) {
-    this.o = { leaseDurationSeconds: 15, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    this.o = {
+      leaseDurationSeconds: 15,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      clock: systemClock,
+      ...options,
+    };
+    const { leaseDurationSeconds: lease, renewDeadlineMs: renew, retryPeriodMs: retry } = this.o;
+    if (!(Number.isInteger(lease) && lease >= 1))
+      throw new RangeError(`leaseDurationSeconds must be a positive integer, got ${lease}`);
+    if (!(renew > 0 && renew < lease * 1000))
+      throw new RangeError(
+        `renewDeadlineMs (${renew}) must be shorter than the lease duration (${lease * 1000} ms): the holder must stop before another candidate takes the Lease`,
+      );
+    if (!(retry > 0 && retry <= renew))
+      throw new RangeError(`retryPeriodMs (${retry}) must be positive and at most renewDeadlineMs (${renew})`);
   }
 
   isLeader(): boolean {
@@ -48,37 +78,90 @@ export class LeaderElector {
 
   /** Tries every retry period until `signal` aborts; calls the callbacks as leadership comes and goes. */
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const ok = await this.tryAcquireOrRenew().catch((e: unknown) => {
-        this.o.onError?.(e instanceof Error ? e.message : String(e));
-        return false;
-      });
-      const now = Date.now();
-      if (ok) {
-        this.lastRenew = now;
-        if (!this.leading) {
-          this.leading = true;
-          this.o.onStartedLeading();
+    const clock = this.o.clock;
+    try {
+      while (!signal.aborted) {
+        const sentAt = clock.now();
+        const attempt = new AbortController();
+        this.attempt = attempt;
+        // No attempt outlives the renew deadline, whatever the client's own request timeout.
+        const bound = clock.setTimeout(
+          () => attempt.abort(new Error(`no answer within the renew deadline (${this.o.renewDeadlineMs} ms)`)),
+          this.o.renewDeadlineMs,
+        );
+        const outcome = await this.tryAcquireOrRenew(AbortSignal.any([signal, attempt.signal])).catch((e: unknown) => {
+          if (!signal.aborted) this.o.onError?.(e instanceof Error ? e.message : String(e));
+          return 'failed' as const;
+        });
+        clock.clearTimeout(bound);
+        this.attempt = undefined;
+        // A success that came back after the deadline (or after leading stopped) is not a renewal.
+        const inTime = !attempt.signal.aborted && clock.now() - sentAt < this.o.renewDeadlineMs;
+        if (outcome === 'held' && inTime && !signal.aborted) {
+          this.renewedAt = sentAt;
+          this.armDeadline();
+          if (!this.leading) {
+            this.leading = true;
+            this.o.onStartedLeading();
+          }
+        } else if (outcome === 'taken' && this.leading) {
+          // Another candidate holds the Lease now: stop at once rather than at the deadline.
+          this.stopLeading();
         }
-      } else if (this.leading && now - this.lastRenew > this.o.renewDeadlineMs) {
-        this.leading = false;
-        this.o.onStoppedLeading();
+        await this.pause(this.o.retryPeriodMs, signal);
       }
-      await sleep(this.o.retryPeriodMs, signal);
+    } finally {
+      clock.clearTimeout(this.deadline);
     }
+  }
+
+  private armDeadline(): void {
+    const clock = this.o.clock;
+    clock.clearTimeout(this.deadline);
+    const left = this.renewedAt + this.o.renewDeadlineMs - clock.now();
+    this.deadline = clock.setTimeout(
+      () => {
+        if (this.leading) this.stopLeading();
+      },
+      Math.max(0, left),
+    );
+  }
+
+  private stopLeading(): void {
+    this.o.clock.clearTimeout(this.deadline);
+    this.leading = false;
+    this.attempt?.abort(new Error('the renew deadline passed'));
+    this.o.onStoppedLeading();
+  }
+
+  private pause(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const clock = this.o.clock;
+      const t = clock.setTimeout(done, ms);
+      function done() {
+        clock.clearTimeout(t);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** Gives the Lease up (when held), so another candidate takes over without waiting for it to expire. */
   async release(): Promise<void> {
     if (!this.leading) return;
     this.leading = false;
-    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path });
+    // Bounded as the renewals are: a hub that does not answer must not hold the process's exit.
+    const signal = AbortSignal.timeout(this.o.renewDeadlineMs);
+    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path, signal });
     if (res.status !== 200 || !res.body) return;
     const spec = isObject(res.body.spec) ? res.body.spec : {};
     if (ownString(spec, 'holderIdentity') !== this.o.identity) return;
     const put = await this.o.client.request({
       method: 'PUT',
       path: this.path,
+      signal,
       body: {
         ...res.body,
         spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) },
@@ -87,10 +170,11 @@ export class LeaderElector {
     if (put.status !== 200) throw new Error(`releasing Lease ${this.o.namespace}/${this.o.name}: HTTP ${put.status}`);
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** 'held': this candidate holds the Lease now; 'taken': another one does. Throws when it cannot tell. */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<'held' | 'taken'> {
     const now = new Date();
     const micro = microTime(now);
-    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path });
+    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path, signal });
     if (res.status === 404) {
       const body = {
         apiVersion: 'coordination.k8s.io/v1',
@@ -112,10 +196,11 @@ export class LeaderElector {
         method: 'POST',
         path: this.path.slice(0, this.path.lastIndexOf('/')),
         body,
+        signal,
       });
-      if (created.status === 201) return true;
+      if (created.status === 201) return 'held';
       // Another candidate created it first: it leads. Anything else (no such namespace, forbidden) is said.
-      if (created.status === 409) return false;
+      if (created.status === 409) return 'taken';
       throw apiError(created);
     }
     if (res.status !== 200 || !res.body)
@@ -127,7 +212,7 @@ export class LeaderElector {
     const duration =
       typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : this.o.leaseDurationSeconds;
     const expired = !Number.isFinite(renew) || renew + duration * 1000 < now.getTime();
-    if (holder !== '' && holder !== this.o.identity && !expired) return false;
+    if (holder !== '' && holder !== this.o.identity && !expired) return 'taken';
     const transitions = typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0;
     const next = {
       ...spec,
@@ -137,9 +222,14 @@ export class LeaderElector {
       ...(holder === this.o.identity ? {} : { acquireTime: micro, leaseTransitions: transitions + 1 }),
     };
     // resourceVersion in the body: a concurrent writer makes this a 409, and the other candidate wins.
-    const put = await this.o.client.request({ method: 'PUT', path: this.path, body: { ...lease, spec: next } });
-    if (put.status === 200) return true;
-    if (put.status === 409) return false;
+    const put = await this.o.client.request({
+      method: 'PUT',
+      path: this.path,
+      body: { ...lease, spec: next },
+      signal,
+    });
+    if (put.status === 200) return 'held';
+    if (put.status === 409) return 'taken';
     throw apiError(put);
   }
 }

@@ -5,14 +5,14 @@
 // release() hands the Lease over at once (holder cleared), as ReleaseOnCancel does.
 //
 // Fencing. The holder's deadline is measured on its own monotonic clock from when its last successful
-// renewal was sent (the renewTime it wrote is no later than that): renewDeadlineMs after it, a timer
+// renewal was sent (the renewTime it wrote is the wall time of that moment): renewDeadlineMs after it, a timer
 // stops leading whatever requests are still hanging, and aborts the attempt in flight. Every attempt is
 // bounded by the renew deadline too (client-go: tryAcquireOrRenew's context times out at RenewDeadline),
 // never by the client's own request timeout. renewDeadlineMs < leaseDurationSeconds is required, so the
 // holder has stopped before another candidate can see its Lease expired.
 
 import { apiError, type KubeClient } from '../kube/client.js';
-import { systemClock, type Clock, type TimerHandle } from '../runtime/clock.js';
+import { sleep, systemClock, type Clock, type TimerHandle } from '../runtime/clock.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 
 export interface LeaderElectionOptions {
@@ -81,7 +81,6 @@ export class LeaderElector {
     const clock = this.o.clock;
     try {
       while (!signal.aborted) {
-        const sentAt = clock.now();
         const attempt = new AbortController();
         this.attempt = attempt;
         // No attempt outlives the renew deadline, whatever the client's own request timeout.
@@ -96,9 +95,10 @@ export class LeaderElector {
         clock.clearTimeout(bound);
         this.attempt = undefined;
         // A success that came back after the deadline (or after leading stopped) is not a renewal.
-        const inTime = !attempt.signal.aborted && clock.now() - sentAt < this.o.renewDeadlineMs;
-        if (outcome === 'held' && inTime && !signal.aborted) {
-          this.renewedAt = sentAt;
+        const inTime =
+          typeof outcome === 'number' && !attempt.signal.aborted && clock.now() - outcome < this.o.renewDeadlineMs;
+        if (typeof outcome === 'number' && inTime && !signal.aborted) {
+          this.renewedAt = outcome;
           this.armDeadline();
           if (!this.leading) {
             this.leading = true;
@@ -170,11 +170,15 @@ export class LeaderElector {
     if (put.status !== 200) throw new Error(`releasing Lease ${this.o.namespace}/${this.o.name}: HTTP ${put.status}`);
   }
 
-  /** 'held': this candidate holds the Lease now; 'taken': another one does. Throws when it cannot tell. */
-  private async tryAcquireOrRenew(signal: AbortSignal): Promise<'held' | 'taken'> {
+  /**
+   * This candidate holds the Lease now: the monotonic time its write was sent (the renewTime it wrote is
+   * the wall time of that moment); 'taken': another candidate holds it. Throws when it cannot tell.
+   */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<number | 'taken'> {
+    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path, signal });
+    const sentAt = this.o.clock.now();
     const now = new Date();
     const micro = microTime(now);
-    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path, signal });
     if (res.status === 404) {
       const body = {
         apiVersion: 'coordination.k8s.io/v1',
@@ -198,7 +202,7 @@ export class LeaderElector {
         body,
         signal,
       });
-      if (created.status === 201) return 'held';
+      if (created.status === 201) return sentAt;
       // Another candidate created it first: it leads. Anything else (no such namespace, forbidden) is said.
       if (created.status === 409) return 'taken';
       throw apiError(created);
@@ -228,11 +232,14 @@ export class LeaderElector {
       body: { ...lease, spec: next },
       signal,
     });
-    if (put.status === 200) return 'held';
+    if (put.status === 200) return sentAt;
     if (put.status === 409) return 'taken';
     throw apiError(put);
   }
 }
+
+/** How long a holder that lost its Lease waits for its work to wind down before it reports 'lost'. */
+const LOST_GRACE_MS = 5_000;
 
 export interface HoldingLeaseOptions extends Omit<LeaderElectionOptions, 'onStartedLeading' | 'onStoppedLeading'> {
   /** Runs while the Lease is held; its signal aborts when the Lease is lost or `signal` aborts. */
@@ -271,7 +278,12 @@ export async function runHoldingLease(o: HoldingLeaseOptions, signal: AbortSigna
   });
   await elector.run(AbortSignal.any([signal, stop.signal]));
   work.abort();
-  await running;
+  // Lost: the members are fenced already, and what the work still waits for (hub requests, which may hang
+  // as the Lease requests did) must not hold the exit back for long.
+  if (lost) {
+    const ended = new AbortController();
+    await Promise.race([running?.finally(() => ended.abort()), sleep(LOST_GRACE_MS, ended.signal)]);
+  } else await running;
   if (!lost) await elector.release().catch((e: unknown) => onReleaseError(e instanceof Error ? e.message : String(e)));
   return lost ? 'lost' : 'stopped';
 }

@@ -173,6 +173,9 @@ function assertFenced(r: Awaited<ReturnType<typeof partition>>, old: FlotillaPro
   // The old holder said why it stopped, before its Lease could be taken.
   const lost = lines(old.log(), lostMessage)[0];
   assert.ok(lost, old.log().slice(-3000));
+  process.stderr.write(
+    `# the old holder stopped ${r.deadline - Date.parse(String(lost.time))} ms before its deadline\n`,
+  );
   assert.ok(
     Date.parse(String(lost.time)) < r.deadline,
     `stopped at ${String(lost.time)}, deadline ${new Date(r.deadline).toISOString()}`,

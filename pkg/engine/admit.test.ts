@@ -15,7 +15,8 @@ import {
   selectDeployment,
   type Obj,
 } from '../../test/builders.js';
-import { ADMITTED_DIGEST_ANNOTATION, OverrideSet } from './admit.js';
+import { ADDED_ANNOTATION } from './additions.js';
+import { OverrideSet } from './admit.js';
 import { clusterInfo } from './inputs.js';
 import { renderDetailed } from './render.js';
 
@@ -214,7 +215,13 @@ describe('extension conditions', () => {
 });
 
 describe('idempotence', () => {
-  it('an idempotent rule set leaves no mark, and its output admits unchanged', () => {
+  const argsRule = (operations?: string[]): Obj => ({
+    overriders: { argsOverrider: [{ containerName: 'web', operator: 'add', value: ['--verbose'] }] },
+    ...(operations ? { targetOperations: operations } : {}),
+  });
+  const args = (o: Obj): unknown => at(o, 'spec.template.spec.containers[0].args');
+
+  it('an idempotent rule set leaves no record, and its output admits unchanged', () => {
     const set = setWith(
       overridePolicy('op', 'default', [
         { overriders: { imageOverrider: [{ component: 'Registry', operator: 'replace', value: 'mirror.local' }] } },
@@ -227,30 +234,22 @@ describe('idempotence', () => {
     assert.equal(second.changed, false);
   });
 
-  it('an appending rule marks its output with a digest, so a second admission appends nothing', () => {
-    const set = setWith(
-      overridePolicy('op', 'default', [
-        { overriders: { argsOverrider: [{ containerName: 'web', operator: 'add', value: ['--verbose'] }] } },
-      ]),
-    );
+  it('an appending rule records its addition, so admitting the output again (changed or not) adds nothing', () => {
+    const set = setWith(overridePolicy('op', 'default', [argsRule()]));
     const first = set.admit({ object: deployment(), operation: 'CREATE' });
-    assert.deepEqual(at(first.object, 'spec.template.spec.containers[0].args'), ['--verbose']);
-    assert.match(
-      String(at(first.object, `metadata.annotations`)?.[ADMITTED_DIGEST_ANNOTATION as never]),
-      /^[0-9a-f]{32}$/,
-    );
+    assert.deepEqual(args(first.object), ['--verbose']);
+    assert.match(String(at(first.object, 'metadata.annotations')?.[ADDED_ANNOTATION as never]), /^[0-9a-f]{12}$/);
     const second = set.admit({ object: first.object, operation: 'CREATE' });
     assert.equal(second.changed, false);
     assert.deepEqual(second.object, first.object);
-    // A changed object no longer matches its digest: the rules apply again.
     const edited = structuredClone(first.object);
     (at(edited, 'spec.template.spec.containers[0]') as Obj).image = 'nginx:2';
-    assert.equal(set.admit({ object: edited, operation: 'CREATE' }).changed, true);
+    const third = set.admit({ object: edited, operation: 'CREATE' });
+    assert.equal(third.changed, false);
+    assert.deepEqual(args(third.object), ['--verbose']);
   });
-});
 
-describe('reinvocation', () => {
-  it('called again in the same request after another webhook changed the object: no second append, the rest re-applied', () => {
+  it('reinvoked after another webhook changed the object: nothing appended twice, the rest applied again', () => {
     const set = setWith(
       overridePolicy('op', 'default', [
         {
@@ -261,24 +260,150 @@ describe('reinvocation', () => {
         },
       ]),
     );
-    const first = set.admit({ object: deployment(), operation: 'CREATE', requestUid: 'r1' });
-    // Another mutating webhook adds a label and puts the image back.
+    const first = set.admit({ object: deployment(), operation: 'CREATE' });
+    // Another mutating webhook adds a label, an argument after ours, and puts the image back.
     const other = structuredClone(first.object);
     (other.metadata as Obj).labels = { ...((other.metadata as Obj).labels as Obj | undefined), injected: 'yes' };
-    (at(other, 'spec.template.spec.containers[0]') as Obj).image = 'nginx:1.25';
-    const again = set.admit({ object: other, operation: 'CREATE', requestUid: 'r1' });
-    assert.deepEqual(at(again.object, 'spec.template.spec.containers[0].args'), ['--verbose']);
+    const web = at(other, 'spec.template.spec.containers[0]') as Obj;
+    web.image = 'nginx:1.25';
+    (web.args as string[]).push('--injected');
+    const again = set.admit({ object: other, operation: 'CREATE' });
+    assert.deepEqual(args(again.object), ['--verbose', '--injected']);
     assert.equal(at(again.object, 'spec.template.spec.containers[0].image'), 'mirror.local/nginx:1.25');
     assert.equal(at(again.object, 'metadata.labels.injected'), 'yes');
-    // Its output, admitted once more (the apiserver's next reinvocation), changes nothing.
-    assert.equal(set.admit({ object: again.object, operation: 'CREATE', requestUid: 'r1' }).changed, false);
-    // Another request with a changed object is a new admission: the rules apply again.
-    assert.deepEqual(
-      at(
-        set.admit({ object: other, operation: 'CREATE', requestUid: 'r2' }).object,
-        'spec.template.spec.containers[0].args',
+    assert.equal(set.admit({ object: again.object, operation: 'CREATE' }).changed, false);
+  });
+
+  it('UPDATE: a CREATE+UPDATE rule holds once; a CREATE-only rule leaves a later edit alone', () => {
+    const set = setWith(
+      v1beta1(overridePolicy('op', 'default', [argsRule(['CREATE', 'UPDATE'])])),
+      v1beta1(
+        overridePolicy('create-only', 'default', [
+          { overriders: { commandOverrider: [{ containerName: 'web', operator: 'add', value: ['serve'] }] } },
+        ]),
       ),
-      ['--verbose', '--verbose'],
+    );
+    const stored = set.admit({ object: deployment(), operation: 'CREATE' }).object;
+    assert.deepEqual(args(stored), ['--verbose']);
+    assert.deepEqual(at(stored, 'spec.template.spec.containers[0].command'), ['serve']);
+    // kubectl patch of an unrelated field: the new object is the stored one with the change.
+    const patched = structuredClone(stored);
+    (patched.spec as Obj).replicas = 3;
+    const u1 = set.admit({ object: patched, operation: 'UPDATE', oldObject: stored });
+    assert.deepEqual(args(u1.object), ['--verbose']);
+    assert.deepEqual(at(u1.object, 'spec.template.spec.containers[0].command'), ['serve']);
+    // Someone removes both: the CREATE+UPDATE rule adds its argument back, the CREATE-only one stays removed.
+    const removed = structuredClone(u1.object);
+    const web = at(removed, 'spec.template.spec.containers[0]') as Obj;
+    web.args = [];
+    delete web.command;
+    const u2 = set.admit({ object: removed, operation: 'UPDATE', oldObject: u1.object });
+    assert.deepEqual(args(u2.object), ['--verbose']);
+    assert.equal(at(u2.object, 'spec.template.spec.containers[0].command'), undefined);
+  });
+
+  it('UPDATE from a file without the record: the stored object (oldObject) still tells what was added', () => {
+    const set = setWith(v1beta1(overridePolicy('op', 'default', [argsRule(['CREATE', 'UPDATE'])])));
+    const stored = set.admit({ object: deployment(), operation: 'CREATE' }).object;
+    const replaced = deployment('web', 'default', {
+      containers: [{ name: 'web', image: 'nginx:2', args: ['--verbose'] }],
+    });
+    const out = set.admit({ object: replaced, operation: 'UPDATE', oldObject: stored }).object;
+    assert.deepEqual(args(out), ['--verbose']);
+    // Without the stored object, the same request appends (as Karmada's add does).
+    assert.deepEqual(args(set.admit({ object: replaced, operation: 'UPDATE' }).object), ['--verbose', '--verbose']);
+  });
+
+  it('an added list item still counts when others default its fields or insert items before it', () => {
+    const sidecar = { name: 'proxy', image: 'envoy' };
+    const set = setWith(
+      v1beta1(
+        overridePolicy('op', 'default', [
+          {
+            targetOperations: ['CREATE', 'UPDATE'],
+            overriders: {
+              plaintext: [
+                { operator: 'add', path: '/spec/template/spec/containers/-', value: sidecar },
+                {
+                  operator: 'add',
+                  path: '/spec/template/spec/containers/[name=web]/env/-',
+                  value: { name: 'REGION', value: 'eu' },
+                },
+              ],
+            },
+          },
+        ]),
+      ),
+    );
+    const web = { name: 'web', image: 'nginx', env: [] };
+    const first = set.admit({ object: deployment('web', 'default', { containers: [web] }), operation: 'CREATE' });
+    const other = structuredClone(first.object);
+    const containers = at(other, 'spec.template.spec.containers') as Obj[];
+    for (const c of containers) c.terminationMessagePath = '/dev/termination-log';
+    containers.unshift({ name: 'init-proxy', image: 'busybox' });
+    const again = set.admit({ object: other, operation: 'UPDATE', oldObject: first.object }).object;
+    const names = (at(again, 'spec.template.spec.containers') as Obj[]).map((c) => c.name);
+    assert.deepEqual(names, ['init-proxy', 'web', 'proxy']);
+    assert.deepEqual(at(again, 'spec.template.spec.containers[1].env'), [{ name: 'REGION', value: 'eu' }]);
+  });
+
+  it('a fieldOverrider add at a list position inside a JSON document is made once', () => {
+    const set = setWith(
+      overridePolicy('op', 'default', [
+        {
+          overriders: {
+            fieldOverrider: [
+              { fieldPath: '/data/config.json', json: [{ subPath: '/hosts/-', operator: 'add', value: 'eu.local' }] },
+            ],
+          },
+        },
+      ]),
+    );
+    const cm = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'web', namespace: 'default' },
+      data: { 'config.json': '{"hosts":["a"]}' },
+    };
+    const first = set.admit({ object: cm, operation: 'CREATE' }).object;
+    assert.equal(at(first, 'data')?.['config.json' as never], '{"hosts":["a","eu.local"]}');
+    assert.equal(set.admit({ object: first, operation: 'CREATE' }).changed, false);
+  });
+
+  it('a malformed record is an error naming the annotation', () => {
+    const set = setWith(overridePolicy('op', 'default', [argsRule()]));
+    const o = deployment();
+    (o.metadata as Obj).annotations = { [ADDED_ANNOTATION]: 'not a digest' };
+    assert.throws(() => set.admit({ object: o, operation: 'CREATE' }), /override\.flotilla\.io\/added/);
+    (o.metadata as Obj).annotations = { [ADDED_ANNOTATION]: Array(300).fill('0123456789ab').join(',') };
+    assert.throws(() => set.admit({ object: o, operation: 'CREATE' }), /at most 256/);
+  });
+
+  it('an object marked by an earlier release (admitted-digest) gets nothing added twice, and the new record', () => {
+    const set = setWith(overridePolicy('op', 'default', [argsRule()]));
+    const o = deployment('web', 'default', { containers: [{ name: 'web', image: 'nginx', args: ['--verbose'] }] });
+    (o.metadata as Obj).annotations = { 'override.flotilla.io/admitted-digest': '0'.repeat(32) };
+    const out = set.admit({ object: o, operation: 'CREATE' }).object;
+    assert.deepEqual(args(out), ['--verbose']);
+    assert.deepEqual(Object.keys(at(out, 'metadata.annotations') as Obj), [ADDED_ANNOTATION]);
+  });
+
+  it('more additions than a record holds is an error naming the overrider', () => {
+    const set = setWith(
+      v1beta1(
+        overridePolicy('op', 'default', [
+          {
+            overriders: {
+              plaintext: [{ operator: 'add', path: '/spec/template/spec/containers/[name=*]/args/-', value: '-v' }],
+            },
+          },
+        ]),
+      ),
+    );
+    const many = Array.from({ length: 257 }, (_, i) => ({ name: `c${i}`, image: 'nginx', args: [] }));
+    assert.throws(
+      () => set.admit({ object: deployment('web', 'default', { containers: many }), operation: 'CREATE' }),
+      /plaintext\[0\]: more than 256 additions/,
     );
   });
 });
@@ -372,7 +497,7 @@ function withoutMark(o: Obj): Obj {
   const copy = structuredClone(o);
   const ann = at(copy, 'metadata.annotations') as Obj | undefined;
   if (ann) {
-    delete ann[ADMITTED_DIGEST_ANNOTATION];
+    delete ann[ADDED_ANNOTATION];
     if (Object.keys(ann).length === 0) delete (copy.metadata as Obj).annotations;
   }
   return copy;

@@ -3,29 +3,20 @@
 // match it. The same functions as rendering do the work (overrideObject, applyMutators), so for a CREATE
 // the answer is the one `render --cluster` gives for the same template.
 //
-// Idempotence: admitting the output again changes nothing. Most overriders are idempotent by nature
-// (set a label, replace an image); a few are not (appending to a command, plaintext `add` at `/-`). When
-// applying the rules to the output would change it again, the output carries ADMITTED_DIGEST_ANNOTATION,
-// a digest of itself, and an object whose digest matches its annotation is left as it is.
+// Idempotence: admitting an object again (the apiserver's reinvocation after another webhook changed it,
+// or an UPDATE of an object the route admitted before) gives each override once. Most overriders are
+// idempotent by nature (set a label, replace an image); the ones that append record what they added
+// (additions.ts), and an addition that is recorded and still there is not made again.
 
-import { createHash } from 'node:crypto';
-import { cloneJson, isObject, jsonEqual, obj, str, stringMap, type JsonObject } from './json.js';
-import {
-  OverrideCatalog,
-  ruleActsOn,
-  ruleMayRepeat,
-  withoutRepeatable,
-  type AdmissionOperation,
-  type OverrideRule,
-} from './overrides.js';
+import { cloneJson, isObject, jsonEqual, obj, stringMap, type JsonObject } from './json.js';
+import { OverrideCatalog, type AdmissionOperation, type OverrideRule } from './overrides.js';
+import { AdditionLedger, mergeAdditions, readAdditions, writeAdditions, type AdditionRecord } from './additions.js';
 import { BoundedCache } from '../../api/internal/cache.js';
 import { overrideObject } from './render.js';
 import { admitMutators, MutationError, type UnusableMutator } from './admit-mutators.js';
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
 import { isMutator, type Mutator } from './gatekeeper.js';
 import type { AppliedRule, Change, ClusterInfo } from './types.js';
-
-export const ADMITTED_DIGEST_ANNOTATION = 'override.flotilla.io/admitted-digest';
 
 export class AdmissionOverrideError extends Error {
   readonly code = 'ADMISSION_OVERRIDE';
@@ -39,10 +30,11 @@ export interface AdmitRequest {
   object: unknown;
   operation: AdmissionOperation;
   /**
-   * The admission request's uid (the same when the apiserver calls again for reinvocation). With it, a
-   * reinvocation does not apply appending rules a second time.
+   * UPDATE: the object as stored (the AdmissionReview's oldObject). Its record of what the overrides
+   * added counts too, so an UPDATE whose new object lost the record (a replace from a file) adds nothing
+   * that is still there.
    */
-  requestUid?: string | undefined;
+  oldObject?: unknown;
   /** Labels of the object's namespace (mutators' namespaceSelector); unknown: undefined. */
   namespaceLabels?: Readonly<Record<string, string>> | undefined;
   explain?: boolean;
@@ -61,50 +53,6 @@ export interface AdmitResult {
   changes: Change[];
   /** Why a Gatekeeper mutator that selects the object is not (fully) applied. */
   warnings: string[];
-}
-
-/** The mark's value: `<digest>`, or `<digest> <request uid>` when the admission request is known. */
-function formatMark(digest: string, requestUid: string | undefined): string {
-  return requestUid ? `${digest} ${requestUid}` : digest;
-}
-
-function parseMark(value: string | undefined): { digest: string; request: string | undefined } | undefined {
-  if (value === undefined) return undefined;
-  const space = value.indexOf(' ');
-  return space < 0
-    ? { digest: value, request: undefined }
-    : { digest: value.slice(0, space), request: value.slice(space + 1) };
-}
-
-const VOLATILE_METADATA = ['resourceVersion', 'managedFields', 'generation', 'uid', 'creationTimestamp'];
-
-/** A digest of what the overrides read and write: the object without status and server-kept metadata. */
-export function admittedDigest(o: JsonObject): string {
-  const copy = { ...o };
-  delete copy.status;
-  const meta = obj(o.metadata);
-  if (meta) {
-    const m = { ...meta };
-    for (const k of VOLATILE_METADATA) delete m[k];
-    const ann = obj(meta.annotations);
-    if (ann && Object.hasOwn(ann, ADMITTED_DIGEST_ANNOTATION)) {
-      const a = { ...ann };
-      delete a[ADMITTED_DIGEST_ANNOTATION];
-      m.annotations = a;
-    }
-    copy.metadata = m;
-  }
-  return createHash('sha256').update(stableJson(copy)).digest('hex').slice(0, 32);
-}
-
-function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (isObject(v))
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v) ?? 'null';
 }
 
 /**
@@ -192,26 +140,22 @@ export class OverrideSet {
   /** The object as this cluster admits it. Throws AdmissionOverrideError when a rule fails. */
   admit(req: AdmitRequest): AdmitResult {
     if (!isObject(req.object)) throw new AdmissionOverrideError('the object is not a JSON object');
-    const input = req.object;
-    const annotations = obj(obj(input.metadata)?.annotations);
-    const mark = parseMark(annotations ? str(annotations[ADMITTED_DIGEST_ANNOTATION]) : undefined);
-    if (mark && mark.digest === admittedDigest(input))
-      return { object: cloneJson(input), changed: false, rules: [], mutators: [], changes: [], warnings: [] };
-    // Called again in the same admission request (reinvocation after another webhook changed the
-    // object): the appending rules already ran; the others are applied again so the override holds.
-    const reinvoked = mark !== undefined && req.requestUid !== undefined && mark.request === req.requestUid;
-
-    const first = this.apply(input, req, reinvoked);
-    if (!first.changed || (!first.mayRepeat && !reinvoked)) return first.result;
-    // Would a second admission change the output again? Then mark it, so it does not.
-    const again = reinvoked ? first : this.apply(first.result.object, { ...req, explain: false }, false);
-    if (again.result.changed) {
-      const out = first.result.object;
-      const meta = obj(out.metadata) ?? (out.metadata = {});
-      const ann = obj(meta.annotations) ?? (meta.annotations = {});
-      ann[ADMITTED_DIGEST_ANNOTATION] = formatMark(admittedDigest(out), req.requestUid);
+    let before: AdditionRecord;
+    try {
+      before = readAdditions(req.object);
+    } catch (err: unknown) {
+      throw new AdmissionOverrideError(err instanceof Error ? err.message : String(err), { cause: err });
     }
-    return first.result;
+    if (req.operation === 'UPDATE' && req.oldObject !== undefined) {
+      let stored: AdditionRecord;
+      try {
+        stored = readAdditions(req.oldObject);
+      } catch {
+        stored = undefined; // the stored object's record is only a fallback; the new object's is what counts
+      }
+      before = mergeAdditions(before, stored);
+    }
+    return this.apply(req.object, req, new AdditionLedger(before));
   }
 
   private rulesFor(t: Template, catalog: OverrideCatalog): readonly OverrideRule[] {
@@ -224,11 +168,7 @@ export class OverrideSet {
     return rules;
   }
 
-  private apply(
-    input: JsonObject,
-    req: AdmitRequest,
-    skipRepeatable: boolean,
-  ): { result: AdmitResult; changed: boolean; mayRepeat: boolean } {
+  private apply(input: JsonObject, req: AdmitRequest, additions: AdditionLedger): AdmitResult {
     const { catalog, mutators } = this.build();
     const ref = refOf(input);
     if (isClusterScoped(ref.kind)) delete ref.namespace;
@@ -237,12 +177,9 @@ export class OverrideSet {
     const changes: Change[] | undefined = req.explain ? [] : undefined;
     let doc: unknown = cloneJson(input);
     let rules: AppliedRule[];
-    let mayRepeat = false;
     try {
       const all = this.rulesFor(template, catalog);
-      mayRepeat = all.some((r) => ruleActsOn(r, req.operation) && ruleMayRepeat(r));
-      const candidates = skipRepeatable ? all.map(withoutRepeatable) : all;
-      const out = overrideObject(doc, ref.kind, this.cluster, candidates, req.operation, changes);
+      const out = overrideObject(doc, ref.kind, this.cluster, all, req.operation, changes, additions);
       doc = out.doc;
       rules = out.applied;
     } catch (err: unknown) {
@@ -259,11 +196,14 @@ export class OverrideSet {
       if (!(err instanceof MutationError)) throw err;
       throw new AdmissionOverrideError(`Gatekeeper mutation failed: ${err.message}`, { cause: err });
     }
-    const changed = !jsonEqual(doc, input);
+    writeAdditions(doc, additions.digests);
     return {
-      result: { object: doc, changed, rules, mutators: gk.applied, changes: changes ?? [], warnings: gk.warnings },
-      changed,
-      mayRepeat,
+      object: doc,
+      changed: !jsonEqual(doc, input),
+      rules,
+      mutators: gk.applied,
+      changes: changes ?? [],
+      warnings: gk.warnings,
     };
   }
 }

@@ -25,7 +25,8 @@ export {
   type TemplateResult,
   type StateCounts,
 } from './state.js';
-export { OverrideSet, AdmissionOverrideError, ADMITTED_DIGEST_ANNOTATION, admittedDigest } from './admit.js';
+export { OverrideSet, AdmissionOverrideError } from './admit.js';
+export { ADDED_ANNOTATION } from './additions.js';
 export type { AdmitRequest, AdmitResult } from './admit.js';
 export type { AdmissionOperation } from './overrides.js';
 export { isMutator, readMutator, MUTATION_GROUP, MUTATOR_KINDS, type Mutator } from './gatekeeper.js';

@@ -47,62 +47,6 @@ function rulesOf(p: PolicyEntry): OverrideRule[] {
   return rules;
 }
 
-function lastSegmentIsPosition(path: unknown): boolean {
-  if (typeof path !== 'string') return false;
-  const last = path.slice(path.lastIndexOf('/') + 1);
-  return last === '-' || /^-?\d+$/.test(last);
-}
-
-/** An overrider item that appends: command/args `add` (`path` ''), or an `add` at a list position. */
-function appends(item: unknown, path: '' | 'path' | 'subPath'): boolean {
-  return isObject(item) && item.operator === 'add' && (path === '' || lastSegmentIsPosition(item[path]));
-}
-
-const trimmedCache = new WeakMap<OverrideRule, OverrideRule>();
-
-/**
- * The rule without the overrider items that append (what a reinvocation applies again); the rule itself
- * when it has none. Every other overrider sets, replaces or removes by key, so applying it twice is once.
- */
-export function withoutRepeatable(rule: OverrideRule): OverrideRule {
-  const cached = trimmedCache.get(rule);
-  if (cached) return cached;
-  let removed = false;
-  const keep = (list: unknown, path: '' | 'path' | 'subPath'): unknown[] | undefined => {
-    const items = arr(list);
-    if (!items) return undefined;
-    const kept = items.filter((x) => !appends(x, path));
-    if (kept.length !== items.length) removed = true;
-    return kept;
-  };
-  const o = rule.overriders as Record<string, unknown>;
-  const overriders: Record<string, unknown> = { ...o };
-  for (const [field, path] of [
-    ['commandOverrider', ''],
-    ['argsOverrider', ''],
-    ['plaintext', 'path'],
-  ] as const)
-    if (o[field] !== undefined) overriders[field] = keep(o[field], path);
-  if (o.fieldOverrider !== undefined)
-    overriders.fieldOverrider = (arr(o.fieldOverrider) ?? []).map((f) =>
-      isObject(f)
-        ? {
-            ...f,
-            ...(f.json !== undefined ? { json: keep(f.json, 'subPath') } : {}),
-            ...(f.yaml !== undefined ? { yaml: keep(f.yaml, 'subPath') } : {}),
-          }
-        : f,
-    );
-  const trimmed = removed ? { ...rule, overriders } : rule;
-  trimmedCache.set(rule, trimmed);
-  return trimmed;
-}
-
-/** Whether applying the rule to its own output could change it again (it has items that append). */
-export function ruleMayRepeat(rule: OverrideRule): boolean {
-  return withoutRepeatable(rule) !== rule;
-}
-
 function readRules(p: PolicyEntry): OverrideRule[] {
   const rules = arr(p.spec.overrideRules);
   if (rules && rules.length > 0) {

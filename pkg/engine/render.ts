@@ -15,7 +15,7 @@ import { cloneJson, isObject, obj, type JsonObject } from './json.js';
 import { CLAIM_ANNOTATIONS, CLAIM_LABELS, PropagationMatcher } from './match.js';
 import { MutationError, MutationSystem, type Mutator } from './gatekeeper.js';
 import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule } from './overrides.js';
-import { applyOverriders, OverrideError } from './overriders/index.js';
+import { applyOverriders, OverrideError, type AdditionGuard } from './overriders/index.js';
 import { dependenciesOf, hasDependencies } from './dependencies.js';
 import { estimateReplicas, replicaRequests, UNLIMITED } from './capacity.js';
 import {
@@ -175,7 +175,8 @@ function rulePath(rule: OverrideRule): string {
 /**
  * Applies the rules that target `cluster` and act on `operation`, in order, to `doc` (changed in place;
  * the root is returned). The one path from rules to an overridden object: rendering and admission both
- * come through here. Throws RuleError naming the failing rule.
+ * come through here. Throws RuleError naming the failing rule. `additions` (admission) decides whether
+ * the overriders that append add again.
  */
 export function overrideObject(
   doc: unknown,
@@ -184,12 +185,13 @@ export function overrideObject(
   rules: readonly OverrideRule[],
   operation: AdmissionOperation,
   changes: Change[] | undefined,
+  additions?: AdditionGuard,
 ): { doc: unknown; applied: AppliedRule[] } {
   const applied: AppliedRule[] = [];
   for (const rule of rules) {
     if (!ruleActsOn(rule, operation)) continue;
     if (rule.targetCluster !== undefined && !clusterMatches(cluster, rule.targetCluster)) continue;
-    const ctx = { cluster, source: { policy: rule.policy.ref, rule: rule.index }, changes };
+    const ctx = { cluster, source: { policy: rule.policy.ref, rule: rule.index }, changes, additions };
     try {
       doc = applyOverriders(doc, rule.overriders, ctx, kind);
     } catch (err: unknown) {

@@ -125,7 +125,7 @@ describe('/override under generated input', () => {
         const sent = JSON.parse(JSON.stringify(o)) as Obj;
         const patch = JSON.parse(Buffer.from(r.patch, 'base64').toString()) as jsonpatch.Operation[];
         const out = jsonpatch.applyPatch(structuredClone(sent), patch, true).newDocument;
-        assert.deepEqual(out, set.admit({ object: sent, operation: operation as 'CREATE', requestUid: 'f' }).object);
+        assert.deepEqual(out, set.admit({ object: sent, operation: operation as 'CREATE', oldObject: sent }).object);
       }),
       { numRuns: 600 },
     );

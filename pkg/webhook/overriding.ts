@@ -86,7 +86,7 @@ export function overrideRequest(request: AdmissionRequest, opts: OverridingOptio
     result = opts.source.set.admit({
       object: admitted,
       operation,
-      requestUid: uid,
+      oldObject: operation === 'UPDATE' ? request.oldObject : undefined,
       namespaceLabels: namespace ? opts.source.namespaceLabels(namespace) : undefined,
     });
   } catch (e: unknown) {

@@ -24,6 +24,18 @@ export function applyCommandArgsOverrider(
       if (!isObject(c) || c.name !== o.containerName) return;
       const present = Object.prototype.hasOwnProperty.call(c, field) && c[field] !== null && c[field] !== undefined;
       const current = present && Array.isArray(c[field]) ? (c[field] as unknown[]).map((x) => String(x)) : [];
+      if (
+        o.operator === 'add' &&
+        ctx.additions &&
+        !ctx.additions.shouldAdd(
+          ctx,
+          name,
+          `${list.pointer}/[name=${JSON.stringify(o.containerName)}]/${field}`,
+          values,
+          c[field],
+        )
+      )
+        return;
       let next: string[];
       if (o.operator === 'add') next = [...current, ...values];
       else if (o.operator === 'remove') next = current.filter((x) => !values.includes(x));

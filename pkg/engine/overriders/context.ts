@@ -19,6 +19,17 @@ export interface OverrideContext {
   source: Omit<ChangeSource, 'overrider'>;
   /** Provenance sink; undefined when the caller does not want it (the fast path). */
   changes: Change[] | undefined;
+  /** Consulted before every addition to a list (admission only; rendering always adds). */
+  additions?: AdditionGuard | undefined;
+}
+
+/** Decides whether an overrider that appends adds again (admit's AdditionLedger). */
+export interface AdditionGuard {
+  /**
+   * Called before `overrider` adds `values` (in this order) to the list `list` found at `site` (a path
+   * that survives reordering); false when this rule item added them there before and they are still in it.
+   */
+  shouldAdd(ctx: OverrideContext, overrider: string, site: string, values: readonly unknown[], list: unknown): boolean;
 }
 
 /** Applies one operation and records it; returns the new root. */

@@ -6,20 +6,32 @@
 
 import { readYaml, writeYaml, YamlError } from '../../yaml/index.js';
 import type { FieldOverrider, PatchOperation as SubOperation } from '../../../api/policy/v1alpha1/types.js';
+import { insertionTarget, stableSite } from '../additions.js';
 import { arr, isObject } from '../json.js';
 import { applyOperation, getValue, PatchError } from '../patch.js';
 import { expand, OverrideError, write, type OverrideContext } from './context.js';
 
-function patchDocument(document: unknown, ops: unknown[], ctx: OverrideContext, name: string, format: string): unknown {
+function patchDocument(
+  document: unknown,
+  ops: unknown[],
+  ctx: OverrideContext,
+  name: string,
+  format: string,
+  field: string,
+): unknown {
   let doc = document;
   ops.forEach((raw: unknown, k: number) => {
     const op = (isObject(raw) ? raw : {}) as Partial<SubOperation>;
     try {
-      doc = applyOperation(doc, {
-        op: String(op.operator),
-        path: String(op.subPath ?? ''),
-        value: expand(op.value, ctx, name),
-      }).doc;
+      const path = String(op.subPath ?? '');
+      const value = expand(op.value, ctx, name);
+      if (op.operator === 'add' && ctx.additions) {
+        const target = insertionTarget(doc, path);
+        const site = target && `${field}|${stableSite(doc, target.pointer)}`;
+        if (target && site && !ctx.additions.shouldAdd(ctx, `${name}.${format}[${k}]`, site, [value], target.list))
+          return;
+      }
+      doc = applyOperation(doc, { op: String(op.operator), path, value }).doc;
     } catch (err: unknown) {
       if (err instanceof PatchError || err instanceof OverrideError) {
         throw new OverrideError(`${name}.${format}[${k}]: ${err.message}`, { cause: err });
@@ -62,7 +74,7 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
       if (!(err instanceof YamlError)) throw err;
       throw new OverrideError(`${name}: ${fieldPath} does not hold valid YAML: ${err.message}`, { cause: err });
     }
-    const patched = patchDocument(parsed ?? null, yamlOps, ctx, name, 'yaml');
+    const patched = patchDocument(parsed ?? null, yamlOps, ctx, name, 'yaml', stableSite(doc, got.pointer));
     text = serialize(() => writeYaml(patched, { sortKeys: true, lineWidth: 80 }), name, fieldPath, 'YAML');
   } else if (jsonOps.length > 0) {
     let parsed: unknown;
@@ -74,7 +86,7 @@ export function applyFieldOverrider(doc: unknown, o: FieldOverrider, ctx: Overri
         { cause: err },
       );
     }
-    const patched = patchDocument(parsed, jsonOps, ctx, name, 'json');
+    const patched = patchDocument(parsed, jsonOps, ctx, name, 'json', stableSite(doc, got.pointer));
     text = serialize(() => JSON.stringify(patched), name, fieldPath, 'JSON');
   } else {
     text = '';

@@ -17,7 +17,7 @@ import { applyImageOverrider } from './image.js';
 import { applyMetadataOverrider } from './metadata.js';
 import { applyPlaintextOverrider } from './plaintext.js';
 
-export { OverrideError, type OverrideContext } from './context.js';
+export { OverrideError, type AdditionGuard, type OverrideContext } from './context.js';
 
 function each<T>(list: unknown, fn: (o: T, i: number) => void): void {
   const items = arr(list);

@@ -8,6 +8,7 @@
 
 import type { PlaintextOverrider } from '../../../api/policy/v1alpha1/types.js';
 import { arr, isObject, str } from '../json.js';
+import { insertionTarget, stableSite } from '../additions.js';
 import { expandGlobs, PatchError, pathTestsHold } from '../patch.js';
 import { expand, OverrideError, write, type OverrideContext } from './context.js';
 
@@ -28,6 +29,11 @@ export function applyPlaintextOverrider(
     let out = doc;
     for (const p of paths) {
       if (!pathTestsHold(out, p, tests)) continue;
+      if (o.operator === 'add' && ctx.additions) {
+        const target = insertionTarget(out, p);
+        if (target && !ctx.additions.shouldAdd(ctx, name, stableSite(out, target.pointer), [value], target.list))
+          continue;
+      }
       out = write(out, { op: String(o.operator), path: p, value }, ctx, name);
     }
     return out;

@@ -39,8 +39,13 @@ export function readAdditions(o: unknown): AdditionRecord {
   const value = Object.hasOwn(ann, ADDED_ANNOTATION) ? ann[ADDED_ANNOTATION] : undefined;
   if (value === undefined) return Object.hasOwn(ann, LEGACY_DIGEST_ANNOTATION) ? 'all' : undefined;
   const text = str(value);
-  const parts = text === undefined || text === '' ? [] : text.split(',');
-  if (text === undefined || parts.length > MAX_ADDITIONS || !parts.every((p) => DIGEST.test(p)))
+  const parts = text === undefined || text === '' || text.length > MAX_ADDITIONS * 13 ? [] : text.split(',');
+  if (
+    text === undefined ||
+    text.length > MAX_ADDITIONS * 13 ||
+    parts.length > MAX_ADDITIONS ||
+    !parts.every((p) => DIGEST.test(p))
+  )
     throw new OverrideError(
       `metadata.annotations["${ADDED_ANNOTATION}"]: must be at most ${MAX_ADDITIONS} comma-separated 12-digit hex digests, as the admission override writes it`,
     );

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 
+import { eventually } from '../../test/eventually.js';
 import { WorkQueue } from './work-queue.js';
 
 describe('WorkQueue', () => {
@@ -16,7 +16,12 @@ describe('WorkQueue', () => {
     });
     q.push(b, () => seen.push('job 2'));
     q.push(a, () => seen.push('job 3'));
-    await sleep(20);
+    await eventually(
+      () => seen.length,
+      (n) => n === 4,
+      10_000,
+      5,
+    );
     assert.deepEqual(seen, ['job 1', 'set by job 1 for the next turn', 'job 2', 'job 3']);
     assert.equal(q.length, 0);
   });
@@ -46,7 +51,12 @@ describe('WorkQueue', () => {
       false,
       'a fourth in all',
     );
-    await sleep(20);
+    await eventually(
+      () => q.length,
+      (n) => n === 0,
+      10_000,
+      5,
+    );
     assert.equal(q.length, 0);
     assert.equal(
       q.push(one, () => undefined),

@@ -323,9 +323,13 @@ export interface Schedule {
   recheckAt?: number;
 }
 
+/** Why a placement selected no cluster: the clusters evicted, and every cluster with its reason. */
+export type Unplaced = Pick<Schedule, 'evicted' | 'skipped'>;
+
 /**
  * Picks the clusters of a template claimed by `policy` and divides its replicas. Undefined, with the
- * reason appended to `errors`, when its placement fails or selects nothing.
+ * reason appended to `errors`, when its placement fails or selects nothing; when it selects nothing,
+ * `unplaced` (when given) gets the clusters a NoExecute taint evicted and why each was left out.
  */
 export function scheduleClaimed(
   t: Template,
@@ -335,6 +339,7 @@ export function scheduleClaimed(
   now?: number,
   scheduled?: ReadonlySet<string>,
   excluded?: ReadonlySet<string>,
+  unplaced?: Unplaced,
 ): Schedule | undefined {
   const placement = obj(policy.spec.placement);
   let targets: ClusterInfo[];
@@ -362,6 +367,10 @@ export function scheduleClaimed(
   const order = new Map(clusters.map((c, i) => [c.name, i]));
   skipped.sort((a, b) => (order.get(a.cluster) ?? 0) - (order.get(b.cluster) ?? 0));
   if (targets.length === 0) {
+    if (unplaced) {
+      unplaced.evicted.push(...selection.evicted);
+      unplaced.skipped.push(...skipped);
+    }
     const why = skipped.slice(0, 10).map((x) => `${x.cluster}: ${x.reason}`);
     if (skipped.length > 10) why.push(`and ${skipped.length - 10} more`);
     errors.push({
@@ -453,6 +462,7 @@ export function renderClaimed(
   policy: PolicyEntry,
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+  unplaced?: Unplaced,
 ): Schedule | undefined {
   const schedule = scheduleClaimed(
     t,
@@ -462,6 +472,7 @@ export function renderClaimed(
     ctx.now,
     ctx.scheduled?.(t.ref),
     ctx.excluded?.(t.ref),
+    unplaced,
   );
   if (schedule) renderScheduled(t, policy, schedule, ctx, out);
   return schedule;

@@ -137,6 +137,23 @@ describe('EngineState: rendering one template', () => {
       ['m2'],
     );
   });
+
+  it('names the evicted clusters, and why each cluster is left out, when a NoExecute taint leaves it nowhere', () => {
+    const s = stateWith(
+      deployment(),
+      propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }),
+      cluster('m1', { taints: [{ key: 'maintenance', effect: 'NoExecute' }] }),
+      cluster('m2'),
+    );
+    const r = s.renderTemplate(key('web'));
+    assert.deepEqual(r?.placements, []);
+    assert.match(r?.errors[0]?.message ?? '', /no cluster matches its placement/);
+    assert.deepEqual(r?.evicted, ['m1']);
+    assert.deepEqual(r?.notChosen, [
+      { cluster: 'm1', reason: 'evicted: untolerated taint maintenance:NoExecute' },
+      { cluster: 'm2', reason: 'not selected by spec.placement.clusterAffinity' },
+    ]);
+  });
 });
 
 describe('EngineState: what a propagation policy change affects', () => {

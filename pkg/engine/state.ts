@@ -62,6 +62,7 @@ import {
   type DetailedResult,
   type RenderOptions,
   type Requirement,
+  type Unplaced,
 } from './render.js';
 import { MatchPriority, selectorsPriority } from './selectors.js';
 import { PolicyBuckets, TemplateIndex, templateKey } from './state-index.js';
@@ -306,10 +307,13 @@ export class EngineState {
     const own = new Set<string>();
     if (claim) {
       result.policy = claim.policy.ref;
-      const schedule = renderClaimed(t, claim.policy, ctx, result);
+      // Placed nowhere: which clusters were evicted still counts (a graceful eviction keeps their copies).
+      const unplaced: Unplaced = { evicted: [], skipped: [] };
+      const schedule = renderClaimed(t, claim.policy, ctx, result, unplaced);
       for (const c of schedule?.targets ?? []) own.add(c.name);
-      if (schedule && schedule.evicted.length > 0) result.evicted = schedule.evicted;
-      if (schedule && schedule.skipped.length > 0) result.notChosen = schedule.skipped;
+      const { evicted, skipped } = schedule ?? unplaced;
+      if (evicted.length > 0) result.evicted = evicted;
+      if (skipped.length > 0) result.notChosen = skipped;
       if (schedule?.recheckAt !== undefined) result.recheckAt = schedule.recheckAt;
       for (const dep of workloadDependencies(t, claim.policy))
         if (!this.templates.get(templateKey(dep.ref))) result.warnings.push(missingDependency(t, claim.policy, dep));

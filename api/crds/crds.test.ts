@@ -153,6 +153,7 @@ void describe('customResourceDefinitions', () => {
       'Unreachable',
       'Removing',
       'Suspended',
+      'Evicting',
     ]);
   });
 

@@ -654,9 +654,17 @@ function clusterEntry(): Record<string, JSONSchemaProps> {
   return {
     state: {
       type: 'string',
-      enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing', 'Suspended'],
+      enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing', 'Suspended', 'Evicting'],
     },
-    message: str("Why it is not Applied: the apiserver's message, the render error, the conflict."),
+    message: str(
+      "Why it is not Applied: the apiserver's message, the render error, the conflict; Evicting: why the evicted copy is kept.",
+    ),
+    keptUntil: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        'Evicting: when the kept copy goes at the latest (the graceful eviction timeout), unless the new placement is healthy first; absent for purgeMode Never.',
+    },
     replicas: int(),
     observedGeneration: int('The template generation last applied to this cluster.'),
     overrides: {

@@ -11,6 +11,7 @@ import { BINDING } from '../../api/crds/index.js';
 import { createHash } from 'node:crypto';
 
 import { isObject, type JsonObject } from '../kube/objects.js';
+import { evictingCondition } from './eviction.js';
 import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
 
 export const BINDING_API_VERSION = BINDING.apiVersion;
@@ -38,7 +39,9 @@ export type ClusterState =
   /** No longer targeted; the object is still on the member (unreachable) and will be removed. */
   | 'Removing'
   /** The claiming policy suspends dispatching to this cluster: nothing is written there. */
-  | 'Suspended';
+  | 'Suspended'
+  /** Evicted (not targeted), its copy kept by a graceful eviction task (eviction.ts) until `keptUntil`. */
+  | 'Evicting';
 
 export interface MemberHealth {
   /** Healthy: as many ready replicas as wanted (or, for kinds without replicas, the object exists). */
@@ -60,6 +63,8 @@ export interface ClusterStatus {
   /** Override policies applied for this cluster, in order. */
   overrides?: PolicyRef[];
   health?: MemberHealth;
+  /** Evicting: when the kept copy goes at the latest (RFC 3339; absent: purgeMode Never). */
+  keptUntil?: string;
 }
 
 export interface RequiredBy {
@@ -93,7 +98,7 @@ export interface BindingInput {
   conflictResolution?: string;
   /** From the claiming policy (set only when true). */
   preserveResourcesOnDeletion?: boolean;
-  /** Targeted clusters and, after them, clusters the object is still being removed from. */
+  /** Targeted clusters and, after them, clusters the object is still being removed from or kept on (Evicting). */
   clusters: ClusterStatus[];
   /**
    * Entries other writers own (sharded: the other replicas' members; pull clusters under sharding), as
@@ -197,6 +202,7 @@ export function clusterStatusOf(o: unknown): ClusterStatus | undefined {
     ...(typeof o.message === 'string' ? { message: o.message } : {}),
     ...(num(o.replicas) === undefined ? {} : { replicas: num(o.replicas)! }),
     ...(num(o.observedGeneration) === undefined ? {} : { observedGeneration: num(o.observedGeneration)! }),
+    ...(typeof o.keptUntil === 'string' ? { keptUntil: o.keptUntil } : {}),
     ...(h && state
       ? {
           health: {
@@ -215,10 +221,11 @@ export function clusterStatusOf(o: unknown): ClusterStatus | undefined {
 export function bindingObject(b: BindingInput): JsonObject {
   const t = b.template;
   const every = [...b.clusters, ...(b.agentClusters ?? [])];
-  const targeted = every.filter((c) => c.state !== 'Removing');
+  const targeted = every.filter((c) => c.state !== 'Removing' && c.state !== 'Evicting');
   const ready = targeted.filter((c) => c.state === 'Applied' && c.health?.state === 'Healthy').length;
   const applied = targeted.filter((c) => c.state === 'Applied').length;
-  const problems = every.filter((c) => c.state !== 'Applied');
+  // A kept evicted copy is not a delivery problem: the Evicting condition says why it is there.
+  const problems = every.filter((c) => c.state !== 'Applied' && c.state !== 'Evicting');
   const generation = t.generation;
   const conditions: JsonObject[] = [];
   const required = b.requiredBy ?? [];
@@ -272,6 +279,8 @@ export function bindingObject(b: BindingInput): JsonObject {
           `dispatching to ${suspended.map((c) => c.name).join(', ')} is suspended by ${by}: template, override and drift changes are not written there`,
         ),
       });
+    const evicting = evictingCondition(every, targeted.length);
+    if (evicting) conditions.push({ ...evicting, message: truncate(String(evicting.message)) });
     const unhealthy = targeted.filter((c) => c.state === 'Applied' && c.health?.state !== 'Healthy');
     conditions.push({
       type: 'Ready',
@@ -319,6 +328,7 @@ export function bindingObject(b: BindingInput): JsonObject {
       if (c.observedGeneration !== undefined) out.observedGeneration = c.observedGeneration;
       if (c.overrides && c.overrides.length > 0) out.overrides = c.overrides.map((p) => ({ ...p }));
       if (c.health) out.health = { ...c.health };
+      if (c.keptUntil) out.keptUntil = c.keptUntil;
       return out;
     }),
   };

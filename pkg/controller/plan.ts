@@ -43,6 +43,10 @@ export interface TemplatePlan {
   requiredBy: RequiredBy[];
   /** Clusters a NoExecute taint evicted the template from and what happens to their copies; the caller fills it in. */
   evictionTasks: EvictionTask[];
+  /** The clusters placement evicted the template from (NoExecute taints, application failover). */
+  evicted: ReadonlySet<string>;
+  /** Binding entries of the evicted clusters whose copies a task keeps (Evicting); the caller fills it in. */
+  evicting: ClusterStatus[];
   /** The known clusters the template does not go to, and why (the engine's first reason). */
   notChosen: Array<{ cluster: string; reason: string }>;
   /** The policy's failover.application, read (the template reconciler fills it in). */
@@ -122,25 +126,29 @@ export function plan(
     preserveOnDeletion: spec.preserveResourcesOnDeletion === true,
     requiredBy: [],
     evictionTasks: [],
+    evicted: new Set(render.evicted ?? []),
+    evicting: [],
     notChosen: render.notChosen ?? [],
   };
 }
 
 /**
  * A member's step in a plan: its own, or `remove` when the plan does not target it — unless placement
- * failed, when nothing is removed (Karmada keeps the last schedule when scheduling fails).
+ * failed, when nothing is removed (Karmada keeps the last schedule when scheduling fails) but from a
+ * cluster the template was evicted from: there its eviction task, if any, decides (a step of its own).
  */
 export function stepFor(p: TemplatePlan, member: string): MemberStep {
   const own = p.steps.get(member);
   if (own) return own;
   if (isSuspended(p, member)) return { action: 'suspended' };
-  if (p.placementFailed !== undefined) return { action: 'keep', message: p.placementFailed };
+  if (p.placementFailed !== undefined && !p.evicted.has(member)) return { action: 'keep', message: p.placementFailed };
   return { action: 'remove' };
 }
 
 /**
  * The binding's cluster list: each targeted cluster as its member last reported for this plan (Pending
- * until then), then clusters the template is still being removed from.
+ * until then), then clusters the template is still being removed from, then evicted clusters whose
+ * copies are kept (Evicting).
  */
 export function bindingClusters(
   p: TemplatePlan,
@@ -160,5 +168,6 @@ export function bindingClusters(
   for (const [name, r] of reports) {
     if (!p.clusters.has(name) && r.version === p.version && r.status.state === 'Removing') out.push(r.status);
   }
+  for (const e of p.evicting) if (!p.clusters.has(e.name)) out.push(e);
   return out;
 }

@@ -52,6 +52,7 @@ import {
 } from './binding.js';
 import { aggregateStatus, aggregates, type MemberObservation } from './aggregate.js';
 import { appFailoverOf, preservedLabels } from './app-failover.js';
+import { assessEvictions, clusterPurgeMode, placementHealthy } from './eviction.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
 import type { Member } from './member.js';
@@ -187,9 +188,22 @@ export class TemplateReconciler {
 
   /** A pull agent's Work status (or, sharded, another replica's entry) changed: the binding (or a cleanup waiting for it) follows. */
   bindingChanged(key: string): void {
+    const p = this.plans.get(key);
     // A burst of entries (every agent reporting on a new template) is one summary write, not one each.
-    if (this.plans.has(key)) this.bindings.addAfter(key, BINDING_SUMMARY_MS);
-    else if (this.templates.has(key)) this.queue.add(key);
+    if (p) {
+      this.bindings.addAfter(key, BINDING_SUMMARY_MS);
+      this.placementChanged(key, p);
+    } else if (this.templates.has(key)) this.queue.add(key);
+  }
+
+  /** A graceful eviction waits for the new placement to be healthy: look again when it is. */
+  private placementChanged(key: string, p: TemplatePlan): void {
+    const targets = [...p.clusters.keys()];
+    if (
+      p.evictionTasks.some((t) => t.purgeMode === 'Gracefully') &&
+      placementHealthy(targets, (c) => this.statusOf(key, p, c))
+    )
+      this.queue.add(key);
   }
 
   /** The template was deleted on the hub (its finalizer, when it had one, was handled before). */
@@ -286,7 +300,7 @@ export class TemplateReconciler {
     const p = plan(identity, template, result, spec, ++this.versions);
     p.requiredBy = requiredBy;
     p.appFailover = appFailoverOf(spec);
-    const evictionDue = this.evict(key, p, result.evicted ?? [], spec, now, appEvicted);
+    const evictionDue = this.evict(key, p, spec, now, appEvicted);
     this.preserveState(key, p);
     if (result.policy) this.requiredOnly.delete(key);
     else this.requiredOnly.add(key);
@@ -316,60 +330,37 @@ export class TemplateReconciler {
   }
 
   /**
-   * Graceful eviction (Karmada's gracefulEvictionTasks): a cluster the previous plan targeted and a
-   * NoExecute taint now keeps the template off gets a task. Directly: its copy goes now. Gracefully: it is
-   * kept until every cluster of the new plan reports the template healthy, or gracefulEvictionTimeoutMs.
-   * Never: kept until the cluster takes the template again. A cluster targeted again drops its task. The
-   * plan's steps and evictionTasks say what is kept; returns when the next task expires.
+   * Graceful eviction (eviction.ts): the template's tasks after plan `p`; a kept copy's cluster gets a
+   * `keep` step and an Evicting entry. Returns when the next task expires.
    */
   private evict(
     key: string,
     p: TemplatePlan,
-    evicted: readonly string[],
     spec: JsonObject,
     now: number,
     byApplication: ReadonlySet<string>,
   ): number | undefined {
     const previous = this.plans.get(key);
-    const tasks = this.evictions.get(key) ?? new Map<string, EvictionTask>();
-    for (const c of [...tasks.keys()]) if (p.steps.has(c)) tasks.delete(c);
-    const failover = isObject(spec.failover) && isObject(spec.failover.cluster) ? spec.failover.cluster : {};
-    const mode = ownString(failover, 'purgeMode');
-    const purgeMode: PurgeMode =
-      mode === 'Directly' || mode === 'Gracefully' || mode === 'Never' ? mode : this.o.evictionPurgeMode;
+    const targets = [...p.clusters.keys()];
     const app = p.appFailover;
-    for (const c of evicted)
-      if (!p.steps.has(c) && previous?.steps.has(c) && !tasks.has(c)) {
-        const application = byApplication.has(c) && app !== undefined;
-        tasks.set(c, {
-          fromCluster: c,
-          purgeMode: application ? app.purgeMode : purgeMode,
-          reason: application ? 'ApplicationFailure' : 'TaintUntolerated',
-          producer: application ? 'ApplicationFailover' : 'TaintManager',
-          creationTimestamp: new Date(now).toISOString().replace(/\.\d+Z$/, 'Z'),
-          created: now,
-          ...(application ? { gracePeriodMs: app.gracePeriodMs } : {}),
-        });
-      }
-    const healthy = this.newPlacementHealthy(key, p);
-    let due: number | undefined;
-    for (const [c, t] of tasks) {
-      const expires = t.created + (t.gracePeriodMs ?? this.o.gracefulEvictionTimeoutMs);
-      if (t.purgeMode !== 'Never' && (now >= expires || healthy)) {
-        tasks.delete(c);
-        continue;
-      }
-      if (t.purgeMode !== 'Never') due = Math.min(due ?? Infinity, expires);
-      if (t.purgeMode !== 'Directly')
-        p.steps.set(c, {
-          action: 'keep',
-          message: `evicted (${t.purgeMode}): kept until ${t.purgeMode === 'Never' ? 'the cluster takes the template again' : 'the new placement is healthy'}`,
-        });
-    }
-    if (tasks.size > 0) this.evictions.set(key, tasks);
+    const out = assessEvictions({
+      tasks: this.evictions.get(key) ?? new Map<string, EvictionTask>(),
+      targets,
+      evicted: [...p.evicted],
+      wasTargeted: (c) => previous?.steps.has(c) === true,
+      purgeMode: clusterPurgeMode(spec, this.o.evictionPurgeMode),
+      application: app ? { clusters: byApplication, failover: app } : undefined,
+      reasons: new Map(p.notChosen.map((n) => [n.cluster, n.reason])),
+      healthy: placementHealthy(targets, (c) => this.statusOf(key, p, c)),
+      now,
+      timeoutMs: this.o.gracefulEvictionTimeoutMs,
+    });
+    for (const [c, entry] of out.kept) p.steps.set(c, { action: 'keep', message: entry.message ?? 'evicted' });
+    if (out.tasks.length > 0) this.evictions.set(key, new Map(out.tasks.map((t) => [t.fromCluster, t])));
     else this.evictions.delete(key);
-    p.evictionTasks = [...tasks.values()];
-    return due;
+    p.evictionTasks = out.tasks;
+    p.evicting = [...out.kept.values()];
+    return out.due;
   }
 
   /**
@@ -415,14 +406,9 @@ export class TemplateReconciler {
     }
   }
 
-  /** Whether every cluster of the plan last reported the template applied and healthy (any plan version). */
-  private newPlacementHealthy(key: string, p: TemplatePlan): boolean {
-    const reports = this.reports.get(key);
-    if (p.clusters.size === 0) return false;
-    return [...p.clusters.keys()].every((c) => {
-      const r = reports?.get(c);
-      return r?.status.state === 'Applied' && r.status.health?.state === 'Healthy';
-    });
+  /** What cluster `c` last said of the template (any plan version): its member's report, or its agent's (or replica's) entry. */
+  private statusOf(key: string, p: TemplatePlan, c: string): ClusterStatus | undefined {
+    return this.remote(c) ? this.o.agentEntries(p.identity).get(c) : this.reports.get(key)?.get(c)?.status;
   }
 
   private report(key: string, member: string, r: MemberReport): void {
@@ -442,9 +428,7 @@ export class TemplateReconciler {
         this.queue.addAfter(key, app.tolerationMs + 50);
       } else if (!unhealthy && r.status.state === 'Applied') since?.delete(member);
     }
-    // A graceful eviction waits for the new placement to be healthy: look again when it is.
-    if (p.evictionTasks.some((t) => t.purgeMode === 'Gracefully') && this.newPlacementHealthy(key, p))
-      this.queue.add(key);
+    this.placementChanged(key, p);
     const waiting = [...p.steps].some(
       ([name, s]) =>
         s.action === 'apply' &&
@@ -470,7 +454,7 @@ export class TemplateReconciler {
         ? this.o.agentEntries(p.identity)
         : new Map<string, ClusterStatus>();
     const reported = every
-      .filter((c) => this.remote(c.name) && c.state !== 'Removing')
+      .filter((c) => this.remote(c.name) && c.state !== 'Removing' && c.state !== 'Evicting')
       .map((base): ClusterStatus => {
         const e = entries.get(base.name);
         const planned = base.replicas === undefined ? {} : { replicas: base.replicas };
@@ -487,9 +471,15 @@ export class TemplateReconciler {
       });
     // A pull cluster's entry is listed by the controller (from the agent's Work); sharded, the coordinator
     // counts the other replicas' and pull agents' entries and each replica lists its own members'.
+    // A kept evicted copy (Evicting) is the controller's to say, listed or counted as its cluster's entry is.
     const listed = (c: ClusterStatus) => !this.o.shards && registry.isPull(c.name);
-    const clusters = [...every.filter((c) => !this.remote(c.name)), ...reported.filter(listed)];
-    const agentClusters = reported.filter((c) => !listed(c));
+    const evicting = every.filter((c) => c.state === 'Evicting' && this.remote(c.name));
+    const clusters = [
+      ...every.filter((c) => !this.remote(c.name)),
+      ...reported.filter(listed),
+      ...evicting.filter(listed),
+    ];
+    const agentClusters = [...reported, ...evicting].filter((c) => !listed(c));
     await this.putBinding(p.identity, template, {
       ...(agentClusters.length > 0 ? { agentClusters } : {}),
       ...(p.policy ? { policy: p.policy } : {}),

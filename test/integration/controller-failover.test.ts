@@ -158,6 +158,37 @@ void describe('flotilla controller: cluster failover', () => {
       graceful.map((t) => [t.fromCluster, t.purgeMode, t.reason, t.producer]),
       [['member3', 'Gracefully', 'TaintUntolerated', 'TaintManager']],
     );
+    // While its copy is kept, member3 stays in the binding's status: Evicting, until when, and why.
+    const evicting = async (name: string) => {
+      const status = ((await binding(name))?.status as Obj | undefined) ?? {};
+      const entry = ((status.clusters as Obj[] | undefined) ?? []).find((c) => c.name === 'member3');
+      const condition = ((status.conditions as Obj[] | undefined) ?? []).find((c) => c.type === 'Evicting');
+      return { entry, condition };
+    };
+    const kept = await until(
+      () => evicting('graceful'),
+      (e) => e.entry?.state === 'Evicting',
+    );
+    const created = Date.parse(String(graceful[0]!.creationTimestamp));
+    assert.equal(Date.parse(String(kept.entry?.keptUntil)) - created, 15_000, JSON.stringify(kept.entry));
+    assert.equal(
+      kept.entry?.message,
+      `evicted: untolerated taint cluster.karmada.io/unreachable:NoExecute; the copy is kept until ${String(kept.entry?.keptUntil)}, or until member1, member2 report the template healthy (purgeMode Gracefully)`,
+    );
+    assert.deepEqual(
+      [kept.condition?.status, kept.condition?.reason, kept.condition?.message],
+      ['True', 'WaitingForHealthyPlacement', `member3: ${String(kept.entry?.message)}`],
+    );
+    const never = await until(
+      () => evicting('never'),
+      (e) => e.entry?.state === 'Evicting',
+    );
+    assert.deepEqual(
+      [never.entry?.keptUntil, never.condition?.reason],
+      [undefined, 'PurgeModeNever'],
+      JSON.stringify(never),
+    );
+    assert.deepEqual(await evicting('direct'), { entry: undefined, condition: undefined }, 'Directly keeps nothing');
     // The binding says why member3 is not chosen any more.
     const notChosen = async () =>
       (((await binding('direct'))?.status as Obj | undefined)?.notChosen as Obj[] | undefined) ?? [];

@@ -1,0 +1,169 @@
+// Graceful eviction (Karmada's gracefulEvictionTasks): what happens to a template's copy on a cluster it
+// was evicted from, and what the binding says about it. Pure; the template reconciler (template.ts)
+// keeps the tasks between plans and carries out the result.
+//
+// The rules are Karmada's taint manager and graceful eviction controller:
+//   - a cluster the last plan targeted that an untolerated NoExecute taint (or a run-out
+//     tolerationSeconds, or application failover) now keeps the template off gets a task, purge mode
+//     from the policy's failover.cluster.purgeMode, else the controller's --eviction-purge-mode
+//     (application failover: failover.application's purgeMode and gracePeriodSeconds);
+//   - Directly: the copy goes now;
+//   - Gracefully: the copy stays until every cluster of the new placement reports the template applied
+//     and healthy, or until the task's timeout (gracePeriodSeconds, else --graceful-eviction-timeout)
+//     has passed since it was created. When no cluster can take the template, only the timeout ends it:
+//     Karmada judges the new placement's health only once scheduling succeeded
+//     (status.schedulerObservedGeneration), which a scheduling that finds no cluster does not set;
+//   - Never: the copy stays until the cluster takes the template again;
+//   - a cluster targeted again drops its task (Karmada keeps a cluster with a task out of scheduling
+//     until the task ends, then places the template there anew).
+// While a copy is kept, the binding lists its cluster as Evicting, with the time it is kept until, and
+// an Evicting condition says why.
+
+import type { JsonObject } from '../kube/objects.js';
+import { isObject, ownString } from '../kube/objects.js';
+import type { AppFailover } from './app-failover.js';
+import type { ClusterStatus, EvictionTask, PurgeMode } from './binding.js';
+
+/** A time as the binding writes it (RFC 3339, to the second). */
+export function timestamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * The purge mode of a taint eviction (Karmada's taint manager): the policy's spec.failover.cluster.purgeMode
+ * (Gracefully when failover.cluster says none), else — no failover.cluster — `fallback` (--eviction-purge-mode).
+ */
+export function clusterPurgeMode(spec: JsonObject, fallback: PurgeMode): PurgeMode {
+  const failover = isObject(spec.failover) && isObject(spec.failover.cluster) ? spec.failover.cluster : undefined;
+  if (!failover) return fallback;
+  const mode = ownString(failover, 'purgeMode');
+  return mode === 'Directly' || mode === 'Never' ? mode : 'Gracefully';
+}
+
+/** When a task ends by time (undefined: Never, which no time ends). */
+export function taskExpires(t: EvictionTask, timeoutMs: number): number | undefined {
+  return t.purgeMode === 'Never' ? undefined : t.created + (t.gracePeriodMs ?? timeoutMs);
+}
+
+/**
+ * Whether the new placement is healthy for a graceful eviction: every targeted cluster reports the
+ * template applied and healthy. False when nothing is targeted (scheduling found no cluster).
+ */
+export function placementHealthy(
+  targets: readonly string[],
+  statusOf: (cluster: string) => ClusterStatus | undefined,
+): boolean {
+  if (targets.length === 0) return false;
+  return targets.every((c) => {
+    const s = statusOf(c);
+    return s?.state === 'Applied' && s.health?.state === 'Healthy';
+  });
+}
+
+export interface EvictionInput {
+  /** The template's tasks from before this plan, by cluster. */
+  tasks: ReadonlyMap<string, EvictionTask>;
+  /** The clusters this plan targets. */
+  targets: readonly string[];
+  /** The clusters placement evicted the template from (NoExecute taints, application failover). */
+  evicted: readonly string[];
+  /** Whether the previous plan targeted the cluster (only a cluster taken off the template gets a task). */
+  wasTargeted(cluster: string): boolean;
+  /** The purge mode of a taint eviction (clusterPurgeMode). */
+  purgeMode: PurgeMode;
+  /** Application failover: the clusters it evicted by this plan, and the policy's rules. */
+  application?: { clusters: ReadonlySet<string>; failover: AppFailover } | undefined;
+  /** Why placement left each cluster out (the engine's first reason). */
+  reasons: ReadonlyMap<string, string>;
+  /** Whether the new placement is healthy (placementHealthy). */
+  healthy: boolean;
+  now: number;
+  /** --graceful-eviction-timeout, for tasks without their own grace period. */
+  timeoutMs: number;
+}
+
+export interface EvictionOutcome {
+  /** The tasks that remain, in the order they were made. */
+  tasks: EvictionTask[];
+  /** The clusters whose copies are kept, with the binding entry saying so. */
+  kept: Map<string, ClusterStatus>;
+  /** When the next task ends by time. */
+  due?: number;
+}
+
+/** The template's eviction tasks after a new plan, and the copies they keep (see the file comment). */
+export function assessEvictions(i: EvictionInput): EvictionOutcome {
+  const targeted = new Set(i.targets);
+  const tasks = new Map([...i.tasks].filter(([c]) => !targeted.has(c)));
+  for (const c of i.evicted) {
+    if (targeted.has(c) || tasks.has(c) || !i.wasTargeted(c)) continue;
+    const app = i.application?.clusters.has(c) ? i.application.failover : undefined;
+    tasks.set(c, {
+      fromCluster: c,
+      purgeMode: app ? app.purgeMode : i.purgeMode,
+      reason: app ? 'ApplicationFailure' : 'TaintUntolerated',
+      producer: app ? 'ApplicationFailover' : 'TaintManager',
+      creationTimestamp: timestamp(i.now),
+      created: i.now,
+      ...(app ? { gracePeriodMs: app.gracePeriodMs } : {}),
+    });
+  }
+  const out: EvictionOutcome = { tasks: [], kept: new Map() };
+  for (const [c, t] of tasks) {
+    const expires = taskExpires(t, i.timeoutMs);
+    if (expires !== undefined && (i.now >= expires || i.healthy)) continue;
+    out.tasks.push(t);
+    if (expires !== undefined) out.due = Math.min(out.due ?? Infinity, expires);
+    if (t.purgeMode !== 'Directly') out.kept.set(c, evictingEntry(t, i.targets, i.reasons.get(c), i.timeoutMs));
+  }
+  return out;
+}
+
+/** The binding entry of a cluster whose evicted copy is kept: Evicting, until when, and why. */
+export function evictingEntry(
+  t: EvictionTask,
+  targets: readonly string[],
+  why: string | undefined,
+  timeoutMs: number,
+): ClusterStatus {
+  const evicted = why ?? (t.reason === 'ApplicationFailure' ? 'evicted by application failover' : 'evicted');
+  const expires = taskExpires(t, timeoutMs);
+  if (expires === undefined)
+    return {
+      name: t.fromCluster,
+      state: 'Evicting',
+      message: `${evicted}; the copy is kept until the cluster takes the template again (purgeMode ${t.purgeMode})`,
+    };
+  const until = timestamp(expires);
+  return {
+    name: t.fromCluster,
+    state: 'Evicting',
+    keptUntil: until,
+    message:
+      targets.length === 0
+        ? `${evicted}; the copy is kept until ${until} (purgeMode ${t.purgeMode}): no other cluster can take the template`
+        : `${evicted}; the copy is kept until ${until}, or until ${targets.join(', ')} report the template healthy (purgeMode ${t.purgeMode})`,
+  };
+}
+
+/**
+ * The binding's Evicting condition: which evicted copies are kept and why. Reason NoOtherCluster when
+ * nothing else is targeted, WaitingForHealthyPlacement when the new clusters are not all healthy yet,
+ * PurgeModeNever when only the cluster's return ends it. Undefined when no copy is kept.
+ */
+export function evictingCondition(entries: readonly ClusterStatus[], targeted: number): JsonObject | undefined {
+  const evicting = entries.filter((c) => c.state === 'Evicting');
+  if (evicting.length === 0) return undefined;
+  const reason =
+    targeted === 0
+      ? 'NoOtherCluster'
+      : evicting.some((c) => c.keptUntil !== undefined)
+        ? 'WaitingForHealthyPlacement'
+        : 'PurgeModeNever';
+  return {
+    type: 'Evicting',
+    status: 'True',
+    reason,
+    message: evicting.map((c) => `${c.name}: ${c.message ?? 'evicted; its copy is kept'}`).join('; '),
+  };
+}

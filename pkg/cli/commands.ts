@@ -188,8 +188,9 @@ const diff = defineCommand({
   summary: "Show what 'apply --prune' would change on each member cluster (exit 1 when something would)",
   description: `Renders as apply does, asks each member's apiserver for a server-side dry run of every apply, and prints
 a unified diff per changed object against the live one (managedFields, status, resourceVersion,
-generation, uid and creationTimestamp left out), plus the objects of the apply set that --prune would
-delete. Conflicts (objects that exist and are not in the set) are listed on stderr and count as changes.`,
+generation, uid and creationTimestamp left out), plus the objects of the apply set that
+'flotilla apply --prune' would delete. Conflicts (objects that exist and are not in the set) are listed
+on stderr and count as changes.`,
   flags: DIFF_FLAGS,
   footer: 'Exit status: 0 nothing would change; 1 something would; 2 invalid input, a failure or usage.',
   load: () => import('./diff.js'),
@@ -400,10 +401,11 @@ const controller = defineCommand({
   name: 'controller',
   summary: 'Propagate templates from a hub apiserver to member clusters and keep them in sync',
   description: `Watches PropagationPolicies, OverridePolicies, Clusters and every template kind the policies select on
-the hub, and server-side applies each member's rendered object (field manager "flotilla"), as flotilla
-apply would for the same objects. An edit on the hub, or on a member (drift), is put back; a member no
-longer targeted loses the object; a deleted template is removed from every member before its finalizer
-is released. Each template's state is in a ResourceBinding (kubectl get resourcebindings -A).
+the hub, and server-side applies each member's rendered object under field manager "flotilla-controller"
+(flotilla apply writes the same objects as "flotilla"). An edit on the hub, or on a member (drift), is
+put back; a member no longer targeted loses the object; a deleted template is removed from every member
+before its finalizer is released. Each template's state is in a ResourceBinding
+(kubectl get resourcebindings -A).
 Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM, finishing the work in flight.`,
   flags: CONTROLLER_FLAGS,
   footer: 'Exit status: 0 stopped by a signal; 1 could not start, or lost leadership; 2 usage.',

@@ -47,6 +47,7 @@ import {
 import { TemplateReconciler, templateKey } from './template.js';
 import { AgentReconciler, agentFieldManager } from './agent.js';
 import { agentLeaseVerdict } from './pull-health.js';
+import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';
 import { WORK_API_VERSION, WORK_KIND, WORK_PLURAL, executionSpace, workEntry, workName, workTemplate } from './work.js';
 import { serverSideApply } from '../kube/delivery.js';
@@ -127,7 +128,7 @@ export interface ControllerOptions {
   sharding?: { self: string; group: string; handoffMs: number };
 }
 
-export const DEFAULT_LEASE_NAMESPACE = 'flotilla-cluster-lease';
+export { DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 
 const KARMADA_POLICY_API_VERSION = 'policy.karmada.io/v1alpha1';
 const KARMADA_CLUSTER_API_VERSION = 'cluster.karmada.io/v1alpha1';
@@ -201,8 +202,8 @@ export class Controller {
         hub: this.hub,
         hubWatcher: this.hubWatcher,
         clusterSecrets: options.clusterSecrets !== false,
-        probeIntervalMs: options.probeIntervalMs ?? 10_000,
-        probeTimeoutMs: options.probeTimeoutMs ?? 5_000,
+        probeIntervalMs: options.probeIntervalMs ?? CONTROLLER_DEFAULTS.probeIntervalMs,
+        probeTimeoutMs: options.probeTimeoutMs ?? CONTROLLER_DEFAULTS.probeTimeoutMs,
         memberConcurrency: options.memberConcurrency ?? 16,
         userAgent,
         logger,
@@ -234,7 +235,7 @@ export class Controller {
       options.members,
     );
     this.facts = new ClusterFactsCollector({
-      intervalMs: options.clusterStatusIntervalMs ?? 30_000,
+      intervalMs: options.clusterStatusIntervalMs ?? CONTROLLER_DEFAULTS.clusterStatusIntervalMs,
       members: () =>
         [...this.registry.all()]
           .filter((m) => this.writesCluster(m.name))
@@ -309,8 +310,8 @@ export class Controller {
       concurrency: options.concurrency,
       memberConcurrency: options.concurrency,
       cleanupTimeoutMs: options.cleanupTimeoutMs ?? 600_000,
-      evictionPurgeMode: options.evictionPurgeMode ?? 'Gracefully',
-      gracefulEvictionTimeoutMs: options.gracefulEvictionTimeoutMs ?? 600_000,
+      evictionPurgeMode: options.evictionPurgeMode ?? CONTROLLER_DEFAULTS.evictionPurgeMode,
+      gracefulEvictionTimeoutMs: options.gracefulEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.gracefulEvictionTimeoutMs,
       logger,
       onReconcile: options.onReconcile,
       onMemberResult: options.onMemberResult,
@@ -424,7 +425,7 @@ export class Controller {
     const resync = setInterval(() => {
       this.templates.all();
       if (agent) void this.sweepOrphans(signal, 0);
-    }, this.o.resyncMs ?? 600_000);
+    }, this.o.resyncMs ?? CONTROLLER_DEFAULTS.resyncMs);
     resync.unref();
     signal.addEventListener('abort', () => clearInterval(resync), { once: true });
     await running;
@@ -842,9 +843,9 @@ export class Controller {
     const readiness = this.registry.readiness(name);
     const now = Date.now();
     const o = {
-      notReadyAfterMs: this.o.notReadyTaintAfterMs ?? 30_000,
+      notReadyAfterMs: this.o.notReadyTaintAfterMs ?? CONTROLLER_DEFAULTS.notReadyTaintAfterMs,
       failover: this.o.failover === true,
-      evictionAfterMs: this.o.failoverEvictionTimeoutMs ?? 300_000,
+      evictionAfterMs: this.o.failoverEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.failoverEvictionTimeoutMs,
     };
     const before = this.health.get(name) ?? [];
     const next = readiness ? healthTaints(readiness, now, o, before) : [];

@@ -50,7 +50,7 @@ export interface HandlerOptions {
   /** Largest answer in bytes; a review whose answer would be larger gets an error inside instead. */
   maxResponseBytes?: number;
   /** Told of every answer with status 500, with its cause (the server logs it). */
-  logger?: Pick<Logger, 'error'>;
+  logger?: Pick<Logger, 'error'> & Partial<Pick<Logger, 'warn'>>;
   /** Serve /override (admission-time overrides) from these policies; absent: no such route. */
   overrides?: OverrideSource;
 }
@@ -133,7 +133,7 @@ export class WebhookHandler {
   private readonly latency: Histogram;
   private readonly maxBodyBytes: number;
   private readonly maxResponseBytes: number;
-  private readonly logger: Pick<Logger, 'error'> | undefined;
+  private readonly logger: (Pick<Logger, 'error'> & Partial<Pick<Logger, 'warn'>>) | undefined;
 
   constructor(opts: HandlerOptions = {}) {
     this.logger = opts.logger;
@@ -205,7 +205,12 @@ export class WebhookHandler {
               // override that cannot be applied does.
               handle: admission(
                 (r) =>
-                  overrideRequestSafely(r, { source: overrides, unmodified: (reason) => unmodified.inc({ reason }) }),
+                  overrideRequestSafely(r, {
+                    source: overrides,
+                    unmodified: (reason) => unmodified.inc({ reason }),
+                    warn: (message, object) =>
+                      this.logger?.warn?.('admission override: mutator not applied', { object, message }),
+                  }),
                 (uid, message) => {
                   unmodified.inc({ reason: 'too_large' });
                   return unmodifiedOverride(uid, message);

@@ -1,6 +1,6 @@
 // What /override admits with, kept current by watches on the cluster the webhook runs in: OverridePolicies
 // and ClusterOverridePolicies of both groups (policy.flotilla.io v1beta1, policy.karmada.io v1alpha1),
-// Gatekeeper's Assign and AssignMetadata (mutations.gatekeeper.sh v1), Namespaces (for namespaceSelector)
+// Gatekeeper's Assign, AssignMetadata, ModifySet (mutations.gatekeeper.sh v1) and AssignImage (v1alpha1), Namespaces (for namespaceSelector)
 // and the cluster's own Cluster object (cluster.flotilla.io or cluster.karmada.io), which, when it
 // exists, says the cluster's labels, provider, region and zones in place of the flags.
 //
@@ -32,6 +32,8 @@ const COLLECTIONS: readonly Collection[] = [
   { apiVersion: 'policy.karmada.io/v1alpha1', kind: 'ClusterOverridePolicy' },
   { apiVersion: 'mutations.gatekeeper.sh/v1', kind: 'Assign' },
   { apiVersion: 'mutations.gatekeeper.sh/v1', kind: 'AssignMetadata' },
+  { apiVersion: 'mutations.gatekeeper.sh/v1', kind: 'ModifySet' },
+  { apiVersion: 'mutations.gatekeeper.sh/v1alpha1', kind: 'AssignImage' },
   { apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', own: 'cluster' },
   { apiVersion: 'cluster.karmada.io/v1alpha1', kind: 'Cluster', own: 'cluster' },
 ];

@@ -182,4 +182,38 @@ describe('/override', () => {
     const other = new WebhookHandler({ overrides: source([assignMeta], { namespaces: { default: { env: 'dev' } } }) });
     assert.deepEqual(post(other, review(deployment())).patch, []);
   });
+  it('a Gatekeeper mutator that selects the object but is not applied is a warning in the answer and a log line', () => {
+    const applyTo = [{ groups: ['apps'], versions: ['v1'], kinds: ['Deployment'] }];
+    const refused = {
+      apiVersion: 'mutations.gatekeeper.sh/v1',
+      kind: 'Assign',
+      metadata: { name: 'label-via-assign' },
+      spec: { applyTo, location: 'metadata.labels.team', parameters: { assign: { value: 'a' } } },
+    };
+    const good = {
+      apiVersion: 'mutations.gatekeeper.sh/v1',
+      kind: 'AssignMetadata',
+      metadata: { name: 'audited' },
+      spec: { location: 'metadata.labels.audited', parameters: { assign: { value: 'yes' } } },
+    };
+    const s = source([good]);
+    assert.match(s.set.upsert(refused) ?? '', /can't change metadata/);
+    const logged: Array<{ msg: string; fields: Obj }> = [];
+    const logger = {
+      error: () => undefined,
+      warn: (msg: string, fields?: Obj) => void logged.push({ msg, fields: fields ?? {} }),
+    };
+    const h = new WebhookHandler({ overrides: s, logger });
+    const { r, patch } = post(h, review(deployment()));
+    assert.deepEqual(patch, [{ op: 'add', path: '/metadata/labels', value: { audited: 'yes' } }]);
+    assert.match(
+      String((r.warnings as string[])[0]),
+      /^Flotilla: Gatekeeper Assign\/label-via-assign is not applied: .*can't change metadata/,
+    );
+    assert.equal(logged.length, 1);
+    assert.match(String(logged[0]?.fields.message), /Assign\/label-via-assign/);
+    // An object it does not select gets no warning.
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } };
+    assert.equal(post(h, review(cm)).r.warnings, undefined);
+  });
 });

@@ -48,7 +48,15 @@ export interface OverridingOptions {
   source: OverrideSource;
   /** Told of every object admitted unmodified because the override could not be computed. */
   unmodified?: (reason: UnmodifiedReason) => void;
+  /**
+   * Told of each warning an admission answers with (a Gatekeeper mutator that selects the object but is
+   * not applied, and why), with the object it concerns: for the log.
+   */
+  warn?: (message: string, object: string) => void;
 }
+
+/** At most this many warnings in one answer (each bounded in length); the log gets them all. */
+const MAX_WARNINGS = 8;
 
 /** The answer admitting the object of review `uid` as it is, with a warning saying why. */
 export function unmodifiedOverride(uid: string, why: string): AdmissionResponse {
@@ -93,11 +101,16 @@ export function overrideRequest(request: AdmissionRequest, opts: OverridingOptio
     if (!(e instanceof AdmissionOverrideError)) throw e;
     return unmodified(request, opts, 'rule_failed', e.message);
   }
-  if (!result.changed) return patched(uid, []);
+  const warnings = result.warnings.slice(0, MAX_WARNINGS).map((w) => boundMessage(`Flotilla: ${w}`));
+  if (result.warnings.length > 0 && opts.warn) {
+    const what = `${String(input.kind)} ${namespace ? `${namespace}/` : ''}${(typeof meta?.name === 'string' && meta.name) || (typeof meta?.generateName === 'string' ? meta.generateName : '')}`;
+    for (const w of result.warnings) opts.warn(w, what);
+  }
+  if (!result.changed) return patched(uid, [], warnings);
   const out = result.object;
   if (admitted !== input && isObject(out.metadata) && out.metadata.namespace === namespace)
     delete out.metadata.namespace;
-  return patched(uid, jsonpatch.compare(input, out));
+  return patched(uid, jsonpatch.compare(input, out), warnings);
 }
 
 /** For the HTTP handler, which must never throw: an unexpected failure becomes a 500 in the review. */

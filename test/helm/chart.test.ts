@@ -343,7 +343,11 @@ void describe('the chart', () => {
     ]);
     const rules = get(named(objects, 'ClusterRole', 'flotilla-webhook'), 'rules') as Obj[];
     assert.ok(rules.some((r) => (r.resources as string[]).includes('clusteroverridepolicies')));
-    assert.ok(rules.some((r) => (r.resources as string[]).includes('assignmetadata')));
+    for (const gatekeeper of ['assign', 'assignmetadata', 'modifyset', 'assignimage'])
+      assert.ok(
+        rules.some((r) => (r.resources as string[]).includes(gatekeeper)),
+        gatekeeper,
+      );
 
     const missing = helmSync([
       'template',

@@ -104,4 +104,28 @@ describe('flotilla admit', () => {
     );
     assert.equal(r.out, '');
   });
+  it('admits objects named by generateName only, and warns of a mutator it cannot apply', async () => {
+    const f = join(dir, 'generated.yaml');
+    await writeFile(
+      f,
+      [
+        'apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-7d9f-, namespace: apps}\nspec: {containers: [{name: app, image: app}]}',
+        'apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-7d9f-, namespace: apps}\nspec: {containers: [{name: app, image: app}]}',
+        'apiVersion: mutations.gatekeeper.sh/v1\nkind: AssignMetadata\nmetadata: {name: web}\nspec:\n  match: {name: "web-*"}\n  location: metadata.labels.app\n  parameters: {assign: {value: web}}',
+        'apiVersion: mutations.gatekeeper.sh/v1\nkind: Assign\nmetadata: {name: dns}\nspec:\n  applyTo: [{groups: [""], versions: [v1], kinds: [Pod]}]\n  location: spec.dnsPolicy\n  parameters: {assign: {value: None}, assignIf: {in: [Default]}}',
+      ].join('\n---\n'),
+    );
+    const r = await flotilla(['admit', '-f', f, '--cluster', 'x']);
+    assert.equal(r.code, 0, r.err);
+    const pods = objects(r.out);
+    assert.equal(pods.length, 2);
+    for (const p of pods) {
+      assert.deepEqual((p.metadata as Obj).labels, { app: 'web' });
+      assert.equal((p.spec as Obj).dnsPolicy, 'None');
+    }
+    assert.match(
+      r.err,
+      /warning: .*generated\.yaml \(document 1\): Pod\/apps\/<no name>: Gatekeeper Assign\/dns: spec\.parameters\.assignIf is ignored/,
+    );
+  });
 });

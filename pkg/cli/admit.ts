@@ -24,7 +24,7 @@ function groupOf(apiVersion: string): string {
 }
 
 export async function run(values: AdmitFlags, io: CommandIO): Promise<number> {
-  const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
+  const input: InputOptions = { filenames: values.filename, recursive: values.recursive, generateName: true };
   let read;
   try {
     read = await readInputs(input, io);
@@ -101,6 +101,7 @@ export async function run(values: AdmitFlags, io: CommandIO): Promise<number> {
         explain: values.output === 'json',
       });
       admitted.push({ source: d.source, result });
+      for (const w of result.warnings) io.stderr.write(`warning: ${d.source}: ${describeRef(r)}: ${w}\n`);
     } catch (err: unknown) {
       if (!(err instanceof AdmissionOverrideError)) throw err;
       problems.push(`${d.source}: ${describeRef(r)} in cluster ${name}: ${err.message}`);
@@ -116,6 +117,7 @@ export async function run(values: AdmitFlags, io: CommandIO): Promise<number> {
         changed: result.changed,
         rules: result.rules,
         mutators: result.mutators,
+        warnings: result.warnings,
         changes: result.changes.map((c) => ({ path: c.path, op: c.op, source: c.source })),
       })),
       errors: problems,

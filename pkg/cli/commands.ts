@@ -85,10 +85,11 @@ const admit = defineCommand({
   name: 'admit',
   summary: 'Print objects as the admission override route admits them in one cluster (offline)',
   description: `Reads objects, OverridePolicies and ClusterOverridePolicies (policy.flotilla.io or policy.karmada.io),
-Gatekeeper Assign and AssignMetadata mutators (mutations.gatekeeper.sh), Clusters and Namespaces, and prints
-every object that is not a policy, mutator or Cluster exactly as 'flotilla webhook --override' running in
-cluster NAME would admit it: the override rules that select it and target NAME (and act on --operation),
-then the mutators that match it. Namespaces in the input give the labels a namespaceSelector reads.
+Gatekeeper mutators (mutations.gatekeeper.sh Assign, AssignMetadata, ModifySet, AssignImage), Clusters and
+Namespaces, and prints every object that is not a policy, mutator or Cluster exactly as 'flotilla webhook
+--override' running in cluster NAME would admit it: the override rules that select it and target NAME (and
+act on --operation), then the mutators that match it (Gatekeeper's mutation system: all of them, again
+until nothing changes). An object may have only metadata.generateName, as Pods of ReplicaSets and Jobs do. Namespaces in the input give the labels a namespaceSelector reads.
 For a CREATE the result is what 'flotilla render --cluster NAME' gives for the same template.
 The offline check to run in CI before a policy reaches a cluster.`,
   flags: ADMIT_FLAGS,
@@ -267,7 +268,7 @@ and v1beta1), POST /convert (ConversionReview apiextensions.k8s.io/v1 and v1beta
 
 With --override, also POST /override: every object admitted in this cluster gets the OverridePolicies and
 ClusterOverridePolicies (both API groups) that select it and target this cluster, then the matching
-Gatekeeper Assign/AssignMetadata mutators, as a JSON patch ('flotilla admit' shows the same offline).
+Gatekeeper Assign/AssignMetadata/ModifySet/AssignImage mutators, as a JSON patch ('flotilla admit' shows the same offline).
 The policies are watched in the cluster of the kubeconfig; /readyz waits until they are loaded.
 
 A renewed certificate is used for new connections without a restart. With a kubeconfig, the webhook

@@ -34,6 +34,8 @@ export interface InputOptions {
   filenames: readonly string[];
   /** Descend into the subdirectories of directories named with -f. */
   recursive: boolean;
+  /** Accept objects named by metadata.generateName only (as the apiserver admits them: `flotilla admit`). */
+  generateName?: boolean;
 }
 
 /** The flags of INPUT_USAGE, for a command's parseFlags table. */
@@ -229,11 +231,16 @@ function typeName(v: unknown): string {
 }
 
 /** The identity fields a Kubernetes object must have; problems are worded as the engine and webhook word them. */
-function identityProblem(o: unknown): string | undefined {
+function identityProblem(o: unknown, generateName: boolean): string | undefined {
   if (!isObject(o)) return `${typeName(o)}, not a Kubernetes object (apiVersion, kind, metadata)`;
   const r = refOf(o);
   if (!r.apiVersion) return 'apiVersion: Required value';
   if (!r.kind) return 'kind: Required value';
+  if (!r.name && generateName) {
+    const g = isObject(o.metadata) ? o.metadata.generateName : undefined;
+    if (typeof g === 'string' && g !== '') return undefined;
+    return 'metadata.name: Required value: name or generateName is required';
+  }
   if (!r.name) return 'metadata.name: Required value';
   return undefined;
 }
@@ -242,6 +249,7 @@ function identityProblem(o: unknown): string | undefined {
 export function parseDocuments(
   bytes: Uint8Array | string,
   name: string,
+  generateName = false,
 ): { documents: SourcedDocument[]; errors: string[] } {
   const documents: SourcedDocument[] = [];
   const errors: string[] = [];
@@ -261,7 +269,7 @@ export function parseDocuments(
       ? d.value.items.map((object, i) => ({ object, source: `${where} items[${i}]` }))
       : [{ object: d.value, source: where }];
     for (const item of items) {
-      const problem = identityProblem(item.object);
+      const problem = identityProblem(item.object, generateName);
       if (!problem) documents.push(item);
       else if (isObject(item.object)) errors.push(`${item.source}: ${describeRef(refOf(item.object))}: ${problem}`);
       else errors.push(`${item.source}: ${problem}`);
@@ -293,7 +301,7 @@ export async function readInputs(
       if (stdinUsed) continue;
       stdinUsed = true;
       try {
-        add(parseDocuments(await readStream(io.stdin, '<stdin>', io.signal), '<stdin>'));
+        add(parseDocuments(await readStream(io.stdin, '<stdin>', io.signal), '<stdin>', options.generateName));
       } catch (err: unknown) {
         if (!(err instanceof InputError)) throw err;
         result.errors.push(err.message);
@@ -310,7 +318,7 @@ export async function readInputs(
         result.errors.push(err instanceof InputError ? err.message : `${file}: ${message(err)}`);
         continue;
       }
-      add(parseDocuments(bytes, file));
+      add(parseDocuments(bytes, file, options.generateName));
     }
   }
   checkSignal();
@@ -327,10 +335,14 @@ export function refKey(r: ObjectRef): string {
 }
 
 /** The object an apiserver would store: API group (not version), kind, namespace (default filled in) and name. */
+let nextUnnamed = 0;
+
 function identity(o: unknown): string {
   const r = refOf(o);
   const group = r.apiVersion.includes('/') ? r.apiVersion.slice(0, r.apiVersion.indexOf('/')) : '';
   const namespace = isClusterScoped(r.kind) ? '' : (r.namespace ?? 'default');
+  // Objects named by generateName only are each a new object (the apiserver names them).
+  if (!r.name) return `${group}\n${r.kind}\n${namespace}\n\u0000${nextUnnamed++}`;
   return `${group}\n${r.kind}\n${namespace}\n${r.name}`;
 }
 
@@ -341,11 +353,12 @@ function identity(o: unknown): string {
  */
 export function dropDuplicates(documents: readonly SourcedDocument[]): { kept: SourcedDocument[]; warnings: string[] } {
   const last = new Map<string, SourcedDocument>();
-  for (const d of documents) last.set(identity(d.object), d);
+  const ids = documents.map((d) => identity(d.object));
+  documents.forEach((d, i) => last.set(ids[i] as string, d));
   const warnings: string[] = [];
   const kept: SourcedDocument[] = [];
-  for (const d of documents) {
-    const winner = last.get(identity(d.object));
+  for (const [i, d] of documents.entries()) {
+    const winner = last.get(ids[i] as string);
     if (winner === d) kept.push(d);
     else if (winner)
       warnings.push(

@@ -8,7 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,25 +30,19 @@ const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url
 const NS = 'shop';
 const WAIT_MS = 40_000;
 
-/** Gatekeeper's mutator kinds, as CRDs that keep what they are given (the webhook reads them as Gatekeeper serves them). */
-const gatekeeperCRD = (kind: string, plural: string): Obj => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.mutations.gatekeeper.sh` },
-  spec: {
-    group: 'mutations.gatekeeper.sh',
-    names: { kind, plural, listKind: `${kind}List`, singular: kind.toLowerCase() },
-    scope: 'Cluster',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
+/** Gatekeeper's own mutation CRDs (v3.23.0's chart, unchanged: test/fixtures/gatekeeper/README.md). */
+const GATEKEEPER_CRDS = ['assign', 'assignmetadata', 'modifyset', 'assignimage'].map(
+  (n) =>
+    parseAllDocuments(
+      readFileSync(
+        fileURLToPath(new URL(`../../../test/fixtures/gatekeeper/${n}-customresourcedefinition.yaml`, import.meta.url)),
+        'utf8',
+      ),
+    )
+      .map((d) => d.toJS() as Obj)
+      .find((o) => o.kind === 'CustomResourceDefinition') as Obj,
+);
+const IMAGES_NS = 'images';
 
 void describe('the apiserver calling /override on flotilla webhook --override', () => {
   const env = useEnvironment({ members: 0 });
@@ -120,15 +114,15 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
     caPem = ca.certPem;
     port = await freePort();
 
-    const crds = [
-      ...customResourceDefinitions(),
-      gatekeeperCRD('Assign', 'assign'),
-      gatekeeperCRD('AssignMetadata', 'assignmetadata'),
-    ];
+    const crds = [...customResourceDefinitions(), ...GATEKEEPER_CRDS];
     const installed = await k(['apply', '--server-side', '-f', '-'], {
       apiVersion: 'v1',
       kind: 'List',
-      items: [...crds, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }],
+      items: [
+        ...crds,
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: IMAGES_NS } },
+      ],
     });
     assert.equal(installed.status, 0, installed.stderr);
     await waitForCRDsEstablished(
@@ -324,6 +318,87 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
       200,
     );
     assert.match(labelled.stdout, /"team": "shop"/);
+  });
+
+  void it("Gatekeeper's AssignImage and ModifySet apply; assignIf is pruned by the CRD; a refused mutator is a warning", async () => {
+    const applyTo = [{ groups: ['apps'], versions: ['v1'], kinds: ['Deployment'] }];
+    const match = { namespaces: [IMAGES_NS] };
+    // kubectl refuses assignIf unless told not to validate (it is not in the CRD): then the apiserver prunes it.
+    const mutators = await k(['apply', '--validate=false', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'mutations.gatekeeper.sh/v1alpha1',
+          kind: 'AssignImage',
+          metadata: { name: 'gk-mirror' },
+          spec: {
+            applyTo,
+            match,
+            location: 'spec.template.spec.containers[name:*].image',
+            parameters: { assignDomain: 'gk.example.com' },
+          },
+        },
+        {
+          apiVersion: 'mutations.gatekeeper.sh/v1',
+          kind: 'ModifySet',
+          metadata: { name: 'log-json' },
+          spec: {
+            applyTo,
+            match,
+            location: 'spec.template.spec.containers[name:*].args',
+            parameters: { operation: 'merge', values: { fromList: ['--log-json'] } },
+          },
+        },
+        {
+          apiVersion: 'mutations.gatekeeper.sh/v1',
+          kind: 'Assign',
+          metadata: { name: 'with-assign-if' },
+          spec: {
+            applyTo,
+            match,
+            location: 'spec.minReadySeconds',
+            parameters: { assign: { value: 5 }, assignIf: { in: [30] } },
+          },
+        },
+        {
+          // Gatekeeper refuses Assign to metadata: Flotilla does too, and says so on the objects it selects.
+          apiVersion: 'mutations.gatekeeper.sh/v1',
+          kind: 'Assign',
+          metadata: { name: 'label-via-assign' },
+          spec: { applyTo, match, location: 'metadata.labels.team', parameters: { assign: { value: 'a' } } },
+        },
+      ],
+    });
+    assert.equal(mutators.status, 0, mutators.stderr);
+    const stored = await k(['get', 'assign', 'with-assign-if', '-o', 'json']);
+    assert.equal(stored.status, 0, stored.stderr);
+    assert.equal(((JSON.parse(stored.stdout) as Obj).spec as { parameters: Obj }).parameters.assignIf, undefined);
+
+    // The webhook's watches pick the mutators up: wait until a dry run shows them.
+    const probe = await eventually(
+      () => k(['create', 'deployment', 'probe', '-n', IMAGES_NS, '--image=nginx', '--dry-run=server', '-o', 'json']),
+      (r) => r.status === 0 && r.stdout.includes('gk.example.com') && r.stdout.includes('--log-json'),
+      WAIT_MS,
+      200,
+    );
+    assert.match(probe.stdout, /gk\.example\.com/, `${probe.stderr}\n${webhook?.log()}`);
+
+    const r = await k(['create', 'deployment', 'img', '-n', IMAGES_NS, '--image=registry.k8s.io/pause:3.9']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /Warning: Flotilla: Gatekeeper Assign\/label-via-assign is not applied: .*can't change metadata/,
+    );
+    const got = await k(['get', 'deployment', 'img', '-n', IMAGES_NS, '-o', 'json']);
+    const d = JSON.parse(got.stdout) as Obj;
+    // The override rule's registry first, then Gatekeeper's AssignImage over it.
+    assert.equal(containers(d)[0]?.image, 'gk.example.com/pause:3.9');
+    assert.deepEqual(containers(d)[0]?.args, ['--log-json']);
+    // assignIf never reached the webhook: the value is set, as Gatekeeper sets it.
+    assert.equal((d.spec as Obj).minReadySeconds, 5);
+    assert.equal(((d.metadata as Obj).labels as Obj).team, undefined);
+    assert.match(webhook?.log() ?? '', /mutator not applied.*label-via-assign|label-via-assign.*mutator not applied/);
   });
 
   void it('stopped: with failurePolicy Ignore objects are admitted unmodified and counted; with Fail the refusal names Flotilla', async () => {

@@ -86,9 +86,9 @@ const admit = defineCommand({
   summary: 'Print objects as the admission override route admits them in one cluster (offline)',
   description: `Reads objects, OverridePolicies and ClusterOverridePolicies (policy.flotilla.io or policy.karmada.io),
 Gatekeeper mutators (mutations.gatekeeper.sh Assign, AssignMetadata, ModifySet, AssignImage), Clusters and
-Namespaces, and prints every object that is not a policy, mutator or Cluster exactly as 'flotilla webhook
---override' running in cluster NAME would admit it: the override rules that select it and target NAME (and
-act on --operation), then the mutators that match it (Gatekeeper's mutation system: all of them, again
+Namespaces, and prints every object that is not a policy, mutator or Cluster exactly as
+'flotilla webhook --override' running in cluster NAME would admit it: the override rules that select it and
+target NAME (and act on --operation), then the mutators that match it (Gatekeeper's mutation system: all of them, again
 until nothing changes). An object may have only metadata.generateName, as Pods of ReplicaSets and Jobs do. Namespaces in the input give the labels a namespaceSelector reads.
 For a CREATE the result is what 'flotilla render --cluster NAME' gives for the same template.
 The offline check to run in CI before a policy reaches a cluster.`,

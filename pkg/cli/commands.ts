@@ -272,7 +272,8 @@ Gatekeeper Assign/AssignMetadata/ModifySet/AssignImage mutators, as a JSON patch
 The policies are watched in the cluster of the kubeconfig; /readyz waits until they are loaded.
 
 A renewed certificate is used for new connections without a restart. With a kubeconfig, the webhook
-lists Cluster objects to warn about rules naming clusters that do not exist (~/.kube/config is not read
+lists Cluster objects (cluster.flotilla.io, and cluster.karmada.io where the hub serves it) to warn
+about rules naming clusters that do not exist (~/.kube/config is not read
 unless given with --kubeconfig). Durations take Go's syntax: 500ms, 90s, 1m30s, 1h.
 Logs are JSON lines on stderr. Runs until SIGINT or SIGTERM.`,
   flags: WEBHOOK_FLAGS,

@@ -2,11 +2,11 @@
 // Its flags and help are in commands.ts.
 
 import {
+  clusterLister,
   PollingInventory,
   WebhookHandler,
   WebhookServer,
   WebhookServerError,
-  type ClusterInfo,
   type Logger,
 } from '../webhook/index.js';
 import { createLogger } from '../runtime/log.js';
@@ -15,8 +15,9 @@ import type { WebhookFlags } from './commands.js';
 import { loadKubeConfigFor } from './kubeflags.js';
 
 /**
- * The Cluster list for warnings, when a kubeconfig applies (--kubeconfig, $KUBECONFIG or a pod's service
- * account; not ~/.kube/config, so a webhook started on a laptop does not poll whatever cluster is current).
+ * The Cluster list for warnings (cluster.flotilla.io, and cluster.karmada.io where the hub serves it), when
+ * a kubeconfig applies (--kubeconfig, $KUBECONFIG or a pod's service account; not ~/.kube/config, so a
+ * webhook started on a laptop does not poll whatever cluster is current).
  */
 async function clusterInventory(
   values: WebhookFlags,
@@ -30,26 +31,18 @@ async function clusterInventory(
     if (e instanceof UsageError && values.context === undefined) return undefined;
     throw e;
   }
-  const [{ CustomObjectsApi }, { describeKubeError }] = await Promise.all([
+  const [{ CustomObjectsApi }, { describeKubeError, httpStatus }] = await Promise.all([
     import('@kubernetes/client-node'),
     import('../kube/client-errors.js'),
   ]);
-  const api = kubeconfig.makeApiClient(CustomObjectsApi);
   return new PollingInventory({
     intervalMs: values['cluster-list-interval'],
     logger,
-    list: async () => {
-      try {
-        const list = (await api.listClusterCustomObject({
-          group: 'cluster.flotilla.io',
-          version: 'v1alpha1',
-          plural: 'clusters',
-        })) as { items?: ClusterInfo[] };
-        return list.items ?? [];
-      } catch (e: unknown) {
-        throw new Error(describeKubeError(e), { cause: e });
-      }
-    },
+    list: clusterLister(kubeconfig.makeApiClient(CustomObjectsApi), {
+      status: httpStatus,
+      describe: describeKubeError,
+      logger,
+    }),
   });
 }
 

@@ -17,5 +17,6 @@ export { WebhookHandler, MAX_BODY_BYTES, type HandlerOptions, type HttpRequest, 
 export { WebhookServer, WebhookServerError, type WebhookServerOptions, type Logger } from './server.js';
 export { admissionRequestReview, conversionRequestReview, type AdmissionRequestInput } from './reviews.js';
 export { PollingInventory, type PollingInventoryOptions } from './inventory.js';
+export { CLUSTER_GROUPS, clusterLister, type ClusterListOptions, type ClusterObjectsApi } from './cluster-list.js';
 export { overrideRequest, type OverrideSource, type UnmodifiedReason } from './overriding.js';
 export { WatchedOverrides, clusterFromFlags, type ClusterIdentity } from './override-source.js';

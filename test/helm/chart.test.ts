@@ -302,6 +302,26 @@ void describe('the chart', () => {
     assert.ok(!plainGroups.includes('policy.karmada.io'));
   });
 
+  void it('lets the webhook list cluster.karmada.io Clusters with karmadaAPI.enabled (its known clusters), and with the override route', () => {
+    const clusterGroups = (objects: Obj[]) =>
+      (get(named(objects, 'ClusterRole', 'flotilla-webhook'), 'rules') as Obj[])
+        .filter((r) => (r.resources as string[]).includes('clusters'))
+        .flatMap((r) => {
+          assert.deepStrictEqual(r.verbs, ['get', 'list', 'watch']);
+          return r.apiGroups as string[];
+        })
+        .sort();
+    assert.deepStrictEqual(clusterGroups(render()), ['cluster.flotilla.io']);
+    assert.deepStrictEqual(clusterGroups(render('--set', 'karmadaAPI.enabled=true')), [
+      'cluster.flotilla.io',
+      'cluster.karmada.io',
+    ]);
+    assert.deepStrictEqual(
+      clusterGroups(render('--set', 'webhook.override.enabled=true', '--set', 'webhook.override.clusterName=eu-1')),
+      ['cluster.flotilla.io', 'cluster.karmada.io'],
+    );
+  });
+
   void it('adds the override webhook only when enabled: IfNeeded, no side effects, Ignore, never kube-system or the install namespace', () => {
     const hooks = (objects: Obj[]) =>
       (get(named(objects, 'MutatingWebhookConfiguration', 'flotilla'), 'webhooks') as Obj[]).map((h) => h.name);

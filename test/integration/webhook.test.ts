@@ -16,10 +16,11 @@ import { parseAllDocuments } from 'yaml';
 
 import { CONVERSION_ANNOTATION } from '../../api/conversion/index.js';
 import { PERMANENT_ID_LABEL } from '../../api/defaulting/index.js';
-import { customResourceDefinitions } from '../../api/crds/index.js';
+import { customResourceDefinitions, karmadaCustomResourceDefinitions } from '../../api/crds/index.js';
 import type { CommandIO } from '../../pkg/cli/command.js';
 import { run as flotilla } from '../../pkg/cli/index.js';
-import { PollingInventory, WebhookHandler, WebhookServer, type ClusterInfo } from '../../pkg/webhook/index.js';
+import { describeKubeError, httpStatus } from '../../pkg/kube/client-errors.js';
+import { clusterLister, PollingInventory, WebhookHandler, WebhookServer } from '../../pkg/webhook/index.js';
 import { applyManifests, waitForCRDsEstablished } from '../envtest/index.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { kubectl } from '../envtest/kubectl.js';
@@ -98,17 +99,11 @@ void describe('the apiserver calling the webhook', () => {
     );
     assert.equal(created, 0, create.err());
 
+    // The Cluster list as `flotilla webhook` reads it: both groups (the hub serves Karmada's API here).
     const clusters = env().hub.kubeConfig().makeApiClient(CustomObjectsApi);
     inventory = new PollingInventory({
       intervalMs: 200,
-      list: async () =>
-        (
-          (await clusters.listClusterCustomObject({
-            group: 'cluster.flotilla.io',
-            version: 'v1alpha1',
-            plural: 'clusters',
-          })) as { items: ClusterInfo[] }
-        ).items,
+      list: clusterLister(clusters, { status: httpStatus, describe: describeKubeError }),
     });
     handler = new WebhookHandler({ inventory });
     const server = new WebhookServer({
@@ -136,7 +131,7 @@ void describe('the apiserver calling the webhook', () => {
     const applied = await kubectl(kubeconfig(), ['apply', '--server-side', '-f', '-'], {
       apiVersion: 'v1',
       kind: 'List',
-      items: [...crds, ...configs],
+      items: [...crds, ...karmadaCustomResourceDefinitions(), ...configs],
     });
     assert.equal(applied.status, 0, applied.stderr);
 
@@ -161,7 +156,7 @@ void describe('the apiserver calling the webhook', () => {
     assert.equal(patched, 0, patch.err());
     await waitForCRDsEstablished(
       env().hub,
-      customResourceDefinitions().map((c) => c.metadata.name),
+      [...customResourceDefinitions(), ...karmadaCustomResourceDefinitions()].map((c) => c.metadata.name),
       60_000,
     );
     await inventory.start(abort.signal);
@@ -323,6 +318,29 @@ void describe('the apiserver calling the webhook', () => {
     assert.match(r.stderr, /^Warning: .*spec\.overrideRules\[2\].*spec\.overrideRules\[0\]/m);
     assert.match(r.stderr, /^Warning: .*spec\.overrideRules\[1\]\.targetCluster\.clusterNames\[1\].*"wset"/m);
     assert.doesNotMatch(r.stderr, /"east"/);
+  });
+
+  void it('knows the cluster.karmada.io Clusters too: no warning for a policy naming one', async () => {
+    const made = await kubectl(kubeconfig(), ['apply', '-f', '-'], {
+      apiVersion: 'cluster.karmada.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'm1' },
+      spec: { syncMode: 'Push', apiEndpoint: 'https://m1.example.com:6443' },
+    });
+    assert.equal(made.status, 0, made.stderr);
+    await eventually(() => inventory.clusters()?.some((c) => c.metadata?.name === 'm1') ?? false, Boolean, 30_000);
+    const op = policy('OverridePolicy', 'karmada-clusters', {
+      overrideRules: [
+        {
+          targetCluster: { clusterNames: ['m1', 'm9'] },
+          overriders: { plaintext: [{ path: '/spec/replicas', operator: 'replace', value: 1 }] },
+        },
+      ],
+    });
+    const r = await kubectl(kubeconfig(), ['apply', '-f', '-'], op);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /^Warning: .*clusterNames\[1\].*"m9" is not among the known clusters \(.*\bm1\b.*\)/m);
+    assert.doesNotMatch(r.stderr, /"m1"/);
   });
 
   // The apiserver's order: mutating admission, then the CRD schema, then validating admission. So the

@@ -1,0 +1,63 @@
+// The hub's Clusters the webhook warns against: cluster.flotilla.io and, where the hub serves Karmada's API,
+// cluster.karmada.io, as the controller places on both (one pool; a name in both is one cluster). A hub
+// that does not serve cluster.karmada.io answers 404: no Clusters from it. One that does but does not let
+// the webhook list them answers 403: said once in the log, and the Flotilla group's Clusters are used
+// alone rather than keeping a list that never refreshes. Any other failure fails the list (the inventory
+// keeps its last good one).
+
+import type { Logger } from '../runtime/log.js';
+import type { ClusterInfo } from './validating.js';
+
+export const CLUSTER_GROUPS = [
+  { group: 'cluster.flotilla.io', version: 'v1alpha1' },
+  { group: 'cluster.karmada.io', version: 'v1alpha1' },
+] as const;
+
+/** client-node's CustomObjectsApi, as far as listing Clusters goes. */
+export interface ClusterObjectsApi {
+  listClusterCustomObject(p: { group: string; version: string; plural: string }): Promise<unknown>;
+}
+
+export interface ClusterListOptions {
+  /** The HTTP status of a failed call (client-node's ApiException code). */
+  status(e: unknown): number | undefined;
+  /** A readable message for a failed call. */
+  describe(e: unknown): string;
+  logger?: Logger | undefined;
+}
+
+function items(list: unknown): ClusterInfo[] {
+  const raw = typeof list === 'object' && list !== null ? (list as { items?: unknown }).items : undefined;
+  return Array.isArray(raw) ? raw.filter((i): i is ClusterInfo => typeof i === 'object' && i !== null) : [];
+}
+
+/** A `list` for PollingInventory: the Clusters of both groups, Flotilla's first; by name, Flotilla's wins. */
+export function clusterLister(api: ClusterObjectsApi, o: ClusterListOptions): () => Promise<ClusterInfo[]> {
+  let forbiddenSaid = false;
+  return async () => {
+    const out: ClusterInfo[] = [];
+    const names = new Set<string>();
+    for (const [i, g] of CLUSTER_GROUPS.entries()) {
+      let listed: ClusterInfo[];
+      try {
+        listed = items(await api.listClusterCustomObject({ ...g, plural: 'clusters' }));
+      } catch (e: unknown) {
+        const code = o.status(e);
+        if (i === 0 || (code !== 404 && code !== 403)) throw new Error(`${g.group}: ${o.describe(e)}`, { cause: e });
+        if (code === 403 && !forbiddenSaid)
+          o.logger?.warn('may not list cluster.karmada.io Clusters; warnings know the cluster.flotilla.io ones only', {
+            error: o.describe(e),
+          });
+        forbiddenSaid ||= code === 403;
+        continue;
+      }
+      for (const c of listed) {
+        const name = c.metadata?.name;
+        if (typeof name === 'string' && names.has(name)) continue;
+        if (typeof name === 'string') names.add(name);
+        out.push(c);
+      }
+    }
+    return out;
+  };
+}

@@ -16,6 +16,7 @@ import { PolicyStatusBook, parseKey } from './policy-status.js';
 import type { ClusterFacts } from './cluster-facts.js';
 import { withHealthTaints, type HealthTaint } from './health-taints.js';
 import type { EventRecorder } from './events.js';
+import { carriedStatus } from './status-carry.js';
 
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
@@ -131,11 +132,17 @@ export class ClusterStatusReconciler {
       lastTransitionTime: transitionTime(cluster, READY, c.status),
     };
     const api = clusterApiVersion(cluster);
+    // What this process has not measured yet is carried as the hub has it (status-carry.ts): the apply
+    // changes only what it knows.
+    const carried = carriedStatus(cluster, this.o.fieldManager ?? CONTROLLER_FIELD_MANAGER, {
+      facts: Object.keys(facts ?? {}),
+      condition: condition !== undefined,
+    });
     const body = {
       apiVersion: api,
       kind: 'Cluster',
       metadata: { name },
-      status: { ...facts, ...(condition ? { conditions: [condition] } : {}) },
+      status: { ...carried, ...facts, ...(condition ? { conditions: [condition] } : {}) },
     };
     const path = `/apis/${api}/clusters/${encodeURIComponent(name)}/status`;
     if ((await writeStatus(this.hub, path, body, this.o.fieldManager)) !== 'written') return;

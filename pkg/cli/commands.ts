@@ -370,6 +370,12 @@ export const CONTROLLER_FLAGS = {
     value: 'DURATION',
     help: 'with --failover, how long a member is not ready before its workloads are evicted',
   },
+  'unhealthy-cluster-threshold': {
+    type: 'string',
+    default: '0.55',
+    value: 'FRACTION',
+    help: 'with --failover, nothing is evicted while more than two clusters are not ready and they are at least this fraction of them (or none is ready, or no push member answers)',
+  },
   'eviction-purge-mode': {
     type: 'string',
     default: 'Gracefully',

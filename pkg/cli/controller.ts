@@ -31,6 +31,14 @@ function integer(flag: string, value: string, min: number, max: number): number 
   return n;
 }
 
+/** A number in (0, 1]. */
+function fraction(flag: string, value: string): number {
+  const n = /^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(value) ? Number(value) : NaN;
+  if (!(n > 0 && n <= 1))
+    throw new UsageError(`${flag} must be a fraction above 0, at most 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 export async function run(values: ControllerFlags, io: CommandIO): Promise<number> {
   const concurrency = integer('--concurrency', values.concurrency, 1, 1000);
   const metricsPort = integer('--metrics-port', values['metrics-port'], 0, 65535);
@@ -118,6 +126,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     notReadyTaintAfterMs: values['not-ready-taint-after'],
     failover: values.failover === 'true',
     failoverEvictionTimeoutMs: values['failover-eviction-timeout'],
+    unhealthyClusterThreshold: fraction('--unhealthy-cluster-threshold', values['unhealthy-cluster-threshold']),
     gracefulEvictionTimeoutMs: values['graceful-eviction-timeout'],
     evictionPurgeMode: purgeMode(values['eviction-purge-mode']),
     karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',

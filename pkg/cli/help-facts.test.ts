@@ -104,6 +104,7 @@ describe('help texts against the code', () => {
         clusterStatusIntervalMs: d('cluster-status-interval'),
         notReadyTaintAfterMs: d('not-ready-taint-after'),
         failoverEvictionTimeoutMs: d('failover-eviction-timeout'),
+        unhealthyClusterThreshold: Number(d('unhealthy-cluster-threshold')),
         gracefulEvictionTimeoutMs: d('graceful-eviction-timeout'),
         evictionPurgeMode: d('eviction-purge-mode'),
         leaseNamespace: d('lease-namespace'),

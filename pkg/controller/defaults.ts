@@ -2,6 +2,8 @@
 // same values (pkg/cli/help-facts.test.ts checks them against these), so a library user and a command
 // line user get the same controller.
 
+import { DEFAULT_UNHEALTHY_THRESHOLD } from './disruption.js';
+
 /** Where pull agents renew their Leases (--lease-namespace). */
 export const DEFAULT_LEASE_NAMESPACE = 'flotilla-cluster-lease';
 
@@ -18,6 +20,8 @@ export const CONTROLLER_DEFAULTS = {
   notReadyTaintAfterMs: 30_000,
   /** --failover-eviction-timeout */
   failoverEvictionTimeoutMs: 300_000,
+  /** --unhealthy-cluster-threshold (disruption.ts; Kubernetes' --unhealthy-zone-threshold) */
+  unhealthyClusterThreshold: DEFAULT_UNHEALTHY_THRESHOLD,
   /** --graceful-eviction-timeout */
   gracefulEvictionTimeoutMs: 600_000,
   /** --eviction-purge-mode */

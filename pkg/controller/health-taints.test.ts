@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { healthTaints, nextHealthCheck, NOT_READY_TAINT, UNREACHABLE_TAINT } from './health-taints.js';
+import { healthTaints, healthTaintsOf, nextHealthCheck, NOT_READY_TAINT, UNREACHABLE_TAINT } from './health-taints.js';
 import type { Readiness } from './member.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z');
@@ -42,5 +42,55 @@ describe('healthTaints', () => {
     assert.equal(nextHealthCheck(down(true), T0 + 30_000, o), T0 + 300_000);
     assert.equal(nextHealthCheck(down(true), T0 + 300_000, o), undefined);
     assert.equal(nextHealthCheck({ ready: true, failures: 0, since: T0 }, T0, o), undefined);
+  });
+
+  it('a process that has not judged the member keeps the taints it has; a not-ready one keeps its effects', () => {
+    const had = [
+      { key: UNREACHABLE_TAINT, effect: 'NoSchedule' as const, timeAdded: '2026-11-25T09:00:00Z' },
+      { key: UNREACHABLE_TAINT, effect: 'NoExecute' as const, timeAdded: '2026-11-25T09:05:00Z' },
+    ];
+    assert.deepEqual(healthTaints(undefined, T0, o, had), had);
+    assert.deepEqual(healthTaints({ ready: undefined, failures: 0, since: T0 }, T0, o, had), had);
+    // Just judged not ready (its own clock starts now): the effects stay, timeAdded too.
+    assert.deepEqual(healthTaints(down(true), T0, o, had), had);
+    // It answers now, but is not ready: the same effects under the key that says so.
+    assert.deepEqual(healthTaints(down(false), T0, o, had), [
+      { key: NOT_READY_TAINT, effect: 'NoSchedule', timeAdded: '2026-11-25T09:00:00Z' },
+      { key: NOT_READY_TAINT, effect: 'NoExecute', timeAdded: '2026-11-25T09:05:00Z' },
+    ]);
+    assert.deepEqual(healthTaints({ ready: true, failures: 0, since: T0 }, T0, o, had), []);
+  });
+
+  it('holds: no taint added while the hub view is stale, no NoExecute in a disruption or before joining', () => {
+    assert.deepEqual(healthTaints(down(true), T0 + 10 ** 9, o, [], { noNewTaints: true }), []);
+    assert.deepEqual(keys(healthTaints(down(true), T0 + 10 ** 9, o, [], { noEviction: true })), [
+      `${UNREACHABLE_TAINT}:NoSchedule`,
+    ]);
+    const had = healthTaints(down(true), T0 + 10 ** 9, o);
+    assert.deepEqual(keys(had), [`${UNREACHABLE_TAINT}:NoSchedule`, `${UNREACHABLE_TAINT}:NoExecute`]);
+    assert.deepEqual(healthTaints(down(true), T0 + 2 * 10 ** 9, o, had, { noNewTaints: true, noEviction: true }), had);
+  });
+
+  it("reads a Cluster's health taints (own properties, known keys and effects, one per effect)", () => {
+    const at = '2026-11-25T09:00:00Z';
+    assert.deepEqual(
+      healthTaintsOf(
+        [
+          { key: 'team', effect: 'NoSchedule' },
+          { key: UNREACHABLE_TAINT, effect: 'NoSchedule', timeAdded: at },
+          { key: UNREACHABLE_TAINT, effect: 'NoSchedule', timeAdded: at },
+          { key: NOT_READY_TAINT, effect: 'PreferNoSchedule' },
+          { key: UNREACHABLE_TAINT, effect: 'NoExecute' },
+          Object.create({ key: UNREACHABLE_TAINT, effect: 'NoExecute' }),
+          'not a taint',
+        ],
+        T0,
+      ),
+      [
+        { key: UNREACHABLE_TAINT, effect: 'NoSchedule', timeAdded: at },
+        { key: UNREACHABLE_TAINT, effect: 'NoExecute', timeAdded: '2026-11-25T10:00:00Z' },
+      ],
+    );
+    assert.deepEqual(healthTaintsOf(undefined, T0), []);
   });
 });

@@ -3,8 +3,10 @@
 // `cluster.karmada.io/unreachable` (no answer) with effect NoSchedule — new placements avoid it — and,
 // with failover on, the same key with NoExecute once it has been so for `evictionAfterMs`, which evicts
 // the workloads placed there that do not tolerate it (placement.ts). Ready again: both go. Each taint
-// keeps the `timeAdded` of when it was first added, so tolerationSeconds count from there. Pure.
+// keeps the `timeAdded` of when it was first added, so tolerationSeconds count from there; a process
+// that starts keeps the taints the hub's Cluster carries until it has judged the member itself. Pure.
 
+import { isObject, ownString } from '../kube/objects.js';
 import type { Readiness } from './member.js';
 
 export const NOT_READY_TAINT = 'cluster.karmada.io/not-ready';
@@ -29,25 +31,60 @@ export interface HealthTaintOptions {
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
+/** What holds health taints back from what the thresholds say (cluster-health.ts decides it). */
+export interface HealthHold {
+  /** This process's view of the hub is stale: no taint is added (those present stay). */
+  noNewTaints?: boolean;
+  /** Most clusters are unhealthy at once, or the cluster has never been ready: no NoExecute is added. */
+  noEviction?: boolean;
+}
+
 /**
- * The health taints a member should carry at `now`, keeping `previous` ones (their timeAdded) that still
- * apply. Undefined readiness (not probed yet): none.
+ * The health taints a member should carry at `now`, keeping `previous` ones (their timeAdded) while it
+ * is not ready: a not-ready member keeps the effects it has (under the key that says why now), and gets
+ * those whose thresholds passed unless `hold` says otherwise. Ready: none. Readiness not known (not
+ * probed yet, or this process has not judged it): `previous`, unchanged.
  */
 export function healthTaints(
   r: Readiness | undefined,
   now: number,
   o: HealthTaintOptions,
   previous: readonly HealthTaint[] = [],
+  hold: HealthHold = {},
 ): HealthTaint[] {
-  if (!r || r.ready !== false) return [];
+  if (!r || r.ready === undefined) return [...previous];
+  if (r.ready) return [];
   const down = now - r.since;
-  if (down < o.notReadyAfterMs) return [];
   const key = r.unreachable ? UNREACHABLE_TAINT : NOT_READY_TAINT;
-  const effects: Array<HealthTaint['effect']> = ['NoSchedule'];
-  if (o.failover && down >= o.evictionAfterMs) effects.push('NoExecute');
-  return effects.map(
-    (effect) => previous.find((t) => t.key === key && t.effect === effect) ?? { key, effect, timeAdded: iso(now) },
-  );
+  const want = new Set<HealthTaint['effect']>(previous.map((t) => t.effect));
+  if (!hold.noNewTaints && down >= o.notReadyAfterMs) want.add('NoSchedule');
+  if (!hold.noNewTaints && !hold.noEviction && o.failover && down >= o.evictionAfterMs) want.add('NoExecute');
+  return (['NoSchedule', 'NoExecute'] as const)
+    .filter((effect) => want.has(effect))
+    .map((effect) => {
+      const kept = previous.find((t) => t.effect === effect);
+      return { key, effect, timeAdded: kept?.timeAdded ?? iso(now) };
+    });
+}
+
+/**
+ * The health taints among a Cluster's spec.taints (what an earlier process decided), own properties only;
+ * one without a readable timeAdded is stamped `now`.
+ */
+export function healthTaintsOf(taints: unknown, now: number): HealthTaint[] {
+  const out: HealthTaint[] = [];
+  for (const t of Array.isArray(taints) ? (taints as unknown[]) : []) {
+    if (!isObject(t)) continue;
+    const key = ownString(t, 'key');
+    const effect = ownString(t, 'effect');
+    const timeAdded = ownString(t, 'timeAdded');
+    if (typeof key !== 'string' || !HEALTH_TAINT_KEYS.includes(key)) continue;
+    if (effect !== 'NoSchedule' && effect !== 'NoExecute') continue;
+    if (out.some((x) => x.effect === effect)) continue;
+    const at = typeof timeAdded === 'string' && Number.isFinite(Date.parse(timeAdded)) ? timeAdded : undefined;
+    out.push({ key, effect, timeAdded: at ?? iso(now) });
+  }
+  return out;
 }
 
 /** When healthTaints() may answer differently without a readiness change (the next threshold), or undefined. */

@@ -32,7 +32,10 @@ import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { ClusterFactsCollector } from './cluster-facts.js';
 import { HeldKinds } from './held-kinds.js';
-import { healthTaints, nextHealthCheck, withHealthTaints, type HealthTaint } from './health-taints.js';
+import { withHealthTaints, type HealthTaint } from './health-taints.js';
+import { ClusterHealth } from './cluster-health.js';
+import { HubLiveness } from './hub-liveness.js';
+import { AgentLeases, joinedBefore } from './agent-leases.js';
 import { EventRecorder } from './events.js';
 import type { Member } from './member.js';
 import { MemberRegistry, type MemberAccess } from './members.js';
@@ -46,7 +49,6 @@ import {
 } from './status.js';
 import { TemplateReconciler, templateKey } from './template.js';
 import { AgentReconciler, agentFieldManager } from './agent.js';
-import { agentLeaseVerdict } from './pull-health.js';
 import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';
 import { WORK_API_VERSION, WORK_KIND, WORK_PLURAL, executionSpace, workEntry, workName, workTemplate } from './work.js';
@@ -82,6 +84,10 @@ export interface ControllerOptions {
   failover?: boolean;
   /** Default 5 min. */
   failoverEvictionTimeoutMs?: number;
+  /** Not ready clusters (more than two) at or above this fraction evict nothing (disruption.ts). Default 0.55. */
+  unhealthyClusterThreshold?: number;
+  /** The hub is asked for /readyz this often; a failed check holds health taints (hub-liveness.ts). Default 2 s. */
+  hubCheckIntervalMs?: number;
   /** How an evicted cluster's copy goes when the policy does not say (spec.failover.cluster.purgeMode). Default Gracefully. */
   evictionPurgeMode?: 'Directly' | 'Gracefully' | 'Never';
   /** How long a Gracefully evicted copy is kept at most. Default 10 min. */
@@ -151,9 +157,10 @@ export class Controller {
   private readonly clusterStatus: ClusterStatusReconciler;
   private readonly facts: ClusterFactsCollector;
   private readonly clusterTaints: ClusterTaintReconciler;
-  /** Cluster name → the health taints it carries now (health-taints.ts), as this process decided them. */
-  private readonly health = new Map<string, HealthTaint[]>();
-  private readonly healthTimers = new Map<string, NodeJS.Timeout>();
+  /** Each cluster's health taints (cluster-health.ts); whether the hub answers; pull agents' Leases. */
+  private readonly health: ClusterHealth;
+  private readonly hubLiveness: HubLiveness | undefined;
+  private readonly agentLeases: AgentLeases;
   private readonly policyStatus: PolicyStatusReconciler;
   private readonly events: EventRecorder;
   private readonly policyInformers = new Map<string, Informer>();
@@ -172,7 +179,6 @@ export class Controller {
   private workInformer: Informer | undefined;
   /** Pull agents' Leases (the controller). */
   private leaseInformer: Informer | undefined;
-  private readonly leaseTimers = new Map<string, NodeJS.Timeout>();
   /** Sharded push: the replicas' Leases, and what this replica made of them last. */
   private readonly shardView: ShardView | undefined;
   private shardInformer: Informer | undefined;
@@ -218,7 +224,7 @@ export class Controller {
           if (m) void this.facts.refresh(m, this.signal);
           this.reshard();
           // Taints first: the templates queued below must see the member's health as it is now.
-          this.evaluateHealth(name);
+          if (!options.agent) this.health.evaluate(name);
           this.clusterStatus.queue.add(name);
           if (this.registry.isPull(name)) this.startWorkInformer();
           // Catch up what was skipped (and say Unreachable in the bindings when it went away).
@@ -245,7 +251,7 @@ export class Controller {
     });
     this.clusterTaints = new ClusterTaintReconciler(this.hub, {
       cluster: (name) => (this.writesCluster(name) ? cluster(name) : undefined),
-      taints: (name) => this.health.get(name) ?? [],
+      taints: (name) => this.health.get(name),
       logger,
     });
     this.clusterStatus = new ClusterStatusReconciler(this.hub, {
@@ -255,6 +261,54 @@ export class Controller {
       ...(options.agent ? { fieldManager: agentFieldManager(options.agent.cluster) } : {}),
       facts: (name) => this.facts.get(name),
       events: this.events,
+      logger,
+    });
+    this.hubLiveness = options.agent
+      ? undefined
+      : new HubLiveness({
+          client: new KubeClient(options.hub, { concurrency: 1, userAgent }),
+          intervalMs: options.hubCheckIntervalMs ?? 2_000,
+          timeoutMs: options.probeTimeoutMs ?? CONTROLLER_DEFAULTS.probeTimeoutMs,
+          onChange: (stale) => {
+            if (stale) this.agentLeases.pause();
+            else this.agentLeases.resume(this.registry.pullNames());
+            this.health.evaluateAll();
+          },
+          logger,
+        });
+    const leaseNamespace = options.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE;
+    this.agentLeases = new AgentLeases({
+      namespace: leaseNamespace,
+      lease: (key) => this.leaseInformer?.get(key),
+      synced: () => this.leaseInformer?.synced === true,
+      joinedBefore: (name) => joinedBefore(cluster(name)),
+      set: (name, state, message) =>
+        this.registry.setAgentLease(
+          name,
+          state === 'ready',
+          message,
+          state === 'awaiting' ? 'AgentNotJoined' : undefined,
+        ),
+      confirmedAt: () => this.hubLiveness?.confirmedAt ?? Date.now(),
+    });
+    this.health = new ClusterHealth({
+      notReadyAfterMs: options.notReadyTaintAfterMs ?? CONTROLLER_DEFAULTS.notReadyTaintAfterMs,
+      failover: options.failover === true,
+      evictionAfterMs: options.failoverEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.failoverEvictionTimeoutMs,
+      unhealthyThreshold: options.unhealthyClusterThreshold ?? CONTROLLER_DEFAULTS.unhealthyClusterThreshold,
+      readiness: (name) => this.registry.readiness(name),
+      isPull: (name) => this.registry.isPull(name),
+      awaitingAgent: (name) => this.registry.isPull(name) && this.agentLeases.awaiting(name),
+      names: () => new Set([...this.registry.names(), ...this.registry.pullNames()]),
+      hubStale: () => this.hubLiveness?.stale === true,
+      listed: () => this.clusterInformer?.synced === true && (this.karmadaClusterInformer?.synced ?? true),
+      onChange: (name, taints) => {
+        // Into the engine at once (the Cluster as the hub has it, or the kubeconfig member's), then onto the hub.
+        const hubCluster = cluster(name);
+        if (hubCluster) this.upsert(clusterObject(hubCluster, taints));
+        else if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }, taints));
+        this.clusterTaints.queue.add(name);
+      },
       logger,
     });
     this.policyStatus = new PolicyStatusReconciler(this.hub, {
@@ -337,6 +391,7 @@ export class Controller {
       this.templates.run(signal),
       this.clusterStatus.queue.start(signal),
       ...(agent ? [] : [this.clusterTaints.queue.start(signal), this.policyStatus.queue.start(signal)]),
+      ...(this.hubLiveness ? [this.hubLiveness.run(signal)] : []),
     ]);
     this.registry.start(signal);
 
@@ -382,8 +437,8 @@ export class Controller {
       for (const name of this.registry.kubeconfigNames()) this.upsert(clusterObject({ metadata: { name } }, []));
     }
     signal.addEventListener('abort', () => {
-      for (const t of this.healthTimers.values()) clearTimeout(t);
-      for (const t of this.leaseTimers.values()) clearTimeout(t);
+      this.health.stop();
+      this.agentLeases.stop();
       clearTimeout(this.shardTimer);
     });
     for (const p of POLICY_KINDS) {
@@ -407,6 +462,8 @@ export class Controller {
         ...(this.karmadaClusterInformer ? [this.karmadaClusterInformer] : []),
       ].map((i) => i.waitForSync(signal)),
     );
+    // Health is judged once the hub's Clusters are listed: until then each keeps the taints it carries.
+    if (!agent) this.health.evaluateAll();
     // Claimed templates of kinds no policy selects now: their bindings say which kinds to watch for them.
     if (!agent)
       await this.heldKinds.seedFromBindings(
@@ -522,6 +579,7 @@ export class Controller {
     handlers: InformerHandlers,
     fieldSelector?: string,
     transform?: (o: JsonObject) => JsonObject,
+    onError?: (err: unknown) => void,
   ): Informer {
     const informer = new Informer({
       name: `hub ${name}`,
@@ -532,13 +590,15 @@ export class Controller {
       handlers,
       ...(fieldSelector ? { fieldSelector } : {}),
       ...(transform ? { transform } : {}),
-      onError: (err, attempt, retryInMs) =>
+      onError: (err, attempt, retryInMs) => {
+        onError?.(err);
         this.o.logger.warn('hub watch failed; retrying', {
           resource: name,
           attempt,
           retryInMs,
           error: err instanceof Error ? err.message : String(err),
-        }),
+        });
+      },
     });
     void informer.start(this.signal);
     return informer;
@@ -569,7 +629,8 @@ export class Controller {
       if (syncModeOf(o) !== syncModeOf(before) || !before) this.templates.all();
       return;
     }
-    this.upsert(clusterObject(o, this.health.get(name) ?? []));
+    if (name) this.health.seed(name, isObject(o.spec) ? o.spec.taints : undefined);
+    this.upsert(clusterObject(o, name ? this.health.get(name) : []));
     if (!name) return;
     const wasPull = this.registry.isPull(name);
     this.registry.onCluster(o);
@@ -578,49 +639,31 @@ export class Controller {
     this.clusterTaints.queue.add(name);
     if (this.registry.isPull(name)) {
       this.startLeaseInformer();
-      this.onLease(name);
+      this.agentLeases.observe(name);
     }
   }
 
-  /** Starts watching pull agents' Leases (once, with the first pull cluster: the RBAC for them comes with it). */
+  /**
+   * Starts watching pull agents' Leases (once, with the first pull cluster: the RBAC for them comes with
+   * it); their health is judged by AgentLeases (pull-health.ts). A broken watch makes the hub view stale.
+   */
   private startLeaseInformer(): void {
     if (this.leaseInformer || this.signal.aborted) return;
+    const observe = (o: JsonObject) => this.agentLeases.observe(ownString(o.metadata, 'name') ?? '');
     this.leaseInformer = this.hubInformer(
       'leases',
       `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE)}/leases`,
       'coordination.k8s.io/v1',
       'Lease',
-      {
-        onAdd: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
-        onUpdate: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
-        onDelete: (o) => this.onLease(ownString(o.metadata, 'name') ?? ''),
-      },
+      { onAdd: observe, onUpdate: observe, onDelete: observe },
+      undefined,
+      undefined,
+      (err) => this.hubLiveness?.fail(`the Lease watch: ${err instanceof Error ? err.message : String(err)}`),
     );
-    // Once listed, the pull clusters without a Lease are said not ready.
+    // Once listed, the pull clusters without a Lease are judged too.
     void this.leaseInformer.waitForSync(this.signal).then(() => {
-      for (const n of this.registry.pullNames()) this.onLease(n);
+      for (const n of this.registry.pullNames()) this.agentLeases.observe(n);
     });
-  }
-
-  /**
-   * A pull agent's Lease changed (or its Cluster did): the cluster is ready while the Lease is held and
-   * renewed within its leaseDurationSeconds; looked at again when it would expire.
-   */
-  private onLease(name: string): void {
-    if (!name || !this.registry.isPull(name)) return;
-    clearTimeout(this.leaseTimers.get(name));
-    this.leaseTimers.delete(name);
-    const ns = this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE;
-    const lease = this.leaseInformer?.get(`${ns}/${name}`);
-    // Before the Leases are listed, a missing one says nothing yet.
-    if (!lease && !this.leaseInformer?.synced) return;
-    const now = Date.now();
-    const v = agentLeaseVerdict(lease, ns, name, now);
-    this.registry.setAgentLease(name, v.ready, v.message);
-    if (v.expiresAt === undefined) return;
-    const t = setTimeout(() => this.onLease(name), v.expiresAt - now + 50);
-    t.unref();
-    this.leaseTimers.set(name, t);
   }
 
   /**
@@ -832,52 +875,17 @@ export class Controller {
     return out;
   }
 
-  /**
-   * Recomputes a member's health taints; a change goes into the engine at once (the Cluster object as the
-   * hub has it, or the kubeconfig member's) and onto the hub's Cluster. Looks again at the next threshold.
-   */
-  private evaluateHealth(name: string): void {
-    if (this.o.agent) return; // the controller taints clusters, from their agents' Leases
-    clearTimeout(this.healthTimers.get(name));
-    this.healthTimers.delete(name);
-    const readiness = this.registry.readiness(name);
-    const now = Date.now();
-    const o = {
-      notReadyAfterMs: this.o.notReadyTaintAfterMs ?? CONTROLLER_DEFAULTS.notReadyTaintAfterMs,
-      failover: this.o.failover === true,
-      evictionAfterMs: this.o.failoverEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.failoverEvictionTimeoutMs,
-    };
-    const before = this.health.get(name) ?? [];
-    const next = readiness ? healthTaints(readiness, now, o, before) : [];
-    if (JSON.stringify(next) !== JSON.stringify(before)) {
-      if (next.length > 0) this.health.set(name, next);
-      else this.health.delete(name);
-      this.o.logger.info(next.length > 0 ? 'member tainted by its health' : 'health taints removed from member', {
-        cluster: name,
-        taints: next.map((t) => `${t.key}:${t.effect}`),
-      });
-      const hubCluster = this.clusterInformer?.get(name) ?? this.karmadaClusterInformer?.get(name);
-      if (hubCluster) this.upsert(clusterObject(hubCluster, next));
-      else if (this.registry.isKubeconfigMember(name)) this.upsert(clusterObject({ metadata: { name } }, next));
-      this.clusterTaints.queue.add(name);
-    }
-    const at = readiness ? nextHealthCheck(readiness, now, o) : undefined;
-    if (at !== undefined && !this.signal.aborted) {
-      const t = setTimeout(() => this.evaluateHealth(name), Math.max(10, at - now));
-      t.unref();
-      this.healthTimers.set(name, t);
-    }
-  }
-
   private onClusterDeleted(o: JsonObject): void {
     const name = ownString(o.metadata, 'name') ?? '';
     this.clusterStatus.forget(name);
     const wasPull = this.registry.isPull(name);
     this.registry.onClusterDeleted(name);
+    this.agentLeases.forget(name);
+    if (!this.registry.isKubeconfigMember(name)) this.health.forget(name);
     if (wasPull) void this.dropWorks(name);
     // A member of the kubeconfig stays a member, without the labels the Cluster object gave it.
     if (this.registry.isKubeconfigMember(name))
-      this.upsert(clusterObject({ metadata: { name } }, this.health.get(name) ?? []));
+      this.upsert(clusterObject({ metadata: { name } }, this.health.get(name)));
     else
       for (const key of this.state.remove({ apiVersion: CLUSTER_API_VERSION, kind: 'Cluster', name }).affected)
         this.templates.queue.add(key);

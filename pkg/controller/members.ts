@@ -63,6 +63,8 @@ export class MemberRegistry {
   private readonly noAccess = new Map<string, { why: string; reason: string }>();
   /** Clusters in Pull mode (spec.syncMode): their agent delivers; their readiness comes from its Lease. */
   private readonly pull = new Map<string, Readiness>();
+  /** A pull cluster's Ready reason when not the Lease's own (AgentNotJoined: its agent never took it). */
+  private readonly pullReason = new Map<string, string>();
   private signal: AbortSignal = new AbortController().signal;
 
   constructor(o: RegistryOptions, kubeconfigMembers: readonly MemberAccess[]) {
@@ -117,10 +119,12 @@ export class MemberRegistry {
     return this.pull.get(name) ?? this.members.get(name)?.readiness;
   }
 
-  /** A pull cluster's agent renewed its Lease in time (ready), or did not; `message` says which. */
-  setAgentLease(name: string, ready: boolean, message: string): void {
+  /** A pull cluster's agent renewed its Lease in time (ready), or did not; `message` says which (`reason`, why not). */
+  setAgentLease(name: string, ready: boolean, message: string, reason?: string): void {
     const r = this.pull.get(name);
-    if (!r || (r.ready === ready && r.message === message)) return;
+    if (!r || (r.ready === ready && r.message === message && this.pullReason.get(name) === reason)) return;
+    if (reason) this.pullReason.set(name, reason);
+    else this.pullReason.delete(name);
     const changed = r.ready !== ready;
     r.ready = ready;
     r.message = message;
@@ -146,7 +150,7 @@ export class MemberRegistry {
           ? { status: 'True', reason: 'AgentLeaseRenewed', message: pull.message ?? 'its agent renews its Lease' }
           : {
               status: 'False',
-              reason: 'AgentLeaseExpired',
+              reason: this.pullReason.get(name) ?? 'AgentLeaseExpired',
               message: pull.message ?? 'its agent does not renew its Lease',
             };
     const m = this.members.get(name);
@@ -186,6 +190,7 @@ export class MemberRegistry {
       this.o.onChange(name, undefined);
       return;
     }
+    this.pullReason.delete(name);
     if (this.pull.delete(name))
       this.o.logger.info('cluster in Push mode again: the controller delivers there', { cluster: name });
     if (!this.o.clusterSecrets) {
@@ -242,6 +247,7 @@ export class MemberRegistry {
   onClusterDeleted(name: string): void {
     if (this.kubeconfigMembers.has(name)) return;
     this.pull.delete(name);
+    this.pullReason.delete(name);
     this.dropSecretMember(name);
     this.noAccess.delete(name);
   }

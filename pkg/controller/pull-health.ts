@@ -1,6 +1,8 @@
-// A pull cluster's health from its agent's Lease on the hub (--lease-namespace/<cluster>): ready while
-// the Lease has a holder and renewTime + leaseDurationSeconds is in the future. Pure: the verdict and
-// the sentence the Cluster's Ready condition and the log carry, from the Lease as last seen and the time.
+// A pull cluster's health from its agent's Lease on the hub (--lease-namespace/<cluster>), as the Lease
+// reads at one time: ready while it has a holder and renewTime + leaseDurationSeconds is in the future.
+// Pure: the verdict and the sentence the Cluster's Ready condition and the log carry. The controller
+// takes the verdict at first sight only; after that it judges from the renewals it observes
+// (agent-leases.ts).
 
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 

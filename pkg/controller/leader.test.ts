@@ -115,6 +115,46 @@ void describe('LeaderElector fencing', () => {
     await running;
   });
 
+  void it("takes another holder's Lease only after seeing it unchanged for its duration on its own clock", async () => {
+    const clock = new FakeClock();
+    const server = new LeaseServer();
+    // The holder's renewTime says long ago (its clock is behind, or this one is ahead): not a reason to take it.
+    server.lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'flotilla-controller', namespace: 'flotilla-system', resourceVersion: '7' },
+      spec: { holderIdentity: 'b', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z' },
+    };
+    const started: number[] = [];
+    const elector = new LeaderElector({
+      client: new KubeClient(server, { concurrency: 2 }),
+      namespace: 'flotilla-system',
+      name: 'flotilla-controller',
+      identity: 'a',
+      clock,
+      onStartedLeading: () => started.push(clock.now()),
+      onStoppedLeading: () => undefined,
+    });
+    const stop = new AbortController();
+    const running = elector.run(stop.signal);
+    const step = async (ms: number) => {
+      clock.advance(ms);
+      await settle();
+    };
+    await settle();
+    for (let t = 0; t < 7; t++) await step(2_000);
+    assert.deepEqual(started, [], 'first seen at 0, unchanged at the 14 s read: not expired');
+    // The holder renews (a new resourceVersion): the wait starts again from the 16 s read.
+    server.lease = { ...server.lease, metadata: { ...(server.lease.metadata as object), resourceVersion: '8' } };
+    for (let t = 0; t < 8; t++) await step(2_000);
+    assert.deepEqual(started, [], 'seen renewed at 16 s: not expired at the 30 s read');
+    await step(2_000);
+    assert.deepEqual(started, [32_000], 'unchanged since 16 s: taken at the 32 s read');
+    assert.equal((server.lease.spec as { holderIdentity?: string }).holderIdentity, 'a');
+    stop.abort();
+    await running;
+  });
+
   void it('refuses a renew deadline that is not shorter than the lease duration', () => {
     const base = {
       client: new KubeClient(new LeaseServer(), { concurrency: 1 }),

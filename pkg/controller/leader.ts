@@ -1,5 +1,5 @@
 // Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it: a candidate
-// takes the Lease when it is free or its holder has not renewed it within leaseDurationSeconds, renews it
+// takes the Lease when it is free or it has seen its holder not renew it for leaseDurationSeconds, renews it
 // every retryPeriodMs, and stops leading when it could not renew for renewDeadlineMs. Writes are
 // conditional on the Lease's resourceVersion, so of two candidates only one wins (409 for the other).
 // release() hands the Lease over at once (holder cleared), as ReleaseOnCancel does.
@@ -46,6 +46,8 @@ export class LeaderElector {
   /** Monotonic time the last successful acquire or renewal was sent. */
   private renewedAt = 0;
   private deadline: TimerHandle;
+  /** The Lease as last read (resourceVersion and holder), and when (monotonic) it was first read so. */
+  private observed: { version: string; at: number } | undefined;
   /** The acquire or renew attempt in flight, aborted when the deadline passes. */
   private attempt: AbortController | undefined;
 
@@ -177,8 +179,7 @@ export class LeaderElector {
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<number | 'taken'> {
     const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path, signal });
     const sentAt = this.o.clock.now();
-    const now = new Date();
-    const micro = microTime(now);
+    const micro = microTime(new Date());
     if (res.status === 404) {
       const body = {
         apiVersion: 'coordination.k8s.io/v1',
@@ -212,10 +213,13 @@ export class LeaderElector {
     const lease = res.body;
     const spec = isObject(lease.spec) ? lease.spec : {};
     const holder = ownString(spec, 'holderIdentity') ?? '';
-    const renew = Date.parse(ownString(spec, 'renewTime') ?? '');
     const duration =
       typeof spec.leaseDurationSeconds === 'number' ? spec.leaseDurationSeconds : this.o.leaseDurationSeconds;
-    const expired = !Number.isFinite(renew) || renew + duration * 1000 < now.getTime();
+    // As client-go: another holder's Lease has expired when this candidate has seen it unchanged for its
+    // duration, on this candidate's clock (the holder's renewTime is the holder's clock: skew would move it).
+    const version = `${ownString(lease.metadata, 'resourceVersion') ?? ''}|${holder}`;
+    if (this.observed?.version !== version) this.observed = { version, at: sentAt };
+    const expired = sentAt - this.observed.at > duration * 1000;
     if (holder !== '' && holder !== this.o.identity && !expired) return 'taken';
     const transitions = typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0;
     const next = {

@@ -117,9 +117,21 @@ void describe('customResourceDefinitions', () => {
     );
     assert.deepStrictEqual(spec.versions[0]?.subresources, { status: {} });
     assert.equal(spec.conversion, undefined);
+    assert.deepStrictEqual(
+      spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.priority ?? 0]),
+      [
+        ['Provider', 0],
+        ['Region', 0],
+        ['Sync-Mode', 0],
+        ['Ready', 0],
+        ['API-Endpoint', 1],
+        ['Age', 0],
+        ['Message', 1],
+      ],
+    );
   });
 
-  void it('defines a namespaced work.flotilla.io ResourceBinding with a status subresource, status.clusters keyed by name, CLUSTERS and READY columns', () => {
+  void it('defines a namespaced work.flotilla.io ResourceBinding with a status subresource, status.clusters keyed by name, APPLIED and READY columns', () => {
     const spec = crd('resourcebindings.work.flotilla.io').spec;
     assert.equal(spec.scope, 'Namespaced');
     assert.deepStrictEqual(
@@ -155,6 +167,22 @@ void describe('customResourceDefinitions', () => {
       'Suspended',
       'Evicting',
     ]);
+  });
+
+  void it("gives the Work columns for its template, its state on the cluster and the copy's health", () => {
+    const spec = crd('works.work.flotilla.io').spec;
+    assert.deepStrictEqual(
+      spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.jsonPath, c.priority ?? 0]),
+      [
+        ['Kind', '.spec.resource.kind', 0],
+        ['Template-Namespace', '.spec.resource.namespace', 0],
+        ['Template', '.spec.resource.name', 0],
+        ['State', '.status.state', 0],
+        ['Health', '.status.health.state', 0],
+        ['Message', '.status.message', 1],
+        ['Age', '.metadata.creationTimestamp', 0],
+      ],
+    );
   });
 
   void it("names the chart's cert-manager Certificate for CA injection on exactly the CRDs that convert", () => {

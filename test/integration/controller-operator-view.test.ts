@@ -126,6 +126,11 @@ void describe('flotilla controller: what the operator reads (kubectl columns, a 
       ['False', 'MemberNotReady', said],
       JSON.stringify(ready(c)),
     );
+    const shown = await kubectl(env().hub.kubeconfigPath, ['get', 'clusters', 'member2', '-o', 'wide', '--no-headers']);
+    assert.equal(shown.status, 0, shown.stderr);
+    // NAME PROVIDER REGION SYNC-MODE READY API-ENDPOINT AGE MESSAGE: READY False, the sentence last.
+    const row = shown.stdout.trim();
+    assert.ok(/^member2\s.*\sFalse\s/.test(row) && row.endsWith(` ${said}`), row);
     const lines = out
       .err()
       .split('\n')

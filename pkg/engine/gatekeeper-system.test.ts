@@ -134,6 +134,14 @@ describe('match (match/match.go, pkg/wildcard)', () => {
     assert.equal(hit(admit([label({ name: 'web-7d9f-' })], named)), false);
   });
 
+  it('an invalid label selector fails the mutation, as LabelSelectorAsSelector errs', () => {
+    const { set } = setOf(label({ labelSelector: { matchLabels: { team: 'a b' } } }));
+    assert.throws(
+      () => set.admit({ object: pod(), operation: 'CREATE', namespaceLabels: {} }),
+      /matching for mutator AssignMetadata\/l failed: labelSelector: invalid label value "a b"/,
+    );
+  });
+
   it('match.namespaces does not exclude cluster-scoped objects', () => {
     const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r' } };
     assert.equal(hit(admit([label({ namespaces: ['apps'] })], role)), true);

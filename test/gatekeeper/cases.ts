@@ -183,21 +183,40 @@ const pathTests = (loc: Loc) =>
 const NAMESPACES = ['apps', 'payments', 'kube-system', 'default'];
 const glob = fc.constantFrom('apps', 'pay*', '*ments', '*pay*', 'kube-*', '*', 'default', 'nope');
 const nameGlob = fc.constantFrom('web', 'web-*', '*-1', '*eb*', 'web-abc', '*', 'job-');
+const badSelector = fc.constantFrom<Obj>(
+  { matchLabels: { team: 'a b' } },
+  { matchLabels: { 'bad key': 'a' } },
+  { matchLabels: { 'Example.com/team': 'a' } },
+  { matchExpressions: [{ key: 'team', operator: 'in', values: ['a'] }] },
+  { matchExpressions: [{ key: 'team', operator: 'In', values: [] }] },
+  { matchExpressions: [{ key: 'team', operator: 'Exists', values: ['a'] }] },
+  { matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['-a'] }] },
+  { matchExpressions: [{ key: 'x.io/team', operator: 'In', values: ['a', ''] }] },
+);
 const selector = fc.oneof(
-  fc.record({ matchLabels: fc.dictionary(fc.constantFrom('team', 'env'), fc.constantFrom('a', 'b'), { maxKeys: 2 }) }),
-  fc.record({
-    matchExpressions: fc.array(
-      fc.oneof(
-        fc.record({
-          key: fc.constantFrom('team', 'env'),
-          operator: fc.constantFrom('In', 'NotIn'),
-          values: fc.array(fc.constantFrom('a', 'b'), { minLength: 1, maxLength: 2 }),
-        }),
-        fc.record({ key: fc.constantFrom('team', 'env'), operator: fc.constantFrom('Exists', 'DoesNotExist') }),
+  { weight: 1, arbitrary: badSelector },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      matchLabels: fc.dictionary(fc.constantFrom('team', 'env'), fc.constantFrom('a', 'b'), { maxKeys: 2 }),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      matchExpressions: fc.array(
+        fc.oneof(
+          fc.record({
+            key: fc.constantFrom('team', 'env'),
+            operator: fc.constantFrom('In', 'NotIn'),
+            values: fc.array(fc.constantFrom('a', 'b'), { minLength: 1, maxLength: 2 }),
+          }),
+          fc.record({ key: fc.constantFrom('team', 'env'), operator: fc.constantFrom('Exists', 'DoesNotExist') }),
+        ),
+        { maxLength: 2 },
       ),
-      { maxLength: 2 },
-    ),
-  }),
+    }),
+  },
 );
 const criteria: Array<[string, fc.Arbitrary<unknown>]> = [
   [

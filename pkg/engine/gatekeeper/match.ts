@@ -115,13 +115,42 @@ export function appliesTo(applies: readonly ApplyTo[], m: Mutable): boolean {
   );
 }
 
-/** metav1.LabelSelectorAsSelector's refusals, in the forms the CRD lets through. */
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** validation.IsQualifiedName, as labels.NewRequirement checks a key. */
+function keyProblem(key: unknown): string | undefined {
+  if (typeof key !== 'string') return 'a label key must be a string';
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (key.split('/').length > 2) return `invalid label key ${JSON.stringify(key)}`;
+  if (prefix !== undefined && (prefix === '' || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))
+    return `invalid label key ${JSON.stringify(key)}: prefix must be a DNS subdomain`;
+  if (name === '' || name.length > 63 || !LABEL_NAME.test(name)) return `invalid label key ${JSON.stringify(key)}`;
+  return undefined;
+}
+
+/** validation.IsValidLabelValue. */
+function valueProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return 'a label value must be a string';
+  if (value !== '' && (value.length > 63 || !LABEL_NAME.test(value)))
+    return `invalid label value ${JSON.stringify(value)}`;
+  return undefined;
+}
+
+/** metav1.LabelSelectorAsSelector's refusals (keys, values, operators, value counts). */
 function selectorProblem(selector: unknown): string | undefined {
   if (!isObject(selector)) return 'not an object';
+  const labels = obj(selector.matchLabels) ?? {};
+  for (const [k, v] of Object.entries(labels)) {
+    const why = keyProblem(k) ?? valueProblem(v);
+    if (why) return why;
+  }
   const exprs = arr(selector.matchExpressions) ?? [];
   for (const e of exprs) {
     if (!isObject(e)) return 'matchExpressions: not an object';
-    const values = stringList(e.values);
+    const values = arr(e.values) ?? [];
     switch (e.operator) {
       case 'In':
       case 'NotIn':
@@ -134,6 +163,8 @@ function selectorProblem(selector: unknown): string | undefined {
       default:
         return `${JSON.stringify(e.operator)} is not a valid label selector operator`;
     }
+    const why = keyProblem(e.key) ?? values.map(valueProblem).find((p) => p !== undefined);
+    if (why) return why;
   }
   return undefined;
 }

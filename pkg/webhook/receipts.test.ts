@@ -138,4 +138,16 @@ describe('Receipts', () => {
     r.nextRequest(c);
     assert.equal(released, 0);
   });
+
+  it('leaves no listener behind on a kept-alive connection that takes one large answer after another', async () => {
+    const k = kernel();
+    const r = new Receipts({ read: k.read }, POLL_MS);
+    const c = conn(9);
+    for (let i = 0; i < 20; i++) {
+      r.watch(c, () => undefined, Date.now() + LONG);
+      await ticks(k, 1);
+    }
+    assert.equal(r.size, 0);
+    assert.equal((c as unknown as EventEmitter).listenerCount('close'), 0);
+  });
 });

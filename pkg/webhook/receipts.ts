@@ -21,6 +21,8 @@ type Connection = Duplex & { localPort?: number; remotePort?: number };
 interface Waiting {
   /** What to call, once, when the client has everything or the connection is gone. */
   releases: Array<() => void>;
+  /** The connection's 'close' listener, removed once the entry goes. */
+  onClose: () => void;
   /** When the connection is closed if the client still has not taken everything. */
   deadline: number;
 }
@@ -50,9 +52,9 @@ export class Receipts {
   watch(socket: Connection, release: () => void, deadline: number): void {
     let entry = this.waiting.get(socket);
     if (entry === undefined) {
-      entry = { releases: [], deadline };
+      entry = { releases: [], deadline, onClose: () => this.done(socket) };
       this.waiting.set(socket, entry);
-      socket.once('close', () => this.done(socket));
+      socket.once('close', entry.onClose);
     }
     entry.releases.push(release);
     entry.deadline = Math.min(entry.deadline, deadline);
@@ -90,6 +92,7 @@ export class Receipts {
     const entry = this.waiting.get(socket);
     if (entry === undefined) return;
     this.waiting.delete(socket);
+    socket.off('close', entry.onClose);
     for (const release of entry.releases) release();
   }
 }

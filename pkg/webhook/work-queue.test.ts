@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { performance } from 'node:perf_hooks';
 
 import { eventually } from '../../test/eventually.js';
 import { WorkQueue } from './work-queue.js';
 
 describe('WorkQueue', () => {
-  it('runs jobs in order, one per turn of the event loop: what a job sets for the next turn runs before the next job', async () => {
-    const q = new WorkQueue<object>();
+  it('runs jobs in order, one per turn of the event loop without a slice: what a job sets for the next turn runs before the next job', async () => {
+    const q = new WorkQueue<object>(1024, 4, 0);
     const seen: string[] = [];
     const a = {};
     const b = {};
@@ -63,5 +64,25 @@ describe('WorkQueue', () => {
       true,
       'room again once run',
     );
+  });
+
+  it('runs jobs until its slice has passed, then yields', async () => {
+    const q = new WorkQueue<object>(1024, 4, 5);
+    const seen: string[] = [];
+    q.push({}, () => seen.push('cheap 1'));
+    q.push({}, () => {
+      seen.push('busy');
+      setImmediate(() => seen.push('set during the slice'));
+      const until = performance.now() + 10;
+      while (performance.now() < until);
+    });
+    q.push({}, () => seen.push('cheap 2'));
+    await eventually(
+      () => seen.length,
+      (n) => n === 4,
+      10_000,
+      5,
+    );
+    assert.deepEqual(seen, ['cheap 1', 'busy', 'set during the slice', 'cheap 2']);
   });
 });

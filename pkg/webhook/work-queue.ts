@@ -1,12 +1,17 @@
-// Admission work, one request per turn of the event loop. Judging a review is synchronous and can take
-// tens of milliseconds (a large object, many policies); run as each body completes, a burst of them ran
+// Admission work, a slice per turn of the event loop. Judging a review is synchronous and can take tens of
+// milliseconds or more (a large object, many policies); run as each body completes, a burst of them ran
 // back to back while everything else waited, and /healthz answers took seconds behind heavy /override
-// requests. Queued here instead, each turn runs one job and then lets Node read the sockets again, so
-// probes, handshakes and new bodies wait for at most one job, never for all of them.
+// requests. Queued here instead, each turn runs jobs until SLICE_MS has passed (at least one) and then
+// lets Node read the sockets again, so probes, handshakes and new bodies wait for one slice, never for
+// the whole queue; cheap reviews still run many to a turn.
 //
 // The queue is bounded in jobs (each job's body is already bounded by the in-flight ceiling) and per
 // connection, so one client pipelining requests cannot fill it; past either bound the caller answers 503.
 
+import { performance } from 'node:perf_hooks';
+
+/** How long one turn keeps running jobs once the first has run. */
+export const SLICE_MS = 5;
 /** Jobs waiting at once, over all connections. */
 export const MAX_QUEUED_JOBS = 1024;
 /** Jobs one connection may have waiting (the apiserver sends one request at a time on a connection). */
@@ -20,6 +25,7 @@ export class WorkQueue<K extends object> {
   constructor(
     private readonly limit = MAX_QUEUED_JOBS,
     private readonly perKeyLimit = MAX_QUEUED_PER_CONNECTION,
+    private readonly sliceMs = SLICE_MS,
   ) {}
 
   /** Jobs waiting. */
@@ -40,16 +46,15 @@ export class WorkQueue<K extends object> {
     return true;
   }
 
-  /** Runs the oldest job, then yields to the event loop: the next job runs on the next turn. */
+  /** Runs the oldest jobs for one slice, then yields to the event loop until the next turn. */
   private readonly turn = (): void => {
-    const job = this.jobs.shift();
-    if (job === undefined) {
-      this.scheduled = false;
-      return;
-    }
-    this.perKey.set(job.key, (this.perKey.get(job.key) ?? 1) - 1);
+    const started = performance.now();
     try {
-      job.run();
+      for (let job = this.jobs.shift(); job !== undefined; job = this.jobs.shift()) {
+        this.perKey.set(job.key, (this.perKey.get(job.key) ?? 1) - 1);
+        job.run();
+        if (performance.now() - started >= this.sliceMs) break;
+      }
     } finally {
       if (this.jobs.length > 0) setImmediate(this.turn);
       else this.scheduled = false;

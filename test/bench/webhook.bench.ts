@@ -11,8 +11,15 @@
 //   4. /override (admission-time overrides) of a Deployment, closed and open loop as above, with 1,000
 //      override policies held (990 of them not selecting it) and two Gatekeeper mutators. The server's
 //      resident memory is printed idle (policies loaded, before any request) and after the run.
+//   5. The limits (webhook-load.ts): 20 s of mixed load (ordinary reviews on every route, heavy /override
+//      requests, 40 never-reading clients, oversized bodies, a liveness probe every 250 ms on a new
+//      connection) with the server's peak resident set and the probes' latency; then 40 never-reading
+//      clients per route, the server's open connections and resident set over 30 s.
+// The server runs with the chart's heap flags (webhook.nodeOptions; WEBHOOK_NODE_OPTIONS replaces them).
+// WEBHOOK_BENCH=limits runs phase 5 only.
 // Targets on this machine: /validate and /override p99 < 5 ms at >= 2,000 requests/s; a 500-object
-// conversion < 50 ms.
+// conversion < 50 ms; under phase 5, peak resident set < 80% of the chart's 256 MiB limit and /healthz
+// well inside kubelet's 1 s probe timeout.
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +38,7 @@ import {
   conversionRequestReview,
 } from '../../pkg/webhook/index.js';
 import { clusterOverridePolicy, deployment, overridePolicy, type Obj } from '../builders.js';
+import { mixedLoad, neverReadingPerRoute } from './webhook-load.js';
 
 const CONNECTIONS = 100;
 const OPEN_LOOP_RATE = 2000;
@@ -38,6 +46,10 @@ const PHASE_MS = 10_000;
 const CONVERSION_OBJECTS = 500;
 const CONVERSION_RUNS = 30;
 const OVERRIDE_POLICIES = 1000;
+/** The chart's webhook.nodeOptions (deploy/helm/flotilla/values.yaml); WEBHOOK_NODE_OPTIONS replaces them. */
+const CHART_NODE_OPTIONS = '--max-old-space-size=96 --max-semi-space-size=8';
+/** WEBHOOK_BENCH=limits: only the limits phases (mixed load, never-reading clients per route). */
+const limitsOnly = process.env.WEBHOOK_BENCH === 'limits';
 
 /** A typical OverridePolicy: a few rules, the overriders people use most. */
 function typicalOverridePolicy(i: number): Obj {
@@ -324,7 +336,8 @@ async function main(): Promise<void> {
 
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--serve', dir], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    execArgv: ['--expose-gc'],
+    // The deployment's heap flags (the chart's webhook.nodeOptions), so memory is measured as deployed.
+    execArgv: ['--expose-gc', ...(process.env.WEBHOOK_NODE_OPTIONS ?? CHART_NODE_OPTIONS).split(/\s+/).filter(Boolean)],
   });
   const rss = () =>
     new Promise<{ rss: number; policies: number }>((resolve) => {
@@ -359,14 +372,32 @@ async function main(): Promise<void> {
     process.stdout.write(`/override answers a patch of ${ops} operations\n`);
     await closedLoop(target, body, 2000); // warm-up: JIT, TLS sessions, connection pool
     await closedLoop(target, admitted, 2000, '/override');
-    const results = [
-      await closedLoop(target, body, PHASE_MS),
-      await openLoop(target, body, OPEN_LOOP_RATE, PHASE_MS),
-      await conversion(target),
-      await closedLoop(target, admitted, PHASE_MS, '/override'),
-      await openLoop(target, admitted, OPEN_LOOP_RATE, PHASE_MS, '/override'),
-    ];
+    const results = limitsOnly
+      ? []
+      : [
+          await closedLoop(target, body, PHASE_MS),
+          await openLoop(target, body, OPEN_LOOP_RATE, PHASE_MS),
+          await conversion(target),
+          await closedLoop(target, admitted, PHASE_MS, '/override'),
+          await openLoop(target, admitted, OPEN_LOOP_RATE, PHASE_MS, '/override'),
+        ];
     const busy = await rss();
+    // The limits under the load beside the apiserver's: never-reading and oversized clients, heavy
+    // /override requests, liveness probes (webhook-load.ts).
+    const conversionBody = JSON.stringify(
+      conversionRequestReview(
+        Array.from({ length: 50 }, (_, i) => typicalOverridePolicy(i)),
+        'policy.flotilla.io/v1beta1',
+      ),
+    );
+    const mixed = await mixedLoad(port, child.pid ?? 0, {
+      validate: body.toString(),
+      override: admitted.toString(),
+      convert: conversionBody,
+    });
+    const perRoute = await neverReadingPerRoute(port, child.pid ?? 0, [0, 2, 5, 10, 15, 20, 30]);
+    process.stdout.write(`\n${mixed.join('\n')}\n`);
+    process.stdout.write(`\n${NEVER_READING_TITLE}\n${perRoute.join('\n')}\n`);
     process.stdout.write(
       `\nserver resident memory with ${idle.policies} override policies and 2 mutators held: ${(idle.rss / 2 ** 20).toFixed(0)} MiB idle (after GC, before any request), ${(busy.rss / 2 ** 20).toFixed(0)} MiB after the runs; /override body ${admitted.length} bytes (a Deployment)\n`,
     );
@@ -387,6 +418,9 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const NEVER_READING_TITLE =
+  'never-reading clients per route: 40 clients each send one ~2.5 MB review and never read; connections open to the server (its side) / server VmRSS, seconds after they connect';
 
 if (process.argv[2] === '--serve' && process.argv[3]) await serve(process.argv[3]);
 else await main();

@@ -392,12 +392,16 @@ export class WebhookServer {
       // apiserver has given up on it (the request timeout) is not judged.
       if (method === 'GET' || method === 'HEAD' || size > limit) return respond();
       const queuedAt = Date.now();
-      const queued = this.work.push(req.socket, () => {
-        if (res.writableEnded || req.socket.destroyed) return drop();
-        if (Date.now() - queuedAt < this.requestTimeoutMs) return respond();
-        drop();
-        this.send(res, handler.overloaded(url, this.inFlight.limit, RETRY_AFTER_SECONDS));
-      });
+      const queued = this.work.push(
+        req.socket,
+        () => {
+          if (res.writableEnded || req.socket.destroyed) return drop();
+          if (Date.now() - queuedAt < this.requestTimeoutMs) return respond();
+          drop();
+          this.send(res, handler.overloaded(url, this.inFlight.limit, RETRY_AFTER_SECONDS));
+        },
+        size,
+      );
       if (!queued) {
         drop();
         this.send(res, handler.overloaded(url, this.inFlight.limit, RETRY_AFTER_SECONDS));

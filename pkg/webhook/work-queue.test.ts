@@ -85,4 +85,20 @@ describe('WorkQueue', () => {
     );
     assert.deepEqual(seen, ['cheap 1', 'busy', 'set during the slice', 'cheap 2']);
   });
+
+  it('judges small reviews before large ones', async () => {
+    const q = new WorkQueue<object>(1024, 4, 0);
+    const seen: string[] = [];
+    q.push({}, () => seen.push('large 1'), 2_000_000);
+    q.push({}, () => seen.push('small 1'), 1_500);
+    q.push({}, () => seen.push('large 2'), 2_000_000);
+    q.push({}, () => seen.push('small 2'), 1_500);
+    await eventually(
+      () => seen.length,
+      (n) => n === 4,
+      10_000,
+      5,
+    );
+    assert.deepEqual(seen, ['small 1', 'small 2', 'large 1', 'large 2']);
+  });
 });

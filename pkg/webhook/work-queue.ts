@@ -5,6 +5,10 @@
 // lets Node read the sockets again, so probes, handshakes and new bodies wait for one slice, never for
 // the whole queue; cheap reviews still run many to a turn.
 //
+// Small reviews (bodies under SMALL_BYTES, what the apiserver sends nearly always) go before large ones:
+// they take a fraction of a millisecond each and should not wait behind a multi-megabyte object. A large
+// review waits while small ones keep coming, up to the request timeout (server.ts then answers 503).
+//
 // The queue is bounded in jobs (each job's body is already bounded by the in-flight ceiling) and per
 // connection, so one client pipelining requests cannot fill it; past either bound the caller answers 503.
 
@@ -12,13 +16,16 @@ import { performance } from 'node:perf_hooks';
 
 /** How long one turn keeps running jobs once the first has run. */
 export const SLICE_MS = 5;
+/** Bodies under this size are judged before larger ones. */
+export const SMALL_BYTES = 64 * 1024;
 /** Jobs waiting at once, over all connections. */
 export const MAX_QUEUED_JOBS = 1024;
 /** Jobs one connection may have waiting (the apiserver sends one request at a time on a connection). */
 export const MAX_QUEUED_PER_CONNECTION = 4;
 
 export class WorkQueue<K extends object> {
-  private readonly jobs: Array<{ key: K; run: () => void }> = [];
+  private readonly small: Array<{ key: K; run: () => void }> = [];
+  private readonly large: Array<{ key: K; run: () => void }> = [];
   private scheduled = false;
   private readonly perKey = new WeakMap<K, number>();
 
@@ -30,15 +37,18 @@ export class WorkQueue<K extends object> {
 
   /** Jobs waiting. */
   get length(): number {
-    return this.jobs.length;
+    return this.small.length + this.large.length;
   }
 
-  /** Queues `run` for `key` (its connection); false, and nothing queued, when a bound is reached. */
-  push(key: K, run: () => void): boolean {
+  /**
+   * Queues `run` for `key` (its connection), a review of `bytes`; false, and nothing queued, when a bound
+   * is reached.
+   */
+  push(key: K, run: () => void, bytes = 0): boolean {
     const mine = this.perKey.get(key) ?? 0;
-    if (this.jobs.length >= this.limit || mine >= this.perKeyLimit) return false;
+    if (this.length >= this.limit || mine >= this.perKeyLimit) return false;
     this.perKey.set(key, mine + 1);
-    this.jobs.push({ key, run });
+    (bytes < SMALL_BYTES ? this.small : this.large).push({ key, run });
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.turn);
@@ -50,14 +60,18 @@ export class WorkQueue<K extends object> {
   private readonly turn = (): void => {
     const started = performance.now();
     try {
-      for (let job = this.jobs.shift(); job !== undefined; job = this.jobs.shift()) {
+      for (let job = this.next(); job !== undefined; job = this.next()) {
         this.perKey.set(job.key, (this.perKey.get(job.key) ?? 1) - 1);
         job.run();
         if (performance.now() - started >= this.sliceMs) break;
       }
     } finally {
-      if (this.jobs.length > 0) setImmediate(this.turn);
+      if (this.length > 0) setImmediate(this.turn);
       else this.scheduled = false;
     }
   };
+
+  private next(): { key: K; run: () => void } | undefined {
+    return this.small.shift() ?? this.large.shift();
+  }
 }

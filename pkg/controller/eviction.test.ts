@@ -12,6 +12,7 @@ import {
   clusterPurgeMode,
   evictingCondition,
   placementHealthy,
+  bindingTasks,
   type EvictionInput,
 } from './eviction.js';
 import { bindingClusters, plan, stepFor } from './plan.js';
@@ -126,6 +127,50 @@ describe('assessEvictions: the graceful eviction rule', () => {
     assert.equal(clusterPurgeMode({ failover: { cluster: {} } }, 'Never'), 'Gracefully');
     assert.equal(clusterPurgeMode({ failover: { application: {} } }, 'Never'), 'Never');
     assert.equal(clusterPurgeMode({}, 'Directly'), 'Directly');
+  });
+});
+
+describe('bindingTasks: the tasks a binding lists, read back after a restart', () => {
+  it('gives back the tasks as written, with their creation time and grace period', () => {
+    const first = assessEvictions(input({}));
+    const app = { tolerationMs: 1, purgeMode: 'Directly' as const, gracePeriodMs: 30_000, rules: [] };
+    const second = assessEvictions(
+      input({ evicted: ['m2'], application: { clusters: new Set(['m2']), failover: app }, now: T0 + 1_500 }),
+    );
+    const b = bindingObject({
+      template: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cfg', uid: 'u1' },
+      controllerNamespace: 'flotilla-system',
+      evictionTasks: [...first.tasks, ...second.tasks],
+      clusters: [],
+      errors: [],
+    });
+    const back = bindingTasks(JSON.parse(JSON.stringify(b)));
+    assert.deepEqual(back.get('m1'), first.tasks[0]);
+    // Written to the second: read back to the second.
+    assert.deepEqual(back.get('m2'), { ...second.tasks[0], created: T0 + 1_000 });
+  });
+
+  it('leaves out entries it cannot read, and reads no more than 1,000', () => {
+    const task = (o: Obj) => ({
+      fromCluster: 'm1',
+      purgeMode: 'Gracefully',
+      creationTimestamp: '2026-01-01T10:00:00Z',
+      ...o,
+    });
+    const spec = (list: unknown) => ({ spec: { gracefulEvictionTasks: list } });
+    assert.equal(
+      bindingTasks(spec([task({ fromCluster: 7 }), task({ purgeMode: 'Later' }), task({ creationTimestamp: 'x' })]))
+        .size,
+      0,
+    );
+    assert.equal(bindingTasks(spec('nope')).size, 0);
+    assert.equal(bindingTasks(undefined).size, 0);
+    const proto = JSON.parse(
+      '{"__proto__": {"fromCluster": "m9"}, "purgeMode": "Gracefully", "creationTimestamp": "2026-01-01T10:00:00Z"}',
+    ) as Obj;
+    assert.equal(bindingTasks(spec([proto])).size, 0, 'own properties only');
+    const many = Array.from({ length: 1_500 }, (_, i) => task({ fromCluster: `m${i}` }));
+    assert.equal(bindingTasks(spec(many)).size, 1_000);
   });
 });
 

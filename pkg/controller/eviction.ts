@@ -17,7 +17,9 @@
 //   - a cluster targeted again drops its task (Karmada keeps a cluster with a task out of scheduling
 //     until the task ends, then places the template there anew).
 // While a copy is kept, the binding lists its cluster as Evicting, with the time it is kept until, and
-// an Evicting condition says why.
+// an Evicting condition says why. The tasks live in the binding's spec, as Karmada's do: a controller
+// that starts reads them back (bindingTasks) before its first plan of a template, so a restart neither ends
+// a task nor restarts its timeout.
 
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
@@ -166,4 +168,37 @@ export function evictingCondition(entries: readonly ClusterStatus[], targeted: n
     reason,
     message: evicting.map((c) => `${c.name}: ${c.message ?? 'evicted; its copy is kept'}`).join('; '),
   };
+}
+
+/** At most this many tasks are read back from a binding (one per cluster; a fleet is smaller). */
+const MAX_TASKS = 1_000;
+
+/**
+ * The eviction tasks a binding's spec.gracefulEvictionTasks lists (as this controller writes them), by
+ * cluster; an entry without a cluster, a known purge mode or a readable creationTimestamp is left out.
+ */
+export function bindingTasks(binding: unknown): Map<string, EvictionTask> {
+  const out = new Map<string, EvictionTask>();
+  const spec = isObject(binding) && isObject(binding.spec) ? binding.spec : undefined;
+  const list = spec && Array.isArray(spec.gracefulEvictionTasks) ? spec.gracefulEvictionTasks : [];
+  for (const e of list.slice(0, MAX_TASKS)) {
+    if (!isObject(e)) continue;
+    const cluster = ownString(e, 'fromCluster');
+    const mode = ownString(e, 'purgeMode');
+    const at = ownString(e, 'creationTimestamp');
+    const created = at === undefined ? NaN : Date.parse(at);
+    if (!cluster || (mode !== 'Directly' && mode !== 'Gracefully' && mode !== 'Never') || !Number.isFinite(created))
+      continue;
+    const grace = Object.hasOwn(e, 'gracePeriodSeconds') ? e.gracePeriodSeconds : undefined;
+    out.set(cluster, {
+      fromCluster: cluster,
+      purgeMode: mode,
+      reason: ownString(e, 'reason') ?? 'TaintUntolerated',
+      producer: ownString(e, 'producer') ?? 'TaintManager',
+      creationTimestamp: timestamp(created),
+      created,
+      ...(typeof grace === 'number' && Number.isFinite(grace) && grace > 0 ? { gracePeriodMs: grace * 1000 } : {}),
+    });
+  }
+  return out;
 }

@@ -52,7 +52,7 @@ import {
 } from './binding.js';
 import { aggregateStatus, aggregates, type MemberObservation } from './aggregate.js';
 import { appFailoverOf, preservedLabels } from './app-failover.js';
-import { assessEvictions, clusterPurgeMode, placementHealthy } from './eviction.js';
+import { assessEvictions, bindingTasks, clusterPurgeMode, placementHealthy } from './eviction.js';
 import type { EventRecorder } from './events.js';
 import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.js';
 import type { Member } from './member.js';
@@ -297,6 +297,9 @@ export class TemplateReconciler {
     // suspension and preserveResourcesOnDeletion.
     const policy = this.o.policy(result.policy ?? result.requiredBy![0]!.policy);
     const spec = policy && isObject(policy.spec) ? policy.spec : {};
+    // The first plan of this process for a template evicted somewhere: its tasks are in its binding.
+    if (!this.plans.has(key) && !this.evictions.has(key) && (result.evicted?.length ?? 0) > 0)
+      await this.restoreEvictions(key, identity);
     const p = plan(identity, template, result, spec, ++this.versions);
     p.requiredBy = requiredBy;
     p.appFailover = appFailoverOf(spec);
@@ -361,6 +364,18 @@ export class TemplateReconciler {
     p.evictionTasks = out.tasks;
     p.evicting = [...out.kept.values()];
     return out.due;
+  }
+
+  /** Reads the template's eviction tasks back from its binding on the hub (a restart keeps them, and their timeouts). */
+  private async restoreEvictions(key: string, t: TemplateIdentity): Promise<void> {
+    const res = await this.o.hub.request({ method: 'GET', path: this.bindingPath(t) });
+    if (res.status === 404) return;
+    if (res.status >= 400) throw apiError(res);
+    // Only this template's: a binding left by an earlier template of the same name says nothing of it.
+    const resource = isObject(res.body) && isObject(res.body.spec) ? res.body.spec.resource : undefined;
+    if (!isObject(resource) || resource.uid !== t.uid) return;
+    const tasks = bindingTasks(res.body);
+    if (tasks.size > 0) this.evictions.set(key, tasks);
   }
 
   /**

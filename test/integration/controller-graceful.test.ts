@@ -2,8 +2,9 @@
 // untolerated NoExecute taint keeps its copy there (Karmada: the graceful eviction task waits for a new
 // healthy placement, and with no cluster schedulable only its timeout ends it), and the binding says so:
 // the task in spec.gracefulEvictionTasks, the cluster in status.clusters as Evicting with the time its
-// copy is kept until, and an Evicting condition saying why. At the timeout the copy goes; a taint lifted
-// before it gives the cluster the template back with the same copy. member1 is a Push member (its
+// copy is kept until, and an Evicting condition saying why. A controller restart keeps the task and its
+// timeout (read back from the binding). At the timeout the copy goes; a taint lifted before it gives the
+// cluster the template back with the same copy. member1 is a Push member (its
 // Cluster names a Secret), member2 a Pull member served by `flotilla agent`; real apiservers, separate
 // processes.
 
@@ -19,7 +20,7 @@ import { eventually } from '../eventually.js';
 import { getObject, prepareHub, spawnFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
 
 const WAIT_MS = 45_000;
-const TIMEOUT_S = 20;
+const TIMEOUT_S = 30;
 const NS = 'shop';
 const SECRETS_NS = 'flotilla-system';
 const BINDINGS = `/apis/work.flotilla.io/v1alpha1/namespaces/${NS}/resourcebindings`;
@@ -114,20 +115,7 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
     assert.equal(applied.status, 0, applied.stderr);
     const log = (what: string) => join(e.dir, 'logs', `flotilla-${what}.log`);
     procs.push(
-      spawnFlotilla(
-        [
-          'controller',
-          '--kubeconfig',
-          e.hub.kubeconfigPath,
-          '--namespace',
-          SECRETS_NS,
-          '--probe-interval',
-          '300ms',
-          '--graceful-eviction-timeout',
-          `${TIMEOUT_S}s`,
-        ],
-        log('controller'),
-      ),
+      startController(),
       spawnFlotilla(
         [
           'agent',
@@ -158,14 +146,30 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
   });
 
   after(async () => {
-    await Promise.all(
-      procs.map(async (p) => {
-        if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-        p.child.kill('SIGTERM');
-        await p.exited;
-      }),
-    );
+    await Promise.all(procs.map(stop));
   });
+
+  /** `flotilla controller` for the hub (members from Cluster secretRefs), with the short graceful eviction timeout. */
+  const startController = () =>
+    spawnFlotilla(
+      [
+        'controller',
+        '--kubeconfig',
+        env().hub.kubeconfigPath,
+        '--namespace',
+        SECRETS_NS,
+        '--probe-interval',
+        '300ms',
+        '--graceful-eviction-timeout',
+        `${TIMEOUT_S}s`,
+      ],
+      join(env().dir, 'logs', `flotilla-controller-${procs.length}.log`),
+    );
+  const stop = async (p: FlotillaProcess) => {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+    p.child.kill('SIGTERM');
+    await p.exited;
+  };
 
   /** Taints both clusters and checks each template's copy is kept, with the binding saying why and until when. */
   const evictAndCheckKept = async (): Promise<Map<Name, { uid: string; until: number }>> => {
@@ -202,8 +206,34 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
     return out;
   };
 
-  void it('keeps the copy while no other cluster can take it, and removes it at the graceful eviction timeout', async () => {
+  void it('keeps the copy while no other cluster can take it, across a controller restart, and removes it at the graceful eviction timeout', async () => {
     const kept = await evictAndCheckKept();
+    // A restart keeps the tasks (they are in the bindings) and their timeouts.
+    const before = new Map<Name, unknown>();
+    for (const name of NAMES) before.set(name, tasks(await binding(name))[0]?.creationTimestamp);
+    await stop(procs[0]!);
+    procs[0] = startController();
+    const restarted = procs[0];
+    assert.ok(
+      (
+        await eventually(
+          () => restarted.log(),
+          (l) => l.includes('caches synced'),
+          WAIT_MS,
+          200,
+        )
+      ).includes('caches synced'),
+      restarted.log(),
+    );
+    await new Promise((r) => setTimeout(r, 3_000));
+    for (const name of NAMES) {
+      const b = await binding(name);
+      assert.deepEqual(
+        [tasks(b).map((t) => t.creationTimestamp), entry(b, ONLY[name])?.state, await copy(name)],
+        [[before.get(name)], 'Evicting', kept.get(name)!.uid],
+        `${name} after a restart\n${logs()}`,
+      );
+    }
     for (const name of NAMES) {
       const cluster = ONLY[name];
       assert.equal(

@@ -276,6 +276,21 @@ void describe('flotilla agent: pull mode, with processes', () => {
       JSON.stringify(managers(work)),
     );
     assert.ok(!managers(b).some(([m]) => String(m).startsWith('flotilla-agent.')), JSON.stringify(managers(b)));
+    // kubectl: the Work's STATE and HEALTH on member2, the binding's APPLIED counting both clusters.
+    const listed = await k(['get', 'works', '-n', 'flotilla-es-member2', '--no-headers']);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(
+      listed.stdout.trim(),
+      new RegExp(`^${NS}\\.web-deployment\\s+Deployment\\s+${NS}\\s+web\\s+Applied\\s+(Healthy|Progressing)\\s+\\S+$`),
+      'NAME KIND TEMPLATE-NAMESPACE TEMPLATE STATE HEALTH AGE',
+    );
+    const rb = await k(['get', 'resourcebindings', '-n', NS, 'web-deployment', '--no-headers']);
+    assert.equal(rb.status, 0, rb.stderr);
+    assert.match(
+      rb.stdout.trim(),
+      /^web-deployment\s+Deployment\s+\S+\s+2\/2\s+\d\/2\s+\S+$/,
+      'NAME KIND POLICY APPLIED READY AGE',
+    );
     // member1 is pushed: no Work for it.
     const none = await hub.request({ method: 'GET', path: `${works('member1')}/${NS}.web-deployment` });
     assert.equal(none.status, 404);

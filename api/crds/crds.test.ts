@@ -120,12 +120,15 @@ void describe('customResourceDefinitions', () => {
     assert.deepStrictEqual(
       spec.versions[0]?.additionalPrinterColumns?.map((c) => [c.name, c.priority ?? 0]),
       [
-        ['Provider', 0],
-        ['Region', 0],
-        ['Sync-Mode', 0],
+        ['Version', 0],
+        ['Mode', 0],
         ['Ready', 0],
-        ['API-Endpoint', 1],
         ['Age', 0],
+        ['Zones', 1],
+        ['Region', 1],
+        ['Provider', 1],
+        ['API-Endpoint', 1],
+        ['Proxy-URL', 1],
         ['Message', 1],
       ],
     );

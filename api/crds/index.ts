@@ -388,6 +388,25 @@ function policyCRD(k: PolicyKind): CustomResourceDefinition {
   };
 }
 
+/**
+ * Karmada's columns for a Cluster (its aggregated apiserver's table: VERSION, MODE, READY, AGE; -o wide adds
+ * ZONES, REGION, PROVIDER, API-ENDPOINT, PROXY-URL, and here MESSAGE), in both groups. READY is the Ready condition the
+ * controller writes from the member's /readyz probe; empty until it has written one.
+ */
+export const CLUSTER_COLUMNS: readonly PrinterColumn[] = [
+  { name: 'Version', type: 'string', jsonPath: '.status.kubernetesVersion' },
+  { name: 'Mode', type: 'string', jsonPath: '.spec.syncMode' },
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+  AGE,
+  { name: 'Zones', type: 'string', jsonPath: '.spec.zones', priority: 1 },
+  { name: 'Region', type: 'string', jsonPath: '.spec.region', priority: 1 },
+  { name: 'Provider', type: 'string', jsonPath: '.spec.provider', priority: 1 },
+  { name: 'API-Endpoint', type: 'string', jsonPath: '.spec.apiEndpoint', priority: 1 },
+  { name: 'Proxy-URL', type: 'string', jsonPath: '.spec.proxyURL', priority: 1 },
+  // Flotilla's addition, last: the Ready condition's sentence (why a cluster is not ready).
+  { name: 'Message', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message', priority: 1 },
+];
+
 function clusterCRD(): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -411,20 +430,7 @@ function clusterCRD(): CustomResourceDefinition {
           schema: {
             openAPIV3Schema: topLevel(toOpenAPI(CLUSTER_SPEC, CLUSTER_EXTRAS), { specRequired: false, status: true }),
           },
-          additionalPrinterColumns: [
-            { name: 'Provider', type: 'string', jsonPath: '.spec.provider' },
-            { name: 'Region', type: 'string', jsonPath: '.spec.region' },
-            { name: 'Sync-Mode', type: 'string', jsonPath: '.spec.syncMode' },
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'API-Endpoint', type: 'string', jsonPath: '.spec.apiEndpoint', priority: 1 },
-            AGE,
-            {
-              name: 'Message',
-              type: 'string',
-              jsonPath: '.status.conditions[?(@.type=="Ready")].message',
-              priority: 1,
-            },
-          ],
+          additionalPrinterColumns: [...CLUSTER_COLUMNS],
           subresources: { status: {} },
         },
       ],

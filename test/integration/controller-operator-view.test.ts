@@ -128,7 +128,7 @@ void describe('flotilla controller: what the operator reads (kubectl columns, a 
     );
     const shown = await kubectl(env().hub.kubeconfigPath, ['get', 'clusters', 'member2', '-o', 'wide', '--no-headers']);
     assert.equal(shown.status, 0, shown.stderr);
-    // NAME PROVIDER REGION SYNC-MODE READY API-ENDPOINT AGE MESSAGE: READY False, the sentence last.
+    // NAME VERSION MODE READY AGE ZONES REGION PROVIDER API-ENDPOINT PROXY-URL MESSAGE: READY False, the sentence last.
     const row = shown.stdout.trim();
     assert.ok(/^member2\s.*\sFalse\s/.test(row) && row.endsWith(` ${said}`), row);
     const lines = out

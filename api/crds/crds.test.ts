@@ -10,6 +10,7 @@ import {
   CONVERTIBLE_CRD_NAMES,
   customResourceDefinitions,
   INJECT_CA_FROM_ANNOTATION,
+  karmadaCustomResourceDefinitions,
   unusedExtras,
   type CustomResourceDefinition,
   type JSONSchemaProps,
@@ -310,5 +311,26 @@ void describe('customResourceDefinitions', () => {
         );
       }
     }
+  });
+
+  void it("gives Karmada's short names and category to Karmada's groups only; Flotilla's policies answer to fpp, fcpp, fop, fcop", () => {
+    const names = (crds: CustomResourceDefinition[]) =>
+      Object.fromEntries(crds.map((c) => [c.metadata.name, [c.spec.names.shortNames ?? [], c.spec.names.categories]]));
+    assert.deepStrictEqual(names(karmadaCustomResourceDefinitions()), {
+      'propagationpolicies.policy.karmada.io': [['pp'], ['karmada-io']],
+      'clusterpropagationpolicies.policy.karmada.io': [['cpp'], ['karmada-io']],
+      'overridepolicies.policy.karmada.io': [['op'], ['karmada-io']],
+      'clusteroverridepolicies.policy.karmada.io': [['cop'], ['karmada-io']],
+      'clusters.cluster.karmada.io': [[], ['karmada-io']],
+    });
+    assert.deepStrictEqual(names(customResourceDefinitions()), {
+      'propagationpolicies.policy.flotilla.io': [['fpp'], ['flotilla']],
+      'clusterpropagationpolicies.policy.flotilla.io': [['fcpp'], ['flotilla']],
+      'overridepolicies.policy.flotilla.io': [['fop'], ['flotilla']],
+      'clusteroverridepolicies.policy.flotilla.io': [['fcop'], ['flotilla']],
+      'clusters.cluster.flotilla.io': [[], ['flotilla']],
+      'resourcebindings.work.flotilla.io': [['rb'], ['flotilla']],
+      'works.work.flotilla.io': [[], ['flotilla']],
+    });
   });
 });

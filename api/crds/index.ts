@@ -300,7 +300,10 @@ const LABELS = { 'app.kubernetes.io/part-of': 'flotilla' };
 export interface PolicyKind {
   kind: string;
   plural: string;
+  /** Flotilla's short name (`kubectl get fpp`): the plain one is Karmada's, below. */
   shortName: string;
+  /** Karmada's short name, carried by the policy.karmada.io CRD only. */
+  karmadaShortName: string;
   scope: 'Namespaced' | 'Cluster';
   family: 'propagation' | 'override';
 }
@@ -309,22 +312,32 @@ export const POLICY_KINDS: readonly PolicyKind[] = [
   {
     kind: 'PropagationPolicy',
     plural: 'propagationpolicies',
-    shortName: 'pp',
+    shortName: 'fpp',
+    karmadaShortName: 'pp',
     scope: 'Namespaced',
     family: 'propagation',
   },
   {
     kind: 'ClusterPropagationPolicy',
     plural: 'clusterpropagationpolicies',
-    shortName: 'cpp',
+    shortName: 'fcpp',
+    karmadaShortName: 'cpp',
     scope: 'Cluster',
     family: 'propagation',
   },
-  { kind: 'OverridePolicy', plural: 'overridepolicies', shortName: 'op', scope: 'Namespaced', family: 'override' },
+  {
+    kind: 'OverridePolicy',
+    plural: 'overridepolicies',
+    shortName: 'fop',
+    karmadaShortName: 'op',
+    scope: 'Namespaced',
+    family: 'override',
+  },
   {
     kind: 'ClusterOverridePolicy',
     plural: 'clusteroverridepolicies',
-    shortName: 'cop',
+    shortName: 'fcop',
+    karmadaShortName: 'cop',
     scope: 'Cluster',
     family: 'override',
   },
@@ -703,27 +716,31 @@ function clusterEntry(): Record<string, JSONSchemaProps> {
 
 export const KARMADA_POLICY_GROUP = 'policy.karmada.io';
 export const KARMADA_CLUSTER_GROUP = 'cluster.karmada.io';
+/** Karmada's CRD category (`kubectl get karmada-io`). */
+export const KARMADA_CATEGORY = 'karmada-io';
 
 /**
  * Karmada's API groups for a hub that does not run Karmada (the chart's `karmadaAPI.enabled`): the four
  * policy kinds in policy.karmada.io v1alpha1 (the v1alpha1 schema; validated and defaulted by Flotilla's
  * webhook, no conversion) and Cluster in cluster.karmada.io v1alpha1. Same schemas, status and printer
- * columns as Flotilla's own; the short names are left to Flotilla's group so `kubectl get pp` stays
- * unambiguous, and the category is `karmada`.
+ * columns as Flotilla's own. They carry Karmada's short names (pp, cpp, op, cop) and category
+ * (karmada-io), so a Karmada user's `kubectl get pp` or `kubectl delete pp X` reaches Karmada's group;
+ * Flotilla's policy CRDs answer to fpp, fcpp, fop and fcop (kubectl takes a short name shared by two groups
+ * from the group it lists first, which for CRD groups is the alphabetical first: Flotilla's).
  */
 export function karmadaCustomResourceDefinitions(): CustomResourceDefinition[] {
   const policies = POLICY_KINDS.map((k) => {
     const crd = policyCRD(k);
     const v1alpha1 = crd.spec.versions.find((v) => v.name === 'v1alpha1');
     if (!v1alpha1) throw new Error('policy CRD without v1alpha1');
-    const { shortNames: _shortNames, ...names } = crd.spec.names;
+    const names = { ...crd.spec.names, shortNames: [k.karmadaShortName] };
     return {
       apiVersion: crd.apiVersion,
       kind: crd.kind,
       metadata: { name: `${k.plural}.${KARMADA_POLICY_GROUP}`, labels: LABELS },
       spec: {
         group: KARMADA_POLICY_GROUP,
-        names: { ...names, categories: ['karmada'] },
+        names: { ...names, categories: [KARMADA_CATEGORY] },
         scope: crd.spec.scope,
         versions: [{ ...v1alpha1, storage: true }],
       },
@@ -738,7 +755,7 @@ export function karmadaCustomResourceDefinitions(): CustomResourceDefinition[] {
       spec: {
         ...cluster.spec,
         group: KARMADA_CLUSTER_GROUP,
-        names: { ...cluster.spec.names, categories: ['karmada'] },
+        names: { ...cluster.spec.names, categories: [KARMADA_CATEGORY] },
       },
     },
   ];

@@ -1,5 +1,5 @@
 // Events on templates (core/v1, so `kubectl describe` and `kubectl get events` show them): Applied,
-// ApplyFailed, Conflict, OverrideFailed, Pruned. One event per reason and reconcile, naming the clusters,
+// ApplyFailed, Conflict, OverrideFailed, Pruned, Evicting (an evicted copy kept). One event per reason and reconcile, naming the clusters,
 // rather than one per cluster. On Clusters: ClusterNotReady and ClusterReady when the Ready condition's
 // status changes, with the condition's message.
 //
@@ -23,6 +23,7 @@ export type EventReason =
   | 'Pruned'
   | 'Suspended'
   | 'Preserved'
+  | 'Evicting'
   | 'ClusterReady'
   | 'ClusterNotReady';
 

@@ -57,11 +57,12 @@ describe('assessEvictions: the graceful eviction rule', () => {
       message: `${WHY}; the copy is kept until 2026-01-01T10:10:00Z (purgeMode Gracefully): no other cluster can take the template`,
     });
     assert.equal(first.due, T0 + TIMEOUT);
+    assert.deepEqual(first.created, ['m1']);
     // Still nowhere to go a second before the timeout: kept (an empty placement is never "healthy").
     const later = assessEvictions(
       input({ tasks: tasksOf(first.tasks), now: T0 + TIMEOUT - 1_000, healthy: placementHealthy([], () => undefined) }),
     );
-    assert.deepEqual([later.tasks.length, [...later.kept.keys()]], [1, ['m1']]);
+    assert.deepEqual([later.tasks.length, [...later.kept.keys()], later.created], [1, ['m1'], []]);
     // At the timeout the task ends and the copy goes.
     const ended = assessEvictions(input({ tasks: tasksOf(first.tasks), now: T0 + TIMEOUT }));
     assert.deepEqual([ended.tasks, ended.kept.size, ended.due], [[], 0, undefined]);

@@ -91,12 +91,15 @@ export interface EvictionOutcome {
   kept: Map<string, ClusterStatus>;
   /** When the next task ends by time. */
   due?: number;
+  /** The clusters whose tasks this plan made. */
+  created: string[];
 }
 
 /** The template's eviction tasks after a new plan, and the copies they keep (see the file comment). */
 export function assessEvictions(i: EvictionInput): EvictionOutcome {
   const targeted = new Set(i.targets);
   const tasks = new Map([...i.tasks].filter(([c]) => !targeted.has(c)));
+  const out: EvictionOutcome = { tasks: [], kept: new Map(), created: [] };
   for (const c of i.evicted) {
     if (targeted.has(c) || tasks.has(c) || !i.wasTargeted(c)) continue;
     const app = i.application?.clusters.has(c) ? i.application.failover : undefined;
@@ -109,8 +112,8 @@ export function assessEvictions(i: EvictionInput): EvictionOutcome {
       created: i.now,
       ...(app ? { gracePeriodMs: app.gracePeriodMs } : {}),
     });
+    out.created.push(c);
   }
-  const out: EvictionOutcome = { tasks: [], kept: new Map() };
   for (const [c, t] of tasks) {
     const expires = taskExpires(t, i.timeoutMs);
     if (expires !== undefined && (i.now >= expires || i.healthy)) continue;

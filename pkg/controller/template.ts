@@ -359,6 +359,13 @@ export class TemplateReconciler {
       timeoutMs: this.o.gracefulEvictionTimeoutMs,
     });
     for (const [c, entry] of out.kept) p.steps.set(c, { action: 'keep', message: entry.message ?? 'evicted' });
+    const kept = out.created.flatMap((c) =>
+      out.kept.has(c) ? [`${c}: ${out.kept.get(c)!.message ?? 'evicted'}`] : [],
+    );
+    if (kept.length > 0) {
+      this.o.events.record(p.identity, 'Normal', 'Evicting', kept.join('; '));
+      this.o.logger.info('evicted; the copy is kept', { template: describeKey(key), clusters: kept });
+    }
     if (out.tasks.length > 0) this.evictions.set(key, new Map(out.tasks.map((t) => [t.fromCluster, t])));
     else this.evictions.delete(key);
     p.evictionTasks = out.tasks;

@@ -198,6 +198,23 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
       assert.equal(c.status, 'True');
       assert.equal(c.reason, 'NoOtherCluster');
       assert.ok(String(c.message).startsWith(`${cluster}: ${String(e.message)}`), String(c.message));
+      // The same sentence in an Event on the template.
+      const said = `${cluster}: ${String(e.message)}`;
+      const events = await until(
+        async () =>
+          (
+            await hub.request<{ items: Obj[] }>({
+              method: 'GET',
+              path: `/api/v1/namespaces/${NS}/events`,
+              query: { fieldSelector: `involvedObject.name=${name},reason=Evicting` },
+            })
+          ).body?.items ?? [],
+        (l) => l.some((ev) => ev.message === said),
+      );
+      assert.ok(
+        events.some((ev) => ev.message === said && ev.type === 'Normal'),
+        JSON.stringify(events.map((ev) => ev.message)),
+      );
       out.set(name, { uid: uids.get(name)!, until: keptUntil });
     }
     // The copies stay (checked again a little later: a removal is not instant).

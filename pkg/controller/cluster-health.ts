@@ -68,12 +68,14 @@ export class ClusterHealth {
 
   /** Cluster `name`'s readiness may have changed: its taints, and every cluster's if the mode changed. */
   evaluate(name: string): void {
+    if (!this.o.listed()) return;
     if (this.updateMode()) this.evaluateAll();
     else this.evaluateOne(name);
   }
 
   /** The hub view changed, or the mode: every cluster. */
   evaluateAll(): void {
+    if (!this.o.listed()) return;
     const stale = this.o.hubStale();
     if (this.stale && !stale) this.clocksFrom = this.now();
     this.stale = stale;

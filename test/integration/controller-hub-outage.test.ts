@@ -260,8 +260,9 @@ void describe('flotilla controller --failover: no eviction from a hub outage, no
       (c) => c?.status === 'True' && c.reason === 'AgentLeaseRenewed',
     );
     assert.equal(back?.status, 'True', controller.log().slice(-3000));
-    // Settle: past the controller's window on the Leases after the hub came back (twice 4 s) and the eviction timeout.
-    await sleep(15_000);
+    // Settle: past a watch's longest retry backoff (30 s), the controller's window on the Leases after the
+    // hub came back (twice 4 s) and the eviction timeout, so what was decided during the outage has landed.
+    await sleep(45_000);
     sampling = false;
     await sampler;
     const evictions = [...seen].filter((t) => t.endsWith(':NoExecute'));

@@ -293,12 +293,12 @@ void describe('flotilla controller: restarts and a partition from every member c
       for (const key of changed(last, now)) changes.push(`restart ${i + 1}: ${key}`);
       last = now;
       // Still evicted from member3: its NoExecute taint stays on the hub while it is down.
-      assert.ok(
-        (await taints('member3')).includes('cluster.karmada.io/unreachable:NoExecute'),
-        `restart ${i + 1}: member3 lost its NoExecute taint`,
-      );
+      if (!(await taints('member3')).includes('cluster.karmada.io/unreachable:NoExecute'))
+        changes.push(`restart ${i + 1}: member3 lost its NoExecute taint`);
     }
-    process.stderr.write(`member objects changed over ${RESTARTS} restarts: ${changes.length}\n`);
+    process.stderr.write(
+      `member objects changed over ${RESTARTS} restarts: ${changes.filter((c) => !c.endsWith('taint')).length}\n`,
+    );
     assert.deepEqual(changes, [], controller.log().slice(-4000));
   });
 

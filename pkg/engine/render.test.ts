@@ -94,6 +94,46 @@ describe('render: matching', () => {
     );
   });
 
+  it('names a policy.karmada.io claim on each copy as Karmada does; a policy.flotilla.io claim adds nothing', () => {
+    const karmada = (p: Obj, id: string): Obj => ({
+      ...p,
+      apiVersion: 'policy.karmada.io/v1alpha1',
+      metadata: { ...(p.metadata as Obj), labels: { [`${String(p.kind).toLowerCase()}.karmada.io/permanent-id`]: id } },
+    });
+    const meta = (objects: Obj[]) =>
+      render({ objects: [deployment(), ...objects, ...members] }).placements.map((p) => ({
+        cluster: p.cluster,
+        labels: (p.object.metadata as Obj).labels,
+        annotations: (p.object.metadata as Obj).annotations,
+      }));
+    const pp = meta([karmada(ppAll, 'id-pp')]);
+    assert.ok(pp.length > 0);
+    for (const p of pp) {
+      assert.equal((p.labels as Obj)['propagationpolicy.karmada.io/permanent-id'], 'id-pp', p.cluster);
+      assert.deepEqual(p.annotations, {
+        'propagationpolicy.karmada.io/namespace': 'default',
+        'propagationpolicy.karmada.io/name': 'pp',
+      });
+    }
+    const cpp = meta([karmada(clusterPropagationPolicy('cpp', [selectDeployment()]), 'id-cpp')]);
+    assert.ok(cpp.length > 0);
+    for (const p of cpp) {
+      assert.equal((p.labels as Obj)['clusterpropagationpolicy.karmada.io/permanent-id'], 'id-cpp', p.cluster);
+      assert.deepEqual(p.annotations, { 'clusterpropagationpolicy.karmada.io/name': 'cpp' });
+    }
+    for (const p of meta([ppAll])) {
+      const keys = [
+        ...Object.keys((p.labels as Obj | undefined) ?? {}),
+        ...Object.keys((p.annotations as Obj | undefined) ?? {}),
+      ];
+      assert.deepEqual(
+        keys.filter((k) => k.includes('propagationpolicy.karmada.io/')),
+        [],
+        p.cluster,
+      );
+    }
+  });
+
   it('reports a claimed template that no cluster can take', () => {
     const pp = propagationPolicy('pp', 'default', [selectDeployment()], {
       clusterAffinity: { clusterNames: ['nowhere'] },

@@ -31,6 +31,7 @@ import { templateKey } from './state-index.js';
 import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 import { PatchError } from './patch.js';
 import { pruneGeneratedFields } from './prune.js';
+import { karmadaClaimMetadata, stampClaimMetadata, type ClaimMetadata } from './claim-copy.js';
 
 export interface RenderInput {
   objects: unknown[];
@@ -241,6 +242,7 @@ function renderOne(
   explain: boolean,
   mutators: readonly Mutator[],
   namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+  claim: ClaimMetadata | undefined,
 ): DetailedPlacement {
   let doc: unknown = cloneJson(t.object);
   const changes: Change[] = [];
@@ -279,9 +281,11 @@ function renderOne(
     if (!last || last.kind !== a.policy.kind || last.name !== a.policy.name || last.namespace !== a.policy.namespace)
       overrides.push(a.policy);
   }
+  const object = pruneServerFields(doc);
+  stampClaimMetadata(object, claim);
   return {
     cluster: cluster.name,
-    object: pruneServerFields(doc),
+    object,
     policy,
     overrides,
     template: t.ref,
@@ -423,6 +427,7 @@ function renderPair(
   rules: readonly OverrideRule[],
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+  claim?: ClaimMetadata,
 ): DetailedPlacement | undefined {
   try {
     const p = renderOne(
@@ -434,6 +439,7 @@ function renderPair(
       ctx.explain,
       ctx.mutators ?? [],
       ctx.namespaceLabels ?? NO_LABELS,
+      claim,
     );
     out.placements.push(p);
     return p;
@@ -481,15 +487,17 @@ export function renderClaimed(
 /** renderClaimed after scheduling: overrides per target cluster. */
 export function renderScheduled(
   t: Template,
-  policy: Pick<PolicyEntry, 'ref'>,
+  policy: Pick<PolicyEntry, 'ref'> & Partial<PolicyEntry>,
   schedule: Schedule,
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
 ): void {
   const rules = ctx.rulesFor(t);
+  // A policy.karmada.io claim is named on each copy as Karmada names it (claim-copy.ts).
+  const claim = policy.object && policy.kind ? karmadaClaimMetadata(policy as PolicyEntry) : undefined;
   for (const cluster of schedule.targets) {
     if (ctx.only && !ctx.only.has(cluster.name)) continue;
-    renderPair(t, policy.ref, cluster, schedule.division?.get(cluster.name), rules, ctx, out);
+    renderPair(t, policy.ref, cluster, schedule.division?.get(cluster.name), rules, ctx, out, claim);
   }
 }
 

@@ -353,9 +353,14 @@ export class EngineState {
       rulesFor: (x: Template) => new OverrideCatalog(this.overrideBuckets.candidates(x)).rulesFor(x),
       explain: options.explain === true,
     };
+    const claimedEntry = this.claimOf(t)?.policy;
     renderScheduled(
       t,
-      { ref: policy },
+      claimedEntry &&
+        claimedEntry.ref === claimed &&
+        (placed.policy === undefined || samePolicy(placed.policy, claimed))
+        ? claimedEntry
+        : { ref: policy },
       { targets, division: division.size > 0 ? division : undefined, evicted: [], skipped: [] },
       ctx,
       result,
@@ -553,4 +558,8 @@ export class EngineState {
       }
     }
   }
+}
+
+function samePolicy(a: PolicyRef, b: PolicyRef): boolean {
+  return a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '');
 }

@@ -43,7 +43,12 @@ const policies = (group: 'policy.karmada.io' | 'policy.flotilla.io', target: str
     {
       apiVersion,
       kind: 'PropagationPolicy',
-      metadata: { name: target, namespace: 'shop' },
+      metadata: {
+        name: target,
+        namespace: 'shop',
+        // Karmada's webhook sets it; none runs here.
+        ...(group === 'policy.karmada.io' ? { labels: { 'propagationpolicy.karmada.io/permanent-id': 'pid-1' } } : {}),
+      },
       spec: {
         resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: target }],
         placement: {
@@ -81,11 +86,12 @@ const policies = (group: 'policy.karmada.io' | 'policy.flotilla.io', target: str
   ];
 };
 
-/** What rendering decides on a member copy: spec and labels, with the template's own name taken out. */
+/** What rendering decides on a member copy: spec and labels, without the template's name and the claim's labels. */
 function rendered(o: Obj | undefined, name: string): unknown {
   if (!o) return undefined;
   const labels = { ...((o.metadata as Obj).labels as Record<string, string>) };
-  for (const k of Object.keys(labels)) if (k.startsWith('flotilla.io/')) delete labels[k];
+  for (const k of Object.keys(labels))
+    if (k.startsWith('flotilla.io/') || k.startsWith('propagationpolicy.karmada.io/')) delete labels[k];
   return JSON.parse(JSON.stringify({ labels, spec: o.spec }).replaceAll(name, 'NAME')) as unknown;
 }
 
@@ -180,6 +186,22 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
     assert.equal(((k1?.metadata as Obj).labels as Obj).region, 'eu');
     assert.match(JSON.stringify(k1?.spec), /mirror\.eu\.example\.com\/library\/nginx:1\.27/);
     assert.match(JSON.stringify(k2?.spec), /"docker\.io\/library\/nginx:1\.27"/);
+    // The Karmada claim is named on its copies as Karmada names it; the Flotilla claim's copies carry none of it.
+    for (const c of [k1, k2]) {
+      const meta = c?.metadata as Obj;
+      assert.equal((meta.labels as Obj)['propagationpolicy.karmada.io/permanent-id'], 'pid-1');
+      assert.equal((meta.annotations as Obj)['propagationpolicy.karmada.io/name'], 'karmada-web');
+      assert.equal((meta.annotations as Obj)['propagationpolicy.karmada.io/namespace'], 'shop');
+      assert.equal((meta.labels as Obj)['flotilla.io/template-name'], 'karmada-web');
+    }
+    for (const c of [f1, f2]) {
+      const meta = c?.metadata as Obj;
+      const keys = [...Object.keys(meta.labels as Obj), ...Object.keys((meta.annotations as Obj | undefined) ?? {})];
+      assert.deepEqual(
+        keys.filter((key) => key.includes('karmada.io/')),
+        [],
+      );
+    }
   });
 
   void it('writes the Karmada policy status and the Karmada Clusters Ready condition in their own group', async () => {

@@ -22,6 +22,8 @@ export class HubLiveness {
       timeoutMs: number;
       /** The view went stale (true) or came back (false). */
       onChange(stale: boolean): void;
+      /** Why the view is still behind although the hub answers (a watch still retrying), or undefined. */
+      behind?(): string | undefined;
       logger: Logger;
     },
   ) {}
@@ -59,8 +61,13 @@ export class HubLiveness {
       if (signal.aborted) return;
       if (res.status >= 400) this.set(true, `GET /readyz: HTTP ${res.status}`);
       else {
-        this.okAt = Date.now();
-        this.set(false, '');
+        // The hub answers; the view is current once the watches that judge health have caught up too.
+        const behind = this.o.behind?.();
+        if (behind) this.set(true, behind);
+        else {
+          this.okAt = Date.now();
+          this.set(false, '');
+        }
       }
     } catch (err: unknown) {
       if (signal.aborted) return;

@@ -269,6 +269,10 @@ export class Controller {
           client: new KubeClient(options.hub, { concurrency: 1, userAgent }),
           intervalMs: options.hubCheckIntervalMs ?? 2_000,
           timeoutMs: options.probeTimeoutMs ?? CONTROLLER_DEFAULTS.probeTimeoutMs,
+          behind: () => {
+            const e = this.leaseInformer?.error;
+            return e === undefined ? undefined : `the Lease watch has not caught up: ${e}`;
+          },
           onChange: (stale) => {
             if (stale) this.agentLeases.pause();
             else this.agentLeases.resume(this.registry.pullNames());

@@ -4,6 +4,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART = `${REPO}deploy/helm/flotilla`;
@@ -48,4 +49,32 @@ export function helm(args: readonly string[], env: NodeJS.ProcessEnv = {}): Prom
     child.once('error', reject);
     child.once('close', (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+/**
+ * The chart's `/override` webhook entry (`webhook.override.enabled`, cluster `clusterName`) as `helm
+ * template` renders it, pointed at `url` with `caBundle`: what a test registers with its apiserver.
+ */
+export function chartOverrideHook(clusterName: string, url: string, caBundle: string): Record<string, unknown> {
+  const rendered = helmSync([
+    'template',
+    'flotilla',
+    CHART,
+    '--namespace',
+    'flotilla-system',
+    '--set',
+    'webhook.override.enabled=true',
+    '--set',
+    `webhook.override.clusterName=${clusterName}`,
+    '--show-only',
+    'templates/webhook/webhookconfigurations.yaml',
+  ]);
+  if (rendered.status !== 0) throw new Error(`helm template failed: ${rendered.stderr}`);
+  type Obj = Record<string, unknown>;
+  const config = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as Obj)
+    .find((o) => o.kind === 'MutatingWebhookConfiguration');
+  const hook = (config?.webhooks as Obj[] | undefined)?.find((w) => w.name === 'override.flotilla.io');
+  if (!hook) throw new Error('the chart rendered no override.flotilla.io webhook');
+  return { ...hook, clientConfig: { url, caBundle } };
 }

@@ -15,7 +15,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { createCA, createServingCert } from '../../pkg/certs/index.js';
@@ -24,7 +23,7 @@ import { kubectl } from '../envtest/kubectl.js';
 import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { CHART, helmSync } from '../helm-binary.js';
+import { chartOverrideHook } from '../helm-binary.js';
 
 type Obj = Record<string, unknown>;
 const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
@@ -195,26 +194,8 @@ void describe('/override with another mutating webhook after it (reinvocation) a
     await new Promise<void>((resolve) => other?.server.listen(otherPort, '127.0.0.1', resolve));
 
     // Flotilla's webhook as the chart renders it; the injector's configuration sorts after it.
-    const rendered = helmSync([
-      'template',
-      'flotilla',
-      CHART,
-      '--namespace',
-      'flotilla-system',
-      '--set',
-      'webhook.override.enabled=true',
-      '--set',
-      'webhook.override.clusterName=eu-1',
-      '--show-only',
-      'templates/webhook/webhookconfigurations.yaml',
-    ]);
-    assert.equal(rendered.status, 0, rendered.stderr);
-    const config = parseAllDocuments(rendered.stdout)
-      .map((d) => d.toJS() as Obj)
-      .find((o) => o.kind === 'MutatingWebhookConfiguration') as Obj;
-    const hook = (config.webhooks as Obj[]).find((w) => w.name === 'override.flotilla.io') as Obj;
+    const hook = chartOverrideHook('eu-1', `https://127.0.0.1:${port}/override`, caBundle);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
-    hook.clientConfig = { url: `https://127.0.0.1:${port}/override`, caBundle };
     const registered = await k(['apply', '-f', '-'], {
       apiVersion: 'v1',
       kind: 'List',

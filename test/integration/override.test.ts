@@ -23,7 +23,7 @@ import { kubectl } from '../envtest/kubectl.js';
 import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { CHART, helmSync } from '../helm-binary.js';
+import { chartOverrideHook } from '../helm-binary.js';
 
 type Obj = Record<string, unknown>;
 const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
@@ -196,25 +196,7 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
     assert.equal(ready, 200, `the webhook never became ready:\n${webhook?.log()}`);
 
     // The chart's override webhook (webhook.override.enabled), pointed at this process by URL.
-    const rendered = helmSync([
-      'template',
-      'flotilla',
-      CHART,
-      '--namespace',
-      'flotilla-system',
-      '--set',
-      'webhook.override.enabled=true',
-      '--set',
-      'webhook.override.clusterName=eu-1',
-      '--show-only',
-      'templates/webhook/webhookconfigurations.yaml',
-    ]);
-    assert.equal(rendered.status, 0, rendered.stderr);
-    const config = parseAllDocuments(rendered.stdout)
-      .map((d) => d.toJS() as Obj)
-      .find((o) => o.kind === 'MutatingWebhookConfiguration') as Obj;
-    const hook = (config.webhooks as Obj[]).find((w) => w.name === 'override.flotilla.io') as Obj;
-    hook.clientConfig = { url: `https://127.0.0.1:${port}/override`, caBundle: Buffer.from(caPem).toString('base64') };
+    const hook = chartOverrideHook('eu-1', `https://127.0.0.1:${port}/override`, Buffer.from(caPem).toString('base64'));
     const registered = await k(['apply', '-f', '-'], {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',

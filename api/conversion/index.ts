@@ -9,6 +9,7 @@
 //
 // Only `apiVersion`, `spec` and `metadata.annotations[CONVERSION_ANNOTATION]` ever change.
 
+import { isObject, type JsonObject } from '../internal/objects.js';
 import { quote } from '../internal/quote.js';
 import { CONVERSION_ANNOTATION } from '../policy/v1beta1/types.js';
 
@@ -33,8 +34,6 @@ export class ConversionError extends Error {
   }
 }
 
-type JSONObject = Record<string, unknown>;
-
 /**
  * What a v1alpha1 object says that v1beta1 has no field for, stored as JSON in CONVERSION_ANNOTATION.
  * Each member is absent when there is nothing to remember.
@@ -56,8 +55,7 @@ interface V1alpha1Fields {
   noMetadata?: true;
 }
 
-const isObject = (v: unknown): v is JSONObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const has = (o: JSONObject, key: string): boolean =>
+const has = (o: JsonObject, key: string): boolean =>
   Object.prototype.hasOwnProperty.call(o, key) && o[key] !== undefined;
 
 function versionOf(apiVersion: unknown): 'v1alpha1' | 'v1beta1' | undefined {
@@ -102,7 +100,7 @@ export function convertObject(object: Record<string, unknown>, desiredAPIVersion
 
 // ---- v1alpha1 → v1beta1 ---------------------------------------------------------------------------------
 
-function toV1beta1(obj: JSONObject, kind: string): void {
+function toV1beta1(obj: JsonObject, kind: string): void {
   const fields: V1alpha1Fields = {};
   const spec = obj.spec;
   if (isObject(spec)) {
@@ -112,14 +110,14 @@ function toV1beta1(obj: JSONObject, kind: string): void {
   writeFields(obj, fields);
 }
 
-function foldPropagationSpec(spec: JSONObject, fields: V1alpha1Fields): void {
+function foldPropagationSpec(spec: JsonObject, fields: V1alpha1Fields): void {
   if (has(spec, 'association')) {
     fields.association = spec.association;
     delete spec.association;
   }
 }
 
-function foldOverrideSpec(spec: JSONObject, fields: V1alpha1Fields): void {
+function foldOverrideSpec(spec: JsonObject, fields: V1alpha1Fields): void {
   const hasTarget = has(spec, 'targetCluster');
   const hasOverriders = has(spec, 'overriders');
   if (!hasTarget && !hasOverriders) return;
@@ -136,7 +134,7 @@ function foldOverrideSpec(spec: JSONObject, fields: V1alpha1Fields): void {
     fields.ignored = ignored;
   } else {
     // Karmada's own reading of the deprecated form: one rule made of the two fields.
-    const rule: JSONObject = {};
+    const rule: JsonObject = {};
     if (hasTarget) rule.targetCluster = spec.targetCluster;
     rule.overriders = hasOverriders ? spec.overriders : {};
     const folded: NonNullable<V1alpha1Fields['folded']> = {};
@@ -149,7 +147,7 @@ function foldOverrideSpec(spec: JSONObject, fields: V1alpha1Fields): void {
   delete spec.overriders;
 }
 
-function writeFields(obj: JSONObject, fields: V1alpha1Fields): void {
+function writeFields(obj: JsonObject, fields: V1alpha1Fields): void {
   const metadata = isObject(obj.metadata) ? obj.metadata : undefined;
   const annotations = metadata?.annotations;
   const hasFields = 'association' in fields || fields.folded !== undefined || fields.ignored !== undefined;
@@ -161,7 +159,7 @@ function writeFields(obj: JSONObject, fields: V1alpha1Fields): void {
     return;
   }
   if (metadata === undefined) fields.noMetadata = true;
-  const target = metadata ?? (obj.metadata = {} as JSONObject);
+  const target = metadata ?? (obj.metadata = {} as JsonObject);
   if (isObject(annotations)) {
     if (Object.keys(annotations).length === 0) fields.annotations = {};
   } else if (annotations === null) {
@@ -169,20 +167,20 @@ function writeFields(obj: JSONObject, fields: V1alpha1Fields): void {
   } else if (annotations !== undefined) {
     throw new ConversionError('metadata.annotations must be an object');
   }
-  const record: JSONObject = isObject(annotations) ? annotations : {};
+  const record: JsonObject = isObject(annotations) ? annotations : {};
   record[CONVERSION_ANNOTATION] = JSON.stringify(fields);
   target.annotations = record;
 }
 
 // ---- v1beta1 → v1alpha1 ---------------------------------------------------------------------------------
 
-function toV1alpha1(obj: JSONObject, kind: string): void {
+function toV1alpha1(obj: JsonObject, kind: string): void {
   const fields = takeFields(obj);
   const spec = obj.spec;
   if (!isObject(spec)) return;
   if (PROPAGATION_KINDS.has(kind)) {
     if (has(spec, 'association')) throw new ConversionError('spec.association is not a v1beta1 field');
-    if (fields && has(fields as JSONObject, 'association')) spec.association = fields.association;
+    if (fields && has(fields as JsonObject, 'association')) spec.association = fields.association;
     return;
   }
   for (const key of ['targetCluster', 'overriders']) {
@@ -211,7 +209,7 @@ function toV1alpha1(obj: JSONObject, kind: string): void {
 }
 
 /** Removes CONVERSION_ANNOTATION and returns what it held; undefined when absent or unreadable. */
-function takeFields(obj: JSONObject): V1alpha1Fields | undefined {
+function takeFields(obj: JsonObject): V1alpha1Fields | undefined {
   const metadata = obj.metadata;
   if (!isObject(metadata)) return undefined;
   const annotations = metadata.annotations;

@@ -8,6 +8,8 @@
 // renders the desired state from the policies that exist, so a deleted policy's effects are undone by the
 // next sync whether or not the controller saw the deletion, and nothing has to block the delete.
 
+import { isObject, type JsonObject } from '../internal/objects.js';
+
 export const PERMANENT_ID_LABEL = 'policy.flotilla.io/permanent-id';
 
 /** Grace period Karmada gives a Gracefully purged application when none is set. */
@@ -24,8 +26,6 @@ export interface DefaultingOptions {
   oldObject?: unknown;
 }
 
-type JSONObject = Record<string, unknown>;
-const isObject = (v: unknown): v is JSONObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === '' || v === 0;
 
 /**
@@ -55,14 +55,14 @@ export function defaultObject<T>(object: T, opts: DefaultingOptions): T {
   return out;
 }
 
-function defaultSelectorNamespaces(spec: JSONObject, namespace: string): void {
+function defaultSelectorNamespaces(spec: JsonObject, namespace: string): void {
   if (!Array.isArray(spec.resourceSelectors)) return;
   for (const selector of spec.resourceSelectors) {
     if (isObject(selector) && isEmpty(selector.namespace)) selector.namespace = namespace;
   }
 }
 
-function defaultPropagationSpec(spec: JSONObject): void {
+function defaultPropagationSpec(spec: JsonObject): void {
   const placement = spec.placement;
   if (isObject(placement)) {
     if (Array.isArray(placement.spreadConstraints)) {
@@ -96,7 +96,7 @@ function isServiceImport(selector: unknown): boolean {
   );
 }
 
-function assignPermanentId(obj: JSONObject, opts: DefaultingOptions): void {
+function assignPermanentId(obj: JsonObject, opts: DefaultingOptions): void {
   let id: string | undefined;
   if (opts.operation === 'CREATE') {
     // Always a fresh id on create, whatever the client sent: ids must not be chosen by users.
@@ -109,12 +109,12 @@ function assignPermanentId(obj: JSONObject, opts: DefaultingOptions): void {
   }
   if (id === undefined) return;
   if (!isObject(obj.metadata)) obj.metadata = {};
-  const metadata = obj.metadata as JSONObject;
+  const metadata = obj.metadata as JsonObject;
   if (!isObject(metadata.labels)) metadata.labels = {};
-  (metadata.labels as JSONObject)[PERMANENT_ID_LABEL] = id;
+  (metadata.labels as JsonObject)[PERMANENT_ID_LABEL] = id;
 }
 
-function labelsOf(obj: JSONObject): JSONObject | undefined {
+function labelsOf(obj: JsonObject): JsonObject | undefined {
   const metadata = obj.metadata;
   return isObject(metadata) && isObject(metadata.labels) ? metadata.labels : undefined;
 }

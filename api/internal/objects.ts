@@ -4,6 +4,14 @@
 // and `out['__proto__'] = v` changes the prototype of `out` instead of adding a key. These helpers see own
 // properties only and always write own data properties, whatever the key.
 
+/** A JSON object as parsed from YAML or JSON: string keys, any values. */
+export type JsonObject = Record<string, unknown>;
+
+/** True for a JSON object: not null, not an array. */
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** The own property `key` of `o`, or undefined when `o` does not have it (inherited members never count). */
 export function own<T>(o: Readonly<Record<string, T>>, key: string): T | undefined {
   return Object.hasOwn(o, key) ? o[key] : undefined;

@@ -3,13 +3,12 @@
 // needs it is skipped (the schema error already says what is wrong), which keeps every rule total.
 // Members are read as own properties only: a key such as `constructor` never finds Object.prototype's.
 
-import { own, setOwn } from '../internal/objects.js';
+import { isObject as isJsonObject, own, setOwn, type JsonObject } from '../internal/objects.js';
 
-export type Obj = Readonly<Record<string, unknown>>;
+export type Obj = Readonly<JsonObject>;
 
-export function isObject(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/** A JSON object, read-only here: the rules read input and never write it. */
+export const isObject: (v: unknown) => v is Obj = isJsonObject;
 
 /** The own member `key` of `o` (inherited members read as absent). */
 export function member(o: Obj | undefined, key: string): unknown {

@@ -9,6 +9,7 @@
 import { constants } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isObject } from '../../api/internal/objects.js';
 import { isClusterScoped, refOf, type ObjectRef } from '../engine/index.js';
 import { decodeYamlBytes, readYamlStream, YamlError } from '../yaml/index.js';
 import { UsageError } from './command.js';
@@ -216,10 +217,6 @@ function isList(o: unknown): o is { items: unknown[] } {
     Array.isArray(items) &&
     (kind === 'List' || (kind.endsWith('List') && metadata === undefined))
   );
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function typeName(v: unknown): string {

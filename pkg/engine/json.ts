@@ -2,15 +2,9 @@
 // YAML/JSON); nothing here knows about Kubernetes. Maps from input are read by own key only (`own`) and
 // written with `setOwn`, so a key such as `constructor` or `__proto__` is data like any other.
 
-import { own, setOwn } from '../../api/internal/objects.js';
+import { isObject, own, setOwn, type JsonObject } from '../../api/internal/objects.js';
 
-export { own, setOwn };
-
-export type JsonObject = Record<string, unknown>;
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isObject, own, setOwn, type JsonObject };
 
 /**
  * Deep copy of a JSON value; faster than structuredClone for the plain data the engine handles. Copies own

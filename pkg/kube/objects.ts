@@ -1,6 +1,8 @@
 // Small helpers over Kubernetes objects as plain JSON.
 
-export type JsonObject = Record<string, unknown>;
+import { isObject, type JsonObject } from '../../api/internal/objects.js';
+
+export { isObject, type JsonObject };
 
 export interface ObjectId {
   apiVersion: string;
@@ -8,10 +10,6 @@ export interface ObjectId {
   /** Absent for cluster-scoped objects. */
   namespace?: string;
   name: string;
-}
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export function metadataOf(o: JsonObject): JsonObject {

@@ -4,6 +4,7 @@
 // - it is one, but its request is missing or malformed → an error response inside the review, carrying
 //   whatever uid could be read, so the apiserver reports it against the right request.
 
+import { isObject, type JsonObject } from '../../api/internal/objects.js';
 import { describeField } from '../../api/internal/quote.js';
 import { boundMessage, boundWarnings, objectTooBig } from './limits.js';
 import {
@@ -26,8 +27,7 @@ export class BadRequestError extends Error {
   }
 }
 
-type JSONObject = Record<string, unknown>;
-export const isObject = (v: unknown): v is JSONObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+export { isObject };
 
 /** Checks `kind` and `apiVersion` of a parsed body; returns the apiVersion to echo. */
 export function reviewVersion<V extends string>(body: unknown, kind: string, versions: readonly V[]): V {
@@ -51,7 +51,7 @@ export type DecodedAdmission =
 /** Reads an AdmissionReview; throws BadRequestError only when the body is not an AdmissionReview. */
 export function decodeAdmissionReview(body: unknown): DecodedAdmission {
   const apiVersion = reviewVersion(body, 'AdmissionReview', ADMISSION_API_VERSIONS);
-  const raw = (body as JSONObject).request;
+  const raw = (body as JsonObject).request;
   if (!isObject(raw)) return { apiVersion, error: errored('', 400, 'AdmissionReview has no request') };
   const uid = typeof raw.uid === 'string' ? raw.uid : '';
   if (typeof raw.uid !== 'string' || raw.uid === '')

@@ -1,9 +1,8 @@
 // Review requests as the apiserver sends them, for callers that play the apiserver's part: the benchmark,
 // the tests, and anyone probing a running webhook.
 
+import type { JsonObject } from '../../api/internal/objects.js';
 import type { AdmissionAPIVersion, ConversionAPIVersion, Operation } from './types.js';
-
-type JSONObject = Record<string, unknown>;
 
 export interface AdmissionRequestInput {
   uid?: string;
@@ -20,13 +19,13 @@ const plural = (kind: string): string => {
 };
 
 /** An AdmissionReview with a request for `object` (kind, resource and name filled from it). */
-export function admissionRequestReview(input: AdmissionRequestInput): JSONObject {
-  const object = (input.object ?? {}) as JSONObject;
+export function admissionRequestReview(input: AdmissionRequestInput): JsonObject {
+  const object = (input.object ?? {}) as JsonObject;
   const apiVersion = typeof object.apiVersion === 'string' ? object.apiVersion : 'v1';
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
   const kind = typeof object.kind === 'string' ? object.kind : '';
-  const metadata = (object.metadata ?? {}) as JSONObject;
-  const request: JSONObject = {
+  const metadata = (object.metadata ?? {}) as JsonObject;
+  const request: JsonObject = {
     uid: input.uid ?? '00000000-0000-4000-8000-000000000001',
     kind: { group, version, kind },
     resource: { group, version, resource: plural(kind) },
@@ -45,7 +44,7 @@ export function conversionRequestReview(
   objects: unknown[],
   desiredAPIVersion: string,
   opts: { uid?: string; apiVersion?: ConversionAPIVersion } = {},
-): JSONObject {
+): JsonObject {
   return {
     apiVersion: opts.apiVersion ?? 'apiextensions.k8s.io/v1',
     kind: 'ConversionReview',

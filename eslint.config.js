@@ -35,6 +35,45 @@ export default tseslint.config(
       ],
     },
   },
+  // Size: no source file over 500 lines, no function over 120. Lines are counted as `wc -l` counts them,
+  // comments and blank lines included: the figure the linter reports is the one a reader scrolls through and
+  // the one the docs quote, and a long comment is as much to read as code. Tests and test harnesses are
+  // exempt (a table of cases is long by nature).
+  {
+    files: ['**/*.ts'],
+    ignores: ['**/*.test.ts', 'test/**'],
+    rules: {
+      'max-lines': ['error', { max: 500 }],
+      'max-lines-per-function': ['error', { max: 120 }],
+    },
+  },
+  // The allow-list. Each entry says why; remove an entry when its reason goes away.
+  {
+    files: [
+      // Being split into one reconciler per concern (the manager as a list of reconcilers); until then the
+      // class Controller, TemplateReconciler and the member registry are each one file.
+      'pkg/controller/manager.ts',
+      'pkg/controller/template.ts',
+      'pkg/controller/member.ts',
+    ],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  // Over the limits when the rule came in, each to be split by concern; the entry goes with its split.
+  {
+    files: [
+      'api/crds/index.ts',
+      'pkg/cli/commands.ts',
+      'pkg/engine/placement.ts',
+      'pkg/engine/render.ts',
+      'pkg/engine/state.ts',
+      'pkg/yaml/read.ts',
+    ],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    files: ['pkg/cli/controller.ts', 'pkg/controller/binding.ts', 'pkg/engine/inputs.ts', 'pkg/webhook/handler.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
   // Layering: dependencies point one way, cmd -> pkg -> api (docs/architecture.md). Import cycles are
   // checked by hack/import-cycles.ts.
   {

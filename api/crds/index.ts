@@ -1,4 +1,4 @@
-// The CustomResourceDefinitions of policy.flotilla.io, cluster.flotilla.io and work.flotilla.io, as data.
+// The CustomResourceDefinitions of policy.flotilla.io, cluster.flotilla.io and (in work.ts) work.flotilla.io, as data.
 // The chart's crds/ (deploy/helm/flotilla/crds/*.yaml) is rendered from here by hack/update-crds and checked
 // by hack/verify-crds; deploy/crds is rendered from the chart by hack/update-deploy.
 //
@@ -9,28 +9,23 @@
 // printer columns and the conversion webhook.
 
 import { CLUSTER_SPEC, OVERRIDE_SPEC, PROPAGATION_SPEC, type Schema } from '../validation/schema.js';
+import {
+  AGE,
+  CONDITIONS,
+  LABELS,
+  int,
+  topLevel,
+  type CustomResourceDefinition,
+  type JSONSchemaProps,
+  type PrinterColumn,
+} from './props.js';
+import { bindingCRD, workCRD } from './work.js';
+
+export type { CustomResourceDefinition, JSONSchemaProps, PrinterColumn } from './props.js';
+export { BINDING, GROUP as WORK_GROUP, WORK } from '../work/v1alpha1/types.js';
 
 export const POLICY_GROUP = 'policy.flotilla.io';
 export const CLUSTER_GROUP = 'cluster.flotilla.io';
-export const WORK_GROUP = 'work.flotilla.io';
-/** The ResourceBinding kind the controller writes: one per template. */
-export const BINDING = {
-  group: WORK_GROUP,
-  version: 'v1alpha1',
-  apiVersion: `${WORK_GROUP}/v1alpha1`,
-  kind: 'ResourceBinding',
-  plural: 'resourcebindings',
-} as const;
-
-/** The Work kind: a pull cluster's share of a binding, in the cluster's namespace on the hub. */
-export const WORK = {
-  group: WORK_GROUP,
-  version: 'v1alpha1',
-  apiVersion: `${WORK_GROUP}/v1alpha1`,
-  kind: 'Work',
-  plural: 'works',
-} as const;
-
 /** Where the apiserver sends ConversionReviews; `flotilla certs patch` fills in the CA bundle. */
 export const CONVERSION_SERVICE = {
   namespace: 'flotilla-system',
@@ -54,28 +49,6 @@ const V1ALPHA1_ONLY: Readonly<Record<'propagation' | 'override', readonly string
   propagation: ['association'],
   override: ['targetCluster', 'overriders'],
 };
-
-/** OpenAPI v3 as CRDs take it (apiextensions.k8s.io/v1 JSONSchemaProps), the subset we emit. */
-export interface JSONSchemaProps {
-  type?: 'object' | 'array' | 'string' | 'integer' | 'boolean';
-  description?: string;
-  format?: string;
-  enum?: string[];
-  default?: unknown;
-  minimum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  items?: JSONSchemaProps;
-  properties?: Record<string, JSONSchemaProps>;
-  additionalProperties?: JSONSchemaProps;
-  required?: string[];
-  'x-kubernetes-preserve-unknown-fields'?: true;
-  'x-kubernetes-list-type'?: 'atomic' | 'map';
-  'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-map-type'?: 'atomic';
-  nullable?: true;
-}
 
 /** What a CRD adds at one field path (dotted, `[]` for list items, relative to `spec`). */
 interface FieldExtras {
@@ -237,66 +210,6 @@ function without(schema: Schema, fields: readonly string[]): Schema {
   };
 }
 
-function topLevel(
-  spec: JSONSchemaProps | undefined,
-  opts: { specRequired: boolean; status?: boolean | JSONSchemaProps },
-): JSONSchemaProps {
-  const properties: Record<string, JSONSchemaProps> = {
-    apiVersion: { type: 'string', description: 'Versioned schema of this representation of the object.' },
-    kind: { type: 'string', description: 'REST resource this object represents.' },
-    metadata: { type: 'object' },
-  };
-  if (spec) properties.spec = spec;
-  if (opts.status === true) properties.status = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-  else if (opts.status) properties.status = opts.status;
-  return { type: 'object', properties, ...(opts.specRequired ? { required: ['spec'] } : {}) };
-}
-
-export interface PrinterColumn {
-  name: string;
-  type: 'string' | 'integer' | 'date';
-  jsonPath: string;
-  priority?: number;
-  description?: string;
-}
-
-const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
-
-export interface CustomResourceDefinition {
-  apiVersion: 'apiextensions.k8s.io/v1';
-  kind: 'CustomResourceDefinition';
-  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
-  spec: {
-    group: string;
-    names: {
-      kind: string;
-      listKind: string;
-      plural: string;
-      singular: string;
-      shortNames?: string[];
-      categories: string[];
-    };
-    scope: 'Namespaced' | 'Cluster';
-    versions: Array<{
-      name: string;
-      served: boolean;
-      storage: boolean;
-      schema: { openAPIV3Schema: JSONSchemaProps };
-      additionalPrinterColumns: PrinterColumn[];
-      subresources?: { status: Record<string, never> };
-    }>;
-    conversion?: {
-      strategy: 'Webhook';
-      webhook: {
-        conversionReviewVersions: string[];
-        clientConfig: { service: { namespace: string; name: string; path: string; port: number } };
-      };
-    };
-  };
-}
-
-const LABELS = { 'app.kubernetes.io/part-of': 'flotilla' };
-
 export interface PolicyKind {
   kind: string;
   plural: string;
@@ -451,29 +364,6 @@ function clusterCRD(): CustomResourceDefinition {
   };
 }
 
-const str = (description?: string): JSONSchemaProps =>
-  description ? { type: 'string', description } : { type: 'string' };
-const int = (description?: string): JSONSchemaProps =>
-  description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' };
-
-/** metav1.Condition, as the controller writes it. */
-const CONDITIONS: JSONSchemaProps = {
-  type: 'array',
-  'x-kubernetes-list-type': 'atomic',
-  items: {
-    type: 'object',
-    required: ['status', 'type'],
-    properties: {
-      type: str(),
-      status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-      reason: str(),
-      message: str(),
-      observedGeneration: int(),
-      lastTransitionTime: { type: 'string', format: 'date-time' },
-    },
-  },
-};
-
 /** What the controller says of a policy: the templates it claims (or overrides) and the render errors it causes. */
 function policyStatus(family: 'propagation' | 'override'): JSONSchemaProps {
   const claimed = family === 'propagation' ? 'claims' : 'overrides on at least one cluster';
@@ -489,227 +379,6 @@ function policyStatus(family: 'propagation' | 'override'): JSONSchemaProps {
           : "How many of them have a render error in this policy's rules (the first are named in the Ready condition).",
       ),
       conditions: CONDITIONS,
-    },
-  };
-}
-
-const POLICY_REF: JSONSchemaProps = {
-  type: 'object',
-  required: ['kind', 'name'],
-  properties: { kind: str(), namespace: str(), name: str() },
-};
-
-/** work.flotilla.io ResourceBinding: one per template, written by the controller only. */
-function bindingCRD(): CustomResourceDefinition {
-  const spec = bindingSpec();
-  const status: JSONSchemaProps = {
-    type: 'object',
-    description: 'Delivery to each cluster, read back from the members.',
-    properties: {
-      observedGeneration: int('The template generation this status is about.'),
-      applied: str(
-        'Target clusters that hold the copy (state Applied) / target clusters, e.g. 2/3: the APPLIED column.',
-      ),
-      ready: str('Ready clusters (Applied and healthy) / target clusters, e.g. 3/3: the READY column.'),
-      errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
-      notChosen: {
-        type: 'array',
-        description: 'Known clusters the template does not go to, and why (the first 50).',
-        'x-kubernetes-list-type': 'atomic',
-        items: { type: 'object', required: ['name'], properties: { name: str(), reason: str() } },
-      },
-      conditions: CONDITIONS,
-      clusters: {
-        type: 'array',
-        description:
-          "One entry per cluster, keyed by name: the controller writes its members' entries and those its pull agents report; sharded, each replica its own members' (server-side apply, each under its own field manager).",
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['name'],
-        items: { type: 'object', required: ['name', 'state'], properties: { name: str(), ...clusterEntry() } },
-      },
-    },
-  };
-  return workGroupCRD(BINDING, { singular: 'resourcebinding', shortNames: ['rb'] }, spec, status, [
-    { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-    { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
-    // Counts written by the controller: a jsonPath list such as .spec.clusters[*].name shows its first item only.
-    { name: 'Applied', type: 'string', jsonPath: '.status.applied' },
-    { name: 'Ready', type: 'string', jsonPath: '.status.ready' },
-    { name: 'Message', type: 'string', jsonPath: '.status.conditions[?(@.type=="Applied")].message', priority: 1 },
-  ]);
-}
-
-/**
- * work.flotilla.io Work: a pull cluster's share of one ResourceBinding, in the cluster's own namespace on
- * the hub (its execution space). The controller writes the spec, the cluster's agent the status: an agent
- * reads and writes only its namespace, so what one agent does never reaches another.
- */
-function workCRD(): CustomResourceDefinition {
-  const spec: JSONSchemaProps = {
-    ...bindingSpec(),
-    description:
-      "The template's ResourceBinding spec as far as it concerns this cluster: the cluster (with its replicas) when placed there, its graceful eviction task, the claim.",
-  };
-  const status: JSONSchemaProps = {
-    type: 'object',
-    description: "Written by the cluster's agent: delivery of the template to the cluster. Empty: it holds no copy.",
-    // An agent clears its status with an apply that owns none of its fields, which leaves `status: null`.
-    nullable: true,
-    properties: clusterEntry(),
-  };
-  // A status subresource: the agent may write status and nothing else.
-  return workGroupCRD(WORK, { singular: 'work' }, spec, status, [
-    { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
-    { name: 'Template-Namespace', type: 'string', jsonPath: '.spec.resource.namespace' },
-    { name: 'Template', type: 'string', jsonPath: '.spec.resource.name' },
-    { name: 'State', type: 'string', jsonPath: '.status.state' },
-    { name: 'Health', type: 'string', jsonPath: '.status.health.state' },
-    { name: 'Message', type: 'string', jsonPath: '.status.message', priority: 1 },
-  ]);
-}
-
-/** A namespaced work.flotilla.io kind: one version, v1alpha1, with a status subresource. */
-function workGroupCRD(
-  kind: { kind: string; plural: string },
-  names: { singular: string; shortNames?: string[] },
-  spec: JSONSchemaProps,
-  status: JSONSchemaProps,
-  columns: PrinterColumn[],
-): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${kind.plural}.${WORK_GROUP}`, labels: LABELS },
-    spec: {
-      group: WORK_GROUP,
-      names: {
-        kind: kind.kind,
-        listKind: `${kind.kind}List`,
-        plural: kind.plural,
-        ...names,
-        categories: ['flotilla'],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [...columns, AGE],
-        },
-      ],
-    },
-  };
-}
-
-/** A ResourceBinding's spec (a Work's is the same, cut down to its cluster). */
-function bindingSpec(): JSONSchemaProps {
-  return {
-    type: 'object',
-    description: 'What the controller decided for the template.',
-    properties: {
-      resource: {
-        type: 'object',
-        description: 'The resource template.',
-        required: ['apiVersion', 'kind', 'name'],
-        properties: { apiVersion: str(), kind: str(), namespace: str(), name: str(), uid: str() },
-      },
-      policy: {
-        ...POLICY_REF,
-        description:
-          'The propagation policy that claims the template; absent when none does (what was propagated stays).',
-      },
-      requiredBy: {
-        type: 'array',
-        description:
-          'The workloads that take this template with them (propagateDeps), each with the clusters it is scheduled to.',
-        'x-kubernetes-list-type': 'atomic',
-        items: {
-          type: 'object',
-          required: ['apiVersion', 'kind', 'name'],
-          properties: {
-            apiVersion: str(),
-            kind: str(),
-            namespace: str(),
-            name: str(),
-            clusters: {
-              type: 'array',
-              'x-kubernetes-list-type': 'atomic',
-              items: { type: 'object', required: ['name'], properties: { name: str() } },
-            },
-          },
-        },
-      },
-      gracefulEvictionTasks: {
-        type: 'array',
-        description:
-          "Clusters a NoExecute taint evicted the template from, while their copies are being dealt with (Karmada's graceful eviction).",
-        'x-kubernetes-list-type': 'atomic',
-        items: {
-          type: 'object',
-          required: ['fromCluster', 'purgeMode'],
-          properties: {
-            fromCluster: str(),
-            purgeMode: { type: 'string', enum: ['Directly', 'Gracefully', 'Never'] },
-            reason: str(),
-            producer: str(),
-            gracePeriodSeconds: int(),
-            creationTimestamp: { type: 'string', format: 'date-time' },
-          },
-        },
-      },
-      conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
-      preserveResourcesOnDeletion: {
-        type: 'boolean',
-        description: 'From the claiming policy: the members keep their copies when the template is deleted.',
-      },
-      clusters: {
-        type: 'array',
-        description: 'Target clusters, with the replicas placement gave each (workloads).',
-        'x-kubernetes-list-type': 'atomic',
-        items: { type: 'object', required: ['name'], properties: { name: str(), replicas: int() } },
-      },
-    },
-  };
-}
-
-/** What a binding's status says of one cluster (a Work's status says it of its own). */
-function clusterEntry(): Record<string, JSONSchemaProps> {
-  return {
-    state: {
-      type: 'string',
-      enum: ['Applied', 'Failed', 'Conflict', 'Pending', 'Unreachable', 'Removing', 'Suspended', 'Evicting'],
-    },
-    message: str(
-      "Why it is not Applied: the apiserver's message, the render error, the conflict; Evicting: why the evicted copy is kept.",
-    ),
-    keptUntil: {
-      type: 'string',
-      format: 'date-time',
-      description:
-        'Evicting: when the kept copy goes at the latest (the graceful eviction timeout), unless the new placement is healthy first; absent for purgeMode Never.',
-    },
-    replicas: int(),
-    observedGeneration: int('The template generation last applied to this cluster.'),
-    overrides: {
-      type: 'array',
-      'x-kubernetes-list-type': 'atomic',
-      items: POLICY_REF,
-      description: 'Override policies applied for this cluster, in order.',
-    },
-    health: {
-      type: 'object',
-      description:
-        "The member object's status: replicas for Deployments, StatefulSets, DaemonSets and Jobs; presence for other kinds.",
-      properties: {
-        state: { type: 'string', enum: ['Healthy', 'Progressing', 'Unknown'] },
-        replicas: int(),
-        readyReplicas: int(),
-        availableReplicas: int(),
-        message: str(),
-      },
     },
   };
 }

@@ -5,7 +5,7 @@
 // status (`jsonPath`, e.g. `{.replicas}`) onto the new copies as labels (`aliasLabelName`). Pure.
 
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
-import type { PurgeMode } from './binding.js';
+import type { PurgeMode } from '../../api/work/v1alpha1/types.js';
 
 export interface AppFailover {
   tolerationMs: number;

@@ -1,5 +1,5 @@
-// The ResourceBinding (work.flotilla.io/v1alpha1): the controller's record of one template on the hub,
-// where kubectl shows it. Pure: names, member health and the object are computed from what reconcile
+// The ResourceBinding (api/work/v1alpha1): the controller's record of one template on the hub, where
+// kubectl shows it. Pure: names, member health and the object are computed from what reconcile
 // found; writing it is the caller's business.
 //
 // Naming: in the template's namespace, named `<name>-<kind>` in lower case (Karmada's
@@ -7,83 +7,36 @@
 // (`web-deployment`, `web-service`). A cluster-scoped template's binding lives in the controller's
 // namespace under the same rule. A name longer than 253 characters is cut and ends in a hash.
 
-import { BINDING } from '../../api/crds/index.js';
 import { createHash } from 'node:crypto';
 
+import {
+  BINDING,
+  TEMPLATE_UID_LABEL,
+  type ClusterState,
+  type ClusterStatus,
+  type GracefulEvictionTask,
+  type MemberHealth,
+  type PolicyRef,
+  type RequiredBy,
+} from '../../api/work/v1alpha1/types.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import { evictingCondition } from './eviction.js';
-import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
+import type { TemplateIdentity } from './ownership.js';
 
+export type {
+  ClusterState,
+  ClusterStatus,
+  MemberHealth,
+  PolicyRef,
+  PurgeMode,
+  RequiredBy,
+} from '../../api/work/v1alpha1/types.js';
 export const BINDING_API_VERSION = BINDING.apiVersion;
 export const BINDING_KIND = BINDING.kind;
 export const BINDING_PLURAL = BINDING.plural;
 
-export interface PolicyRef {
-  kind: string;
-  namespace?: string;
-  name: string;
-}
-
-/** Where the template stands on one cluster. */
-export type ClusterState =
-  /** The member holds the rendered object. */
-  | 'Applied'
-  /** The apiserver refused it, or rendering failed for this cluster (message says which). */
-  | 'Failed'
-  /** An object of that name exists on the member and is not the controller's; conflictResolution is Abort. */
-  | 'Conflict'
-  /** Not done yet: the member is not ready, or its cache is not synced. */
-  | 'Pending'
-  /** The member does not answer. */
-  | 'Unreachable'
-  /** No longer targeted; the object is still on the member (unreachable) and will be removed. */
-  | 'Removing'
-  /** The claiming policy suspends dispatching to this cluster: nothing is written there. */
-  | 'Suspended'
-  /** Evicted (not targeted), its copy kept by a graceful eviction task (eviction.ts) until `keptUntil`. */
-  | 'Evicting';
-
-export interface MemberHealth {
-  /** Healthy: as many ready replicas as wanted (or, for kinds without replicas, the object exists). */
-  state: 'Healthy' | 'Progressing' | 'Unknown';
-  replicas?: number;
-  readyReplicas?: number;
-  availableReplicas?: number;
-  message?: string;
-}
-
-export interface ClusterStatus {
-  name: string;
-  state: ClusterState;
-  message?: string;
-  /** Replicas the placement gave this cluster (workloads only). */
-  replicas?: number;
-  /** The template generation last applied to this cluster. */
-  observedGeneration?: number;
-  /** Override policies applied for this cluster, in order. */
-  overrides?: PolicyRef[];
-  health?: MemberHealth;
-  /** Evicting: when the kept copy goes at the latest (RFC 3339; absent: purgeMode Never). */
-  keptUntil?: string;
-}
-
-export interface RequiredBy {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-  clusters: string[];
-}
-
-export type PurgeMode = 'Directly' | 'Gracefully' | 'Never';
-
-/** Karmada's GracefulEvictionTask, as the binding lists it (`created` is for the controller only). */
-export interface EvictionTask {
-  fromCluster: string;
-  purgeMode: PurgeMode;
-  reason: string;
-  producer: string;
-  creationTimestamp: string;
+/** A graceful eviction task as the controller holds it: the binding's, with times in milliseconds. */
+export interface EvictionTask extends Omit<GracefulEvictionTask, 'gracePeriodSeconds'> {
   created: number;
   /** How long a Gracefully evicted copy is kept at most (application failover's gracePeriodSeconds). */
   gracePeriodMs?: number;

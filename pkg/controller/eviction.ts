@@ -24,7 +24,8 @@
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
 import type { AppFailover } from './app-failover.js';
-import type { ClusterStatus, EvictionTask, PurgeMode } from './binding.js';
+import type { ClusterStatus, PurgeMode } from '../../api/work/v1alpha1/types.js';
+import type { EvictionTask } from './binding.js';
 
 /** A time as the binding writes it (RFC 3339, to the second). */
 export function timestamp(ms: number): string {

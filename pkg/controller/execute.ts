@@ -10,7 +10,7 @@ import type { ObjectRef } from '../engine/types.js';
 import type { JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { WorkQueue } from '../runtime/queue.js';
-import type { ClusterStatus } from './binding.js';
+import type { ClusterStatus } from '../../api/work/v1alpha1/types.js';
 import type { EventRecorder } from './events.js';
 import type { Member } from './member.js';
 import { describeTemplate, type TemplateIdentity } from './ownership.js';

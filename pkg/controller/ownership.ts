@@ -1,6 +1,7 @@
 // What marks an object on a member as the controller's: labels naming the template it was rendered
-// from. The controller deletes only objects that carry them, watches members with a selector on them,
-// and reads them back after a restart (nothing else is needed to know what it put where).
+// from (api/work/v1alpha1 defines them). The controller deletes only objects that carry them, watches
+// members with a selector on them, and reads them back after a restart (nothing else is needed to know
+// what it put where).
 //
 //   label  flotilla.io/template-uid        the template's uid on the hub (the owner's identity)
 //   label  flotilla.io/template-kind       Kind.group of the template (`Deployment.apps`, `ConfigMap`)
@@ -17,11 +18,21 @@ import { createHash } from 'node:crypto';
 import type { LiveMeta, OwnerMark } from '../kube/delivery.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 
-export const TEMPLATE_UID_LABEL = 'flotilla.io/template-uid';
-export const TEMPLATE_KIND_LABEL = 'flotilla.io/template-kind';
-export const TEMPLATE_NAMESPACE_LABEL = 'flotilla.io/template-namespace';
-export const TEMPLATE_NAME_LABEL = 'flotilla.io/template-name';
-export const TEMPLATE_ANNOTATION = 'flotilla.io/template';
+import {
+  TEMPLATE_ANNOTATION,
+  TEMPLATE_KIND_LABEL,
+  TEMPLATE_NAME_LABEL,
+  TEMPLATE_NAMESPACE_LABEL,
+  TEMPLATE_UID_LABEL,
+} from '../../api/work/v1alpha1/types.js';
+
+export {
+  TEMPLATE_ANNOTATION,
+  TEMPLATE_KIND_LABEL,
+  TEMPLATE_NAME_LABEL,
+  TEMPLATE_NAMESPACE_LABEL,
+  TEMPLATE_UID_LABEL,
+} from '../../api/work/v1alpha1/types.js';
 /** The member watch selector: every object the controller applied, and nothing else. */
 export const OWNED_SELECTOR = TEMPLATE_UID_LABEL;
 /** What preserveResourcesOnDeletion takes off an object it leaves on a member. */

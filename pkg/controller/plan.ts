@@ -6,7 +6,8 @@ import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
 import type { AppFailover } from './app-failover.js';
-import type { ClusterStatus, EvictionTask, PolicyRef, RequiredBy } from './binding.js';
+import type { ClusterStatus, PolicyRef, RequiredBy } from '../../api/work/v1alpha1/types.js';
+import type { EvictionTask } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
 
 /** One member's part of a plan. */

@@ -17,10 +17,10 @@
 
 import { createHash } from 'node:crypto';
 
-import { WORK } from '../../api/crds/index.js';
+import { TEMPLATE_UID_LABEL, WORK, type ClusterStatus } from '../../api/work/v1alpha1/types.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
-import { bindingName, bindingNamespace, clusterStatusOf, type ClusterStatus } from './binding.js';
-import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
+import { bindingName, bindingNamespace, clusterStatusOf } from './binding.js';
+import type { TemplateIdentity } from './ownership.js';
 
 export const WORK_API_VERSION = WORK.apiVersion;
 export const WORK_KIND = WORK.kind;

@@ -14,6 +14,8 @@
 // Every server-side apply in the project is built by serverSideApply() below: member objects, the
 // ApplySet parent, ResourceBindings, and status on the hub.
 
+// The controller's template annotation is named here only to say whose an object is in a conflict message.
+import { TEMPLATE_ANNOTATION } from '../../api/work/v1alpha1/types.js';
 import { PART_OF_LABEL } from './applyset.js';
 import { apiError, METADATA_ACCEPT, type KubeClient, type KubeResponse } from './client.js';
 import { resourcePath, type Discovery, type ResourceInfo } from './discovery.js';
@@ -27,8 +29,6 @@ export type ConflictResolution = 'Abort' | 'Overwrite';
 export const CREATED_BY_LABEL = 'flotilla.io/created-by';
 /** The label the command line put on namespaces it created, before CREATED_BY_LABEL; still read. */
 const LEGACY_CREATED_FOR_LABEL = 'flotilla.io/created-for-applyset';
-/** The controller's template label, named here only to say whose an object is in a conflict message. */
-const TEMPLATE_ANNOTATION = 'flotilla.io/template';
 /** Namespaces remembered as existing per member; past this many the memory is dropped and rebuilt. */
 const MAX_KNOWN_NAMESPACES = 10_000;
 

@@ -102,11 +102,29 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'cmd']
+              group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'fleet', 'cmd']
                 .flatMap((d) => [`../${d}/**`, `../../${d}/**`, `../../pkg/${d}/**`])
                 .concat(['@kubernetes/client-node']),
               message:
-                'The engine is pure: it imports nothing from the shells (kube, controller, cli, webhook, cluster).',
+                'The engine is pure: it imports nothing from the shells (kube, controller, cli, webhook, cluster, fleet).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['pkg/kube/**/*.ts', 'pkg/controller/**/*.ts', 'pkg/cluster/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../fleet/**', '../../pkg/fleet/**'],
+              message:
+                'pkg/fleet reads the hub for the status command and the web view; the layers it reads do not import it.',
             },
           ],
         },

@@ -6,7 +6,7 @@
 //     Conflict naming that manager; force takes the field; a field the applier owned alone and no longer
 //     sends is removed; managedFields are written in the fieldsV1 form (`f:` keys) pkg/kube/ownership.ts reads;
 //   - Update-style edits by another manager (`edit`), as `kubectl set image` makes them;
-//   - GET (whole object or PartialObjectMetadata), LIST with a label selector (existence or `k=v`),
+//   - GET (whole object or PartialObjectMetadata), LIST (one namespace or all) with a label selector (existence or `k=v`),
 //     POST create (409 AlreadyExists), DELETE with a uid precondition (409 Conflict), merge patches,
 //     status subresources (status only, generation unchanged), discovery of the kinds it is given.
 // It is not an apiserver: no validation, defaulting, admission, watch or strategic merge. Integration
@@ -205,8 +205,13 @@ export class FakeApiserver implements Transport {
   private list(r: Route, query: URLSearchParams, metadataOnly: boolean): { status: number; body?: unknown } {
     const selector = query.get('labelSelector');
     const items: unknown[] = [];
+    // A namespaced kind listed without a namespace: every namespace, as the apiserver lists it.
+    const prefix =
+      r.kind.namespaced && r.namespace === undefined
+        ? `${r.kind.group}/${r.kind.kind}|`
+        : storeKey(r.kind, r.namespace, '');
     for (const [key, s] of this.store) {
-      if (!key.startsWith(storeKey(r.kind, r.namespace, ''))) continue;
+      if (!key.startsWith(prefix)) continue;
       if (selector && !matches(s.object, selector)) continue;
       items.push(this.view(s, metadataOnly));
     }

@@ -137,6 +137,8 @@ export interface ControllerOptions {
 export { DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 
 const KARMADA_POLICY_API_VERSION = 'policy.karmada.io/v1alpha1';
+/** How long templates wait for every informer to list before those listed are reconciled anyway. */
+const CACHE_SYNC_GRACE_MS = 60_000;
 const KARMADA_CLUSTER_API_VERSION = 'cluster.karmada.io/v1alpha1';
 
 interface TemplateKind {
@@ -390,9 +392,25 @@ export class Controller {
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
     const agent = this.o.agent;
+    // Templates are reconciled once every informer has listed (controller-runtime starts workers after
+    // WaitForCacheSync): a dependency reconciled before the workloads that require it are held would be
+    // "required by none" and removed from the members. Keys added before then wait in the queue.
+    let cachesSynced!: () => void;
+    const synced = new Promise<void>((resolve) => (cachesSynced = resolve));
+    signal.addEventListener('abort', () => cachesSynced(), { once: true });
+    // A kind that never lists (not permitted, not served) must not hold every other template: after a
+    // bounded wait, what is listed is reconciled.
+    const syncGrace = setTimeout(() => {
+      this.o.logger.warn('caches not synced yet; reconciling the templates listed so far', {
+        waitedMs: CACHE_SYNC_GRACE_MS,
+        notSynced: [...this.templateKinds.entries()].filter(([, k]) => !k.informer.synced).map(([id]) => id),
+      });
+      cachesSynced();
+    }, CACHE_SYNC_GRACE_MS);
+    syncGrace.unref();
     const running = Promise.all([
       this.facts.run(signal),
-      this.templates.run(signal),
+      synced.then(() => this.templates.run(signal)),
       this.clusterStatus.queue.start(signal),
       ...(agent ? [] : [this.clusterTaints.queue.start(signal), this.policyStatus.queue.start(signal)]),
       ...(this.hubLiveness ? [this.hubLiveness.run(signal)] : []),
@@ -479,6 +497,8 @@ export class Controller {
     await this.syncTemplateKinds();
     await Promise.all([...this.templateKinds.values()].map((k) => k.informer.waitForSync(signal)));
     this.syncedFlag = !signal.aborted;
+    clearTimeout(syncGrace);
+    cachesSynced();
     void this.syncTemplateKinds();
     this.o.logger.info('caches synced', { templates: this.templates.templates.size, members: this.registry.names() });
 

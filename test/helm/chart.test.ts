@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -863,5 +863,60 @@ void describe('hack/verify-deploy', () => {
     assert.equal(r.status, 1);
     assert.match(r.stderr, /webhook\/extra\.yaml/);
     assert.doesNotMatch(r.stderr, /namespace\.yaml/);
+  });
+});
+
+void describe('deploy/karmada-api (kustomize Component)', () => {
+  /** Each object as JSON with its keys sorted, so key order does not count but list order does. */
+  const canonical = (o: unknown): unknown =>
+    Array.isArray(o)
+      ? o.map(canonical)
+      : o && typeof o === 'object'
+        ? Object.fromEntries(
+            Object.keys(o)
+              .sort()
+              .map((k) => [k, canonical((o as Obj)[k])]),
+          )
+        : o;
+  const objects = (yaml: string) =>
+    parseAllDocuments(yaml)
+      .map((d) => d.toJS() as Obj | null)
+      .filter((o): o is Obj => o !== null)
+      .map((o) => JSON.stringify(canonical(o)))
+      .sort();
+
+  void it("makes deploy/ the chart's karmadaAPI.enabled=true rendering (kubectl kustomize)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'karmada-component-'));
+    try {
+      // kustomize loads nothing outside its root: deploy/ is linked in.
+      symlinkSync(join(REPO, 'deploy'), join(dir, 'deploy'));
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy]\ncomponents: [deploy/karmada-api]\n',
+      );
+      const built = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      assert.equal(built.status, 0, built.stderr);
+      const rendered = helmSync([
+        'template',
+        'flotilla',
+        CHART,
+        '--namespace',
+        NS,
+        '--include-crds',
+        '--set',
+        'karmadaAPI.enabled=true',
+      ]);
+      assert.equal(rendered.status, 0, rendered.stderr);
+      const namespace = readFileSync(join(REPO, 'deploy/namespace.yaml'), 'utf8');
+      const got = objects(built.stdout);
+      const want = objects(`${rendered.stdout}\n---\n${namespace}`);
+      assert.ok(
+        got.some((o) => o.includes('"name":"propagationpolicies.policy.karmada.io"')),
+        "Karmada's CRDs are in the build",
+      );
+      assert.deepEqual(got, want);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -109,7 +109,14 @@ void describe('flotilla controller --failover: no eviction from a hub outage, no
       metadata: { name, namespace: NS },
       spec: {
         resourceSelectors: [{ apiVersion: kind === 'Deployment' ? 'apps/v1' : 'v1', kind, ...extra }],
-        placement: { clusterAffinity: { clusterNames }, replicaScheduling: { replicaSchedulingType: 'Duplicated' } },
+        placement: {
+          clusterAffinity: { clusterNames },
+          // Placed on member2 however late the first plan comes: the NoSchedule taint of a pull cluster
+          // whose agent has not joined (after 1 s here) keeps new placements off, and what is under test
+          // is that a placed copy stays.
+          clusterTolerations: [{ key: 'cluster.karmada.io/unreachable', operator: 'Exists', effect: 'NoSchedule' }],
+          replicaScheduling: { replicaSchedulingType: 'Duplicated' },
+        },
         failover: { cluster: { purgeMode: 'Directly' } },
       },
     });

@@ -63,7 +63,6 @@ export default tseslint.config(
     files: [
       'api/crds/index.ts',
       'pkg/cli/commands.ts',
-      'pkg/engine/placement.ts',
       'pkg/engine/render.ts',
       'pkg/engine/state.ts',
       'pkg/yaml/read.ts',

@@ -14,7 +14,7 @@ export {
 export { explainPlacement, formatExplanation, describePolicy, type PathExplanation } from './explain.js';
 export { sortInputs, clusterInfo, refOf, isClusterScoped } from './inputs.js';
 export { applyOperation, getValue, PatchError, type PatchOperation } from './patch.js';
-export { websterSeats } from './placement.js';
+export { websterSeats } from './webster.js';
 export type { Change, ChangeSource, ClusterInfo, ObjectRef, PolicyRef, AppliedRule } from './types.js';
 export {
   EngineState,

@@ -3,14 +3,9 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { cluster } from '../../test/builders.js';
 import { clusterInfo } from './inputs.js';
-import {
-  divideReplicas,
-  MAX_REPLICAS,
-  PlacementError,
-  selectClusters,
-  templateReplicas,
-  websterSeats,
-} from './placement.js';
+import { divideReplicas, templateReplicas } from './division.js';
+import { PlacementError, selectClusters } from './placement.js';
+import { MAX_REPLICAS, websterSeats } from './webster.js';
 
 const clusters = [
   clusterInfo(cluster('a', { labels: { env: 'prod' }, region: 'eu' })),

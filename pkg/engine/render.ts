@@ -18,14 +18,8 @@ import { OverrideCatalog, ruleActsOn, type AdmissionOperation, type OverrideRule
 import { applyOverriders, OverrideError, type AdditionGuard } from './overriders/index.js';
 import { dependenciesOf, hasDependencies } from './dependencies.js';
 import { estimateReplicas, replicaRequests, UNLIMITED } from './capacity.js';
-import {
-  divideReplicas,
-  PlacementError,
-  selectClusters,
-  templateReplicas,
-  type Demand,
-  type Selection,
-} from './placement.js';
+import { divideReplicas, templateReplicas } from './division.js';
+import { PlacementError, selectClusters, type Demand, type Selection } from './placement.js';
 import { clusterMatches } from './selectors.js';
 import { templateKey } from './state-index.js';
 import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { sortInputs } from '../../pkg/engine/inputs.js';
 import { PropagationMatcher } from '../../pkg/engine/match.js';
-import { MAX_REPLICAS, websterSeats } from '../../pkg/engine/placement.js';
+import { MAX_REPLICAS, websterSeats } from '../../pkg/engine/webster.js';
 import { renderDetailed } from '../../pkg/engine/render.js';
 import { cluster, configMap, deployment, overridePolicy, propagationPolicy, type Obj } from '../builders.js';
 

@@ -6,14 +6,22 @@
 //     Conflict naming that manager; force takes the field; a field the applier owned alone and no longer
 //     sends is removed; managedFields are written in the fieldsV1 form (`f:` keys) pkg/kube/ownership.ts reads;
 //   - Update-style edits by another manager (`edit`), as `kubectl set image` makes them;
-//   - GET (whole object or PartialObjectMetadata), LIST (one namespace or all) with a label selector (existence or `k=v`),
+//   - GET (whole object or PartialObjectMetadata), LIST (one namespace or all) with a label selector
+//     (existence or `k=v`) and a field selector on metadata.name / metadata.namespace, with the store's
+//     resourceVersion,
 //     POST create (409 AlreadyExists), DELETE with a uid precondition (409 Conflict), merge patches,
-//     status subresources (status only, generation unchanged), discovery of the kinds it is given.
-// It is not an apiserver: no validation, defaulting, admission, watch or strategic merge. Integration
+//     status subresources (status only, generation unchanged), discovery of the kinds it is given;
+//   - finalizers: DELETE of an object that has some sets deletionTimestamp; the write that empties them
+//     removes it;
+//   - watches (`watch`, the Transport's streaming side, as a Watcher uses it): ADDED / MODIFIED / DELETED
+//     from the resourceVersion asked for (every change is kept), with the list's selectors, delivered in
+//     order after the write that made them; an old resourceVersion is 410 Gone only after `compact()`.
+// It is not an apiserver: no validation, defaulting, admission or strategic merge. Integration
 // tests (test/integration) run the real one.
 
-import { TransportError } from '../pkg/kube/errors.js';
+import { ApiError, TransportError } from '../pkg/kube/errors.js';
 import type { Transport, TransportRequest, TransportResponse } from '../pkg/kube/transport.js';
+import type { WatchEvent, WatchRequest } from '../pkg/kube/watch.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -78,6 +86,20 @@ interface Route {
   status: boolean;
 }
 
+/** One change, as watches see it. */
+interface Change {
+  rv: number;
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  key: string;
+  object: Obj;
+}
+
+interface Subscriber {
+  prefix: string;
+  selectors: { label: string | null; field: string | null };
+  deliver(c: Change): void;
+}
+
 /** A hook may answer a request instead of the store (errors, slowness); undefined lets the store answer. */
 export type Hook = (req: RecordedRequest) => { status: number; body?: unknown } | 'unreachable' | undefined;
 
@@ -87,6 +109,10 @@ export class FakeApiserver implements Transport {
   hook: Hook | undefined;
   private readonly kinds: FakeKind[];
   private readonly store = new Map<string, Stored>();
+  /** Every change since the start (or the last compact()), oldest first. */
+  private changes: Change[] = [];
+  private compactedTo = 0;
+  private readonly subscribers = new Set<Subscriber>();
   private version = 1;
   private uids = 0;
 
@@ -109,6 +135,15 @@ export class FakeApiserver implements Transport {
     return s ? this.output(s) : undefined;
   }
 
+  /** The stored objects of a kind (in one namespace, when given), copies with managedFields, by key order. */
+  objects(apiVersion: string, kind: string, namespace?: string): Obj[] {
+    const prefix = collectionPrefix(this.kindOf(apiVersion, kind), namespace);
+    return [...this.store]
+      .filter(([key]) => key.startsWith(prefix))
+      .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+      .map(([, st]) => this.output(st));
+  }
+
   /** Creates or replaces an object as `manager` (an Update: it owns every field it set). */
   put(object: Obj, manager = 'someone-else'): Obj {
     const meta = (object.metadata ?? {}) as Obj;
@@ -118,8 +153,123 @@ export class FakeApiserver implements Transport {
     for (const leaf of leaves(object)) if (!isServerField(leaf)) s.owners.set(JSON.stringify(leaf), new Set([manager]));
     this.stamp(s, undefined);
     if (typeof meta.generation === 'number') (s.object.metadata as Obj).generation = meta.generation;
+    const existed = this.store.has(key);
     this.store.set(key, s);
+    this.changed(existed ? 'MODIFIED' : 'ADDED', key, s);
     return this.output(s);
+  }
+
+  /** Deletes an object as another writer would (finalizers hold it, as on a real server); false if absent. */
+  delete(apiVersion: string, kind: string, namespace: string | undefined, name: string): boolean {
+    const k = this.kindOf(apiVersion, kind);
+    const r: Route = { kind: k, namespace: k.namespaced ? namespace : undefined, name, status: false };
+    return this.remove(r, undefined).status === 200;
+  }
+
+  /** Forgets the changes made so far: a watch from an older resourceVersion is answered 410 Gone. */
+  compact(): void {
+    this.compactedTo = this.version;
+    this.changes = [];
+  }
+
+  /** Open watches. */
+  get watches(): number {
+    return this.subscribers.size;
+  }
+
+  /**
+   * Streams one watch (the Transport's streaming side; pkg/kube/watch.ts hands watches here): the changes
+   * after `resourceVersion` (none given: from now), then each new one, until the signal aborts. An event
+   * the handler throws on ends the watch with that error.
+   */
+  watch(req: WatchRequest, onEvent: (e: WatchEvent) => void): Promise<void> {
+    const url = new URL(req.path, 'https://fake.test');
+    this.requests.push({
+      method: 'WATCH',
+      path: url.pathname,
+      query: new URLSearchParams(),
+      contentType: undefined,
+      body: undefined,
+    });
+    const route = this.route(url.pathname);
+    if (!route || route.name !== undefined || route.status)
+      return Promise.reject(
+        new ApiError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`),
+      );
+    const from = Number(req.query.resourceVersion ?? this.version);
+    if (from < this.compactedTo)
+      return Promise.reject(new ApiError(410, 'Expired', `too old resource version: ${from}`));
+    return new Promise<void>((resolve, reject) => {
+      const pending: Change[] = [];
+      let scheduled = false;
+      let done = false;
+      const finish = (err?: Error) => {
+        if (done) return;
+        done = true;
+        this.subscribers.delete(sub);
+        req.signal.removeEventListener('abort', onAbort);
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const flush = () => {
+        scheduled = false;
+        for (const c of pending.splice(0)) {
+          if (done) return;
+          try {
+            onEvent({ type: c.type, object: structuredClone<WatchEvent['object']>(c.object) });
+          } catch (err: unknown) {
+            finish(err instanceof Error ? err : new Error('the watch handler threw a non-Error'));
+            return;
+          }
+        }
+      };
+      const sub: Subscriber = {
+        prefix: collectionPrefix(route.kind, route.namespace),
+        selectors: { label: req.query.labelSelector ?? null, field: req.query.fieldSelector ?? null },
+        deliver: (c) => {
+          if (done || c.rv <= from) return;
+          pending.push(c);
+          if (!scheduled) {
+            scheduled = true;
+            setImmediate(flush);
+          }
+        },
+      };
+      const onAbort = () => finish();
+      if (req.signal.aborted) return finish();
+      req.signal.addEventListener('abort', onAbort, { once: true });
+      this.subscribers.add(sub);
+      for (const c of this.changes) if (this.wants(sub, c)) sub.deliver(c);
+    });
+  }
+
+  private wants(sub: Subscriber, c: Change): boolean {
+    return (
+      c.key.startsWith(sub.prefix) &&
+      (!sub.selectors.label || matches(c.object, sub.selectors.label)) &&
+      (!sub.selectors.field || fieldMatches(c.object, sub.selectors.field))
+    );
+  }
+
+  /** Records a change of the object at `key` (its state now; the last state for DELETED) and tells the watches. */
+  private changed(type: Change['type'], key: string, s: Stored): void {
+    const object = this.output(s);
+    if (type === 'DELETED') (object.metadata as Obj).resourceVersion = String(++this.version);
+    const c: Change = { rv: Number((object.metadata as Obj).resourceVersion), type, key, object };
+    this.changes.push(c);
+    for (const sub of this.subscribers) if (this.wants(sub, c)) sub.deliver(c);
+  }
+
+  /** After a write to a deleting object: gone once no finalizer holds it. */
+  private settle(key: string, s: Stored): void {
+    const meta = (s.object.metadata ?? {}) as Obj;
+    const finalizers = Array.isArray(meta.finalizers) ? meta.finalizers : [];
+    if (typeof meta.deletionTimestamp !== 'string' || finalizers.length > 0) {
+      this.changed('MODIFIED', key, s);
+      return;
+    }
+    this.store.delete(key);
+    this.changed('DELETED', key, s);
   }
 
   /** Another writer's edit (`kubectl set image`, `kubectl edit`): `change` mutates the object; changed leaves move to `manager`. */
@@ -143,6 +293,7 @@ export class FakeApiserver implements Transport {
     }
     s.managers.set(manager, 'Update');
     this.stamp(s, s.object);
+    this.settle(storeKey(k, namespace, name), s);
   }
 
   async send(req: TransportRequest): Promise<TransportResponse> {
@@ -171,6 +322,7 @@ export class FakeApiserver implements Transport {
 
   private answer(req: RecordedRequest, accept: string): { status: number; body?: unknown } {
     if (req.path === '/readyz') return { status: 200, body: 'ok' };
+    if (req.path === '/version') return { status: 200, body: { major: '1', minor: '33', gitVersion: 'v1.33.0' } };
     if (req.path === '/apis') return { status: 200, body: this.groupList() };
     const discovery = this.discovery(req.path);
     if (discovery) return discovery;
@@ -204,20 +356,21 @@ export class FakeApiserver implements Transport {
 
   private list(r: Route, query: URLSearchParams, metadataOnly: boolean): { status: number; body?: unknown } {
     const selector = query.get('labelSelector');
+    const fields = query.get('fieldSelector');
     const items: unknown[] = [];
-    // A namespaced kind listed without a namespace: every namespace, as the apiserver lists it.
-    const prefix =
-      r.kind.namespaced && r.namespace === undefined
-        ? `${r.kind.group}/${r.kind.kind}|`
-        : storeKey(r.kind, r.namespace, '');
     for (const [key, s] of this.store) {
-      if (!key.startsWith(prefix)) continue;
+      if (!key.startsWith(collectionPrefix(r.kind, r.namespace))) continue;
       if (selector && !matches(s.object, selector)) continue;
+      if (fields && !fieldMatches(s.object, fields)) continue;
       items.push(this.view(s, metadataOnly));
     }
     return {
       status: 200,
-      body: { kind: metadataOnly ? 'PartialObjectMetadataList' : `${r.kind.kind}List`, metadata: {}, items },
+      body: {
+        kind: metadataOnly ? 'PartialObjectMetadataList' : `${r.kind.kind}List`,
+        metadata: { resourceVersion: String(this.version) },
+        items,
+      },
     };
   }
 
@@ -306,6 +459,9 @@ export class FakeApiserver implements Transport {
       };
     this.stamp(current, existing?.object, r.status);
     this.store.set(key, current);
+    if (existing) this.settle(key, current);
+    else this.changed('ADDED', key, current);
+    if (!this.store.has(key)) return { status: 200, body: this.view(current, metadataOnly) };
     return { status: existing ? 200 : 201, body: this.view(current, metadataOnly) };
   }
 
@@ -315,6 +471,7 @@ export class FakeApiserver implements Transport {
     const before = structuredClone(s.object);
     mergeInto(s.object, patch);
     this.stamp(s, before);
+    this.settle(storeKey(r.kind, r.namespace, r.name ?? ''), s);
     return { status: 200, body: this.view(s, metadataOnly) };
   }
 
@@ -336,6 +493,7 @@ export class FakeApiserver implements Transport {
       } else return status(422, 'Invalid', `fake apiserver: unsupported JSON patch ${JSON.stringify(op)}`);
     }
     this.stamp(s, s.object);
+    this.settle(storeKey(r.kind, r.namespace, r.name ?? ''), s);
     return { status: 200, body: this.view(s, true) };
   }
 
@@ -352,7 +510,17 @@ export class FakeApiserver implements Transport {
         `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(uid)}`,
       );
     }
+    const meta = (s.object.metadata ?? {}) as Obj;
+    if (Array.isArray(meta.finalizers) && meta.finalizers.length > 0) {
+      if (typeof meta.deletionTimestamp !== 'string') {
+        meta.deletionTimestamp = '2026-01-01T00:00:01Z';
+        this.stamp(s, s.object);
+        this.changed('MODIFIED', key, s);
+      }
+      return { status: 200, body: this.output(s) };
+    }
     this.store.delete(key);
+    this.changed('DELETED', key, s);
     return { status: 200, body: { kind: 'Status', status: 'Success' } };
   }
 
@@ -464,6 +632,11 @@ function storeKey(k: FakeKind, namespace: string | undefined, name: string): str
   return `${k.group}/${k.kind}|${k.namespaced ? (namespace ?? '') : ''}|${name}`;
 }
 
+/** The store keys' prefix of a collection: one namespace's, or (namespace undefined) every namespace's. */
+function collectionPrefix(k: FakeKind, namespace: string | undefined): string {
+  return k.namespaced && namespace === undefined ? `${k.group}/${k.kind}|` : storeKey(k, namespace, '');
+}
+
 const SERVER_FIELDS = new Set([
   'uid',
   'resourceVersion',
@@ -572,6 +745,16 @@ function matches(o: Obj, selector: string): boolean {
     const eq = term.indexOf('=');
     if (eq < 0) return Object.prototype.hasOwnProperty.call(labels, term);
     return labels[term.slice(0, eq)] === term.slice(eq + 1);
+  });
+}
+
+/** `metadata.name=x` / `metadata.namespace=x`, comma-separated (what the controller's field selectors say). */
+function fieldMatches(o: Obj, selector: string): boolean {
+  const meta = (o.metadata ?? {}) as Obj;
+  return selector.split(',').every((term) => {
+    const m = /^metadata\.(name|namespace)=(.*)$/.exec(term);
+    if (!m) throw new Error(`fake apiserver: unsupported field selector ${term}`);
+    return meta[m[1] ?? ''] === m[2];
   });
 }
 

@@ -28,6 +28,7 @@ import { apiError, KubeClient, METADATA_ACCEPT } from '../kube/client.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource, objectKey, type InformerHandlers } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+import type { Transport } from '../kube/transport.js';
 import { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { ClusterFactsCollector } from './cluster-facts.js';
@@ -67,7 +68,8 @@ import { TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
 export type { MemberAccess } from './members.js';
 
 export interface ControllerOptions {
-  hub: KubeConfig;
+  /** The hub: a KubeConfig, or a Transport that also streams watches (unit tests: test/fake-apiserver.ts). */
+  hub: KubeConfig | Transport;
   /** Members from a kubeconfig; more come from Cluster objects' secretRef Secrets (unless clusterSecrets is false). */
   members: MemberAccess[];
   /** Read Cluster objects' spec.secretRef Secrets for credentials. Default true. */

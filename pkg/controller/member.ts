@@ -135,7 +135,7 @@ export interface MemberOptions {
   name: string;
   /** Holds the member's context as its current context. */
   kubeConfig: KubeConfig;
-  /** Requests go here instead of to the KubeConfig's server (tests); watches are then not started. */
+  /** Requests go here instead of to the KubeConfig's server (tests); watches too, when it streams them (else they are not started). */
   transport?: Transport;
   userAgent: string;
   /** Requests in flight to this member. */
@@ -174,7 +174,7 @@ export class Member {
       concurrency: options.concurrency,
       userAgent: options.userAgent,
     });
-    this.watcher = new Watcher(options.kubeConfig, { userAgent: options.userAgent });
+    this.watcher = new Watcher(options.transport ?? options.kubeConfig, { userAgent: options.userAgent });
     this.discovery = new Discovery(this.client);
     this.core = new DeliveryCore(this.client, {
       fieldManager: CONTROLLER_FIELD_MANAGER,
@@ -259,7 +259,7 @@ export class Member {
   /** Starts (once per kind) the watch of the objects of this kind the controller applied here. */
   watchOwned(info: ResourceInfo, apiVersion: string): void {
     const id = watchId(info);
-    if (this.watches.has(id) || this.signal.aborted || this.o.transport) return;
+    if (this.watches.has(id) || this.signal.aborted || (this.o.transport && !this.o.transport.watch)) return;
     const stop = new AbortController();
     const resource = `${info.resource}${info.group ? `.${info.group}` : ''}`;
     const informer = new Informer({

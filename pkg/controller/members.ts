@@ -9,6 +9,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import type { KubeClient } from '../kube/client.js';
+import type { Transport } from '../kube/transport.js';
 import { Informer, listWatchSource } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Watcher } from '../kube/watch.js';
@@ -21,6 +22,8 @@ export interface MemberAccess {
   name: string;
   /** Holds this member's context as its current context. */
   kubeConfig: KubeConfig;
+  /** Requests and watches go here instead of to the KubeConfig's server (unit tests: test/fake-apiserver.ts). */
+  transport?: Transport;
 }
 
 export interface RegistryOptions {
@@ -71,7 +74,7 @@ export class MemberRegistry {
     this.o = o;
     for (const m of kubeconfigMembers) {
       this.kubeconfigMembers.add(m.name);
-      this.members.set(m.name, this.newMember(m.name, m.kubeConfig));
+      this.members.set(m.name, this.newMember(m.name, m.kubeConfig, m.transport));
     }
   }
 
@@ -332,10 +335,11 @@ export class MemberRegistry {
     this.o.onChange(name, undefined);
   }
 
-  private newMember(name: string, kubeConfig: KubeConfig): Member {
+  private newMember(name: string, kubeConfig: KubeConfig, transport?: Transport): Member {
     return new Member({
       name,
       kubeConfig,
+      ...(transport ? { transport } : {}),
       userAgent: this.o.userAgent,
       concurrency: this.o.memberConcurrency,
       onOwnedEvent: (o) => this.o.onOwnedEvent(o),

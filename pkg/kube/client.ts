@@ -12,7 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 
 import { ApiError, TransportError } from './errors.js';
 import { sleep } from '../runtime/clock.js';
-import { httpsTransport, type Transport } from './transport.js';
+import { httpsTransport, isTransport, type Transport } from './transport.js';
 
 export interface ClientOptions {
   /** Requests in flight at once on this member; more wait their turn in order. */
@@ -172,10 +172,6 @@ export class KubeClient {
     }
     return { status: res.status, body: parsed, warnings: res.warnings.map(warningText) };
   }
-}
-
-function isTransport(v: KubeConfig | Transport): v is Transport {
-  return typeof (v as Partial<Transport>).send === 'function';
 }
 
 /**

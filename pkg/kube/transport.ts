@@ -9,6 +9,7 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
 import { TransportError, displayServer } from './errors.js';
+import type { WatchEvent, WatchRequest } from './watch.js';
 
 export interface TransportRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -37,6 +38,16 @@ export interface Transport {
   send(req: TransportRequest): Promise<TransportResponse>;
   /** Releases idle connections. */
   close(): void;
+  /**
+   * Streams one watch, as `Watcher.watch` does (in-memory transports). Absent (the real transport): a
+   * Watcher of the same KubeConfig opens its own connection.
+   */
+  watch?(req: WatchRequest, onEvent: (e: WatchEvent) => void): Promise<void>;
+}
+
+/** A Transport rather than a KubeConfig (a KubeClient or Watcher is handed either). */
+export function isTransport(v: KubeConfig | Transport): v is Transport {
+  return typeof (v as Partial<Transport>).send === 'function';
 }
 
 /**

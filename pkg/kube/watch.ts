@@ -3,12 +3,13 @@
 // request client's bounded sockets). Credentials and TLS come from the KubeConfig per connection, as in
 // client.ts. A watch ends when the server ends it (timeoutSeconds), when no byte arrives for
 // `idleTimeoutMs` (a dead link), or when the signal aborts; the informer decides what comes next.
+// Handed a Transport instead of a KubeConfig (unit tests), the Transport streams the watches.
 
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 
-import { tlsOptions } from './transport.js';
+import { isTransport, tlsOptions, type Transport } from './transport.js';
 import { ApiError, TransportError, displayServer } from './errors.js';
 import { isObject, type JsonObject } from './objects.js';
 
@@ -32,19 +33,26 @@ const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 export class Watcher {
   readonly server: string;
-  private readonly kc: KubeConfig;
+  private readonly kc: KubeConfig | undefined;
+  private readonly transport: Transport | undefined;
   private readonly base: URL;
   private readonly userAgent: string;
   private agent: http.Agent | undefined;
 
-  /** `kc` must hold the cluster's context as its current context. */
-  constructor(kc: KubeConfig, options: { userAgent?: string } = {}) {
-    const cluster = kc.getCurrentCluster();
+  /** A KubeConfig must hold the cluster's context as its current context. */
+  constructor(source: KubeConfig | Transport, options: { userAgent?: string } = {}) {
+    this.userAgent = options.userAgent ?? 'flotilla';
+    if (isTransport(source)) {
+      this.transport = source;
+      this.server = source.server;
+      this.base = new URL(source.server);
+      return;
+    }
+    const cluster = source.getCurrentCluster();
     if (!cluster) throw new TypeError('Watcher: the KubeConfig has no current cluster');
-    this.kc = kc;
+    this.kc = source;
     this.base = new URL(cluster.server);
     this.server = displayServer(cluster.server);
-    this.userAgent = options.userAgent ?? 'flotilla';
   }
 
   /**
@@ -53,9 +61,15 @@ export class Watcher {
    * connection fails or goes idle, and with what `onEvent` throws (the stream is then closed).
    */
   async watch(req: WatchRequest, onEvent: (e: WatchEvent) => void): Promise<void> {
+    if (this.transport) {
+      if (!this.transport.watch)
+        throw new TransportError(`${this.server}: this transport streams no watches`, 'EPROTO');
+      return this.transport.watch(req, onEvent);
+    }
+    const kc = this.kc!;
     const options: https.RequestOptions = { headers: {} };
     try {
-      await this.kc.applyToHTTPSOptions(options);
+      await kc.applyToHTTPSOptions(options);
     } catch (err: unknown) {
       throw new TransportError(
         `${this.server}: credentials: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
@@ -67,7 +81,7 @@ export class Watcher {
     for (const [k, v] of Object.entries(req.query)) if (v !== undefined) url.searchParams.set(k, v);
     url.searchParams.set('watch', '1');
     const lib = url.protocol === 'http:' ? http : https;
-    const proxied = Boolean(this.kc.getCurrentCluster()?.proxyUrl);
+    const proxied = Boolean(kc.getCurrentCluster()?.proxyUrl);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const finish = (err?: Error) => {

@@ -7,8 +7,7 @@
 //     sends is removed; managedFields are written in the fieldsV1 form (`f:` keys) pkg/kube/ownership.ts reads;
 //   - Update-style edits by another manager (`edit`), as `kubectl set image` makes them;
 //   - GET (whole object or PartialObjectMetadata), LIST (one namespace or all) with a label selector
-//     (existence or `k=v`) and a field selector on metadata.name / metadata.namespace, with the store's
-//     resourceVersion,
+//     (existence or `k=v`) and a field selector (`path=v`, `path!=v`), with the store's resourceVersion,
 //     POST create (409 AlreadyExists), DELETE with a uid precondition (409 Conflict), merge patches,
 //     status subresources (status only, generation unchanged), discovery of the kinds it is given;
 //   - finalizers: DELETE of an object that has some sets deletionTimestamp; the write that empties them
@@ -748,13 +747,14 @@ function matches(o: Obj, selector: string): boolean {
   });
 }
 
-/** `metadata.name=x` / `metadata.namespace=x`, comma-separated (what the controller's field selectors say). */
+/** `path=value`, `path==value` or `path!=value` on dotted field paths (metadata.name, involvedObject.kind), comma-separated. */
 function fieldMatches(o: Obj, selector: string): boolean {
-  const meta = (o.metadata ?? {}) as Obj;
   return selector.split(',').every((term) => {
-    const m = /^metadata\.(name|namespace)=(.*)$/.exec(term);
-    if (!m) throw new Error(`fake apiserver: unsupported field selector ${term}`);
-    return meta[m[1] ?? ''] === m[2];
+    const m = /^([\w.]+)(!=|==|=)(.*)$/.exec(term);
+    if (!m) throw new Error(`fake apiserver: unreadable field selector ${term}`);
+    const value = at(o, (m[1] ?? '').split('.'));
+    const equal = (typeof value === 'string' || typeof value === 'number' ? String(value) : '') === m[3];
+    return m[2] === '!=' ? !equal : equal;
   });
 }
 

@@ -101,7 +101,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'fleet', 'cmd']
+              group: ['kube', 'controller', 'cli', 'webhook', 'cluster', 'fleet', 'ui', 'cmd']
                 .flatMap((d) => [`../${d}/**`, `../../${d}/**`, `../../pkg/${d}/**`])
                 .concat(['@kubernetes/client-node']),
               message:
@@ -121,10 +121,24 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../fleet/**', '../../pkg/fleet/**'],
+              group: ['../fleet/**', '../../pkg/fleet/**', '../ui/**', '../../pkg/ui/**'],
               message:
-                'pkg/fleet reads the hub for the status command and the web view; the layers it reads do not import it.',
+                'pkg/fleet reads the hub for the status command and the web view (pkg/ui); the layers they read do not import them.',
             },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['pkg/fleet/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../ui/**', '../../pkg/ui/**'], message: 'pkg/ui imports pkg/fleet, never the other way.' },
           ],
         },
       ],

@@ -158,6 +158,41 @@ void describe('defaultObject', () => {
       expected: pp({ resourceSelectors: [] }, idLabels('stored')),
     },
     {
+      name: "puts a Karmada-group PropagationPolicy's id under Karmada's key, as Karmada's webhook does",
+      input: { ...pp({ resourceSelectors: [] }), apiVersion: 'policy.karmada.io/v1alpha1' },
+      expected: {
+        ...pp({ resourceSelectors: [] }, { labels: { 'propagationpolicy.karmada.io/permanent-id': 'id-1' } }),
+        apiVersion: 'policy.karmada.io/v1alpha1',
+      },
+    },
+    {
+      name: "puts a Karmada-group ClusterPropagationPolicy's id under Karmada's key for that kind",
+      input: { ...cpp({ resourceSelectors: [] }), apiVersion: 'policy.karmada.io/v1alpha1' },
+      expected: {
+        ...cpp({ resourceSelectors: [] }),
+        apiVersion: 'policy.karmada.io/v1alpha1',
+        metadata: { name: 'all', labels: { 'clusterpropagationpolicy.karmada.io/permanent-id': 'id-1' } },
+      },
+    },
+    {
+      name: "carries over a Karmada-group policy's stored id under either key when an update leaves it out",
+      input: { ...pp({ resourceSelectors: [] }), apiVersion: 'policy.karmada.io/v1alpha1' },
+      opts: {
+        ...update,
+        oldObject: pp(
+          { resourceSelectors: [] },
+          { labels: { [PERMANENT_ID_LABEL]: 'older', 'propagationpolicy.karmada.io/permanent-id': 'stored' } },
+        ),
+      },
+      expected: {
+        ...pp(
+          { resourceSelectors: [] },
+          { labels: { 'propagationpolicy.karmada.io/permanent-id': 'stored', [PERMANENT_ID_LABEL]: 'older' } },
+        ),
+        apiVersion: 'policy.karmada.io/v1alpha1',
+      },
+    },
+    {
       name: 'returns other kinds unchanged',
       input: {
         apiVersion: 'cluster.flotilla.io/v1alpha1',

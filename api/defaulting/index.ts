@@ -10,7 +10,22 @@
 
 import { isObject, type JsonObject } from '../internal/objects.js';
 
-export const PERMANENT_ID_LABEL = 'policy.flotilla.io/permanent-id';
+import {
+  FLOTILLA_PERMANENT_ID_LABEL as PERMANENT_ID_LABEL,
+  KARMADA_CPP_PERMANENT_ID_LABEL,
+  KARMADA_PP_PERMANENT_ID_LABEL,
+} from '../validation/propagation.js';
+
+export { PERMANENT_ID_LABEL };
+
+/**
+ * The label a new permanent id goes in: Karmada's key for a policy.karmada.io policy (as Karmada's webhook
+ * writes it, so Karmada's tools find it), Flotilla's for the policy.flotilla.io ones.
+ */
+export function permanentIdLabelFor(apiVersion: unknown, kind: unknown): string {
+  if (typeof apiVersion !== 'string' || !apiVersion.startsWith('policy.karmada.io/')) return PERMANENT_ID_LABEL;
+  return kind === 'ClusterPropagationPolicy' ? KARMADA_CPP_PERMANENT_ID_LABEL : KARMADA_PP_PERMANENT_ID_LABEL;
+}
 
 /** Grace period Karmada gives a Gracefully purged application when none is set. */
 export const DEFAULT_GRACE_PERIOD_SECONDS = 600;
@@ -97,21 +112,26 @@ function isServiceImport(selector: unknown): boolean {
 }
 
 function assignPermanentId(obj: JsonObject, opts: DefaultingOptions): void {
-  let id: string | undefined;
+  const label = permanentIdLabelFor(obj.apiVersion, obj.kind);
+  const ids: Record<string, string> = {};
   if (opts.operation === 'CREATE') {
     // Always a fresh id on create, whatever the client sent: ids must not be chosen by users.
-    id = opts.newId();
+    ids[label] = opts.newId();
   } else if (opts.operation === 'UPDATE') {
-    const current = labelsOf(obj)?.[PERMANENT_ID_LABEL];
-    const stored = isObject(opts.oldObject) ? labelsOf(opts.oldObject)?.[PERMANENT_ID_LABEL] : undefined;
-    // A client that replaces the object from a manifest does not know the id: keep the stored one.
-    if (current === undefined && typeof stored === 'string') id = stored;
+    // A client that replaces the object from a manifest does not know the id: keep the stored one, under
+    // whichever key it is stored (a Karmada-group policy created before it got Karmada's key keeps ours).
+    const labels = labelsOf(obj);
+    const stored = isObject(opts.oldObject) ? labelsOf(opts.oldObject) : undefined;
+    for (const k of new Set([label, PERMANENT_ID_LABEL])) {
+      const id = stored?.[k];
+      if (labels?.[k] === undefined && typeof id === 'string') ids[k] = id;
+    }
   }
-  if (id === undefined) return;
+  if (Object.keys(ids).length === 0) return;
   if (!isObject(obj.metadata)) obj.metadata = {};
   const metadata = obj.metadata as JsonObject;
   if (!isObject(metadata.labels)) metadata.labels = {};
-  (metadata.labels as JsonObject)[PERMANENT_ID_LABEL] = id;
+  Object.assign(metadata.labels as JsonObject, ids);
 }
 
 function labelsOf(obj: JsonObject): JsonObject | undefined {

@@ -117,15 +117,16 @@ void describe('the apiserver calling the webhook', () => {
     stopped = started.stopped;
     const url = (path: string) => `https://127.0.0.1:${started.address.port}${path}`;
 
-    // The CRDs and webhook configurations as deploy/ ships them, pointed at this process.
+    // The CRDs and webhook configurations as deploy/ ships them with its Karmada API component (this hub
+    // serves Karmada's groups), pointed at this process.
     const crds = customResourceDefinitions().map((crd) => {
       const c = structuredClone(crd) as unknown as { spec: { conversion?: { webhook: { clientConfig: Obj } } } };
       if (c.spec.conversion) c.spec.conversion.webhook.clientConfig = { url: url('/convert') };
       return c;
     });
-    const configs = parseAllDocuments(
-      readFileSync(join(ROOT, 'deploy/webhook/webhookconfigurations.yaml'), 'utf8'),
-    ).map((d) => d.toJS() as { webhooks: Array<{ clientConfig: { service?: { path: string }; url?: string } }> });
+    const configs = ['validatingwebhookconfiguration-flotilla.yaml', 'mutatingwebhookconfiguration-flotilla.yaml']
+      .flatMap((f) => parseAllDocuments(readFileSync(join(ROOT, 'deploy/karmada-api/patches', f), 'utf8')))
+      .map((d) => d.toJS() as { webhooks: Array<{ clientConfig: { service?: { path: string }; url?: string } }> });
     for (const c of configs)
       for (const w of c.webhooks) w.clientConfig = { url: url(w.clientConfig.service?.path ?? '') };
     const applied = await kubectl(kubeconfig(), ['apply', '--server-side', '-f', '-'], {
@@ -255,6 +256,40 @@ void describe('the apiserver calling the webhook', () => {
     })) as { metadata: { labels: Record<string, string> }; spec: Obj };
     assert.equal(updated.metadata.labels[PERMANENT_ID_LABEL], id);
     assert.equal(updated.spec.priority, 5);
+  });
+
+  void it("gives policy.karmada.io policies their id under Karmada's label keys, one per kind", async () => {
+    const made = await kubectl(kubeconfig(), ['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'policy.karmada.io/v1alpha1',
+          kind: 'PropagationPolicy',
+          metadata: { name: 'karmada-pp', namespace: NS },
+          spec: { resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }] },
+        },
+        {
+          apiVersion: 'policy.karmada.io/v1alpha1',
+          kind: 'ClusterPropagationPolicy',
+          metadata: { name: 'karmada-cpp' },
+          spec: { resourceSelectors: [{ apiVersion: 'v1', kind: 'Namespace', name: 'web' }] },
+        },
+      ],
+    });
+    assert.equal(made.status, 0, made.stderr);
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const labels = async (path: string) => {
+      const r = await kubectl(kubeconfig(), ['get', '--raw', path]);
+      assert.equal(r.status, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { metadata: { labels?: Record<string, string> } }).metadata.labels ?? {};
+    };
+    const pp = await labels(`/apis/policy.karmada.io/v1alpha1/namespaces/${NS}/propagationpolicies/karmada-pp`);
+    assert.match(pp['propagationpolicy.karmada.io/permanent-id'] ?? '', uuid);
+    assert.equal(pp[PERMANENT_ID_LABEL], undefined);
+    const cpp = await labels('/apis/policy.karmada.io/v1alpha1/clusterpropagationpolicies/karmada-cpp');
+    assert.match(cpp['clusterpropagationpolicy.karmada.io/permanent-id'] ?? '', uuid);
+    assert.equal(cpp[PERMANENT_ID_LABEL], undefined);
   });
 
   void it('converts on read in the other version', async () => {

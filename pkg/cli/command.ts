@@ -68,10 +68,13 @@ type FlagValue<F extends FlagSpec> = F['type'] extends 'boolean'
 /** What a command's run function gets for its flag table: one property per flag, typed by the table. */
 export type FlagValues<F extends Flags> = { -readonly [K in keyof F]: FlagValue<F[K]> };
 
-/** A command's one positional argument (`flotilla completion SHELL`). */
+/** A command's one positional argument (`flotilla completion SHELL`, `flotilla status template NAME`). */
 export interface PositionalSpec {
   readonly name: string;
-  readonly choices: readonly string[];
+  /** The only values accepted; absent: any non-empty value. */
+  readonly choices?: readonly string[];
+  /** What the value is, for help (used when there are no choices). */
+  readonly help?: string;
 }
 
 /** The module a command's `load` imports. */
@@ -185,12 +188,15 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): ParsedComma
   const positional = spec.positional;
   if (positional) {
     const [first, ...extra] = parsed.positionals;
-    if (first === undefined)
-      throw new UsageError(`${positional.name} is required: one of ${positional.choices.join(', ')}`);
-    if (!positional.choices.includes(first)) {
-      const guess = closest(first, positional.choices);
+    const choices = positional.choices;
+    if (first === undefined || (!choices && first === ''))
       throw new UsageError(
-        `${positional.name} must be one of ${positional.choices.join(', ')}; got ${JSON.stringify(first)}${guess ? ` (did you mean ${guess}?)` : ''}`,
+        `${positional.name} is required${choices ? `: one of ${choices.join(', ')}` : positional.help ? `: ${positional.help}` : ''}`,
+      );
+    if (choices && !choices.includes(first)) {
+      const guess = closest(first, choices);
+      throw new UsageError(
+        `${positional.name} must be one of ${choices.join(', ')}; got ${JSON.stringify(first)}${guess ? ` (did you mean ${guess}?)` : ''}`,
       );
     }
     if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);

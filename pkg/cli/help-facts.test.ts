@@ -14,6 +14,7 @@ import type { CommandSpec } from './command.js';
 import { AGENT_FLAGS, CONTROLLER_FLAGS, ROOT } from './commands.js';
 import { FIELD_MANAGER } from './delivery.js';
 import { parseDuration } from './duration.js';
+import { STATUS_CLUSTERS_FLAGS } from './status-command.js';
 import { commandHelp } from './help.js';
 
 /** Every command under `spec`, with its path (`['flotilla', 'certs', 'create']`). */
@@ -112,6 +113,7 @@ describe('help texts against the code', () => {
       { ...CONTROLLER_DEFAULTS },
     );
     assert.equal(AGENT_FLAGS['lease-namespace'].default, DEFAULT_LEASE_NAMESPACE);
+    assert.equal(STATUS_CLUSTERS_FLAGS['lease-namespace'].default, DEFAULT_LEASE_NAMESPACE);
     assert.equal(AGENT_FLAGS['cluster-status-interval'].default, CONTROLLER_FLAGS['cluster-status-interval'].default);
   });
 

@@ -77,7 +77,9 @@ export function commandHelp(path: readonly string[], spec: CommandSpec): string 
     const width = Math.max(...spec.subcommands.map((c) => c.name.length));
     out.push('', 'Commands:', ...spec.subcommands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`));
   }
-  if (spec.positional) out.push('', `${spec.positional.name}: one of ${spec.positional.choices.join(', ')}.`);
+  const positional = spec.positional;
+  if (positional?.choices) out.push('', `${positional.name}: one of ${positional.choices.join(', ')}.`);
+  else if (positional?.help) out.push('', `${positional.name}: ${positional.help}`);
   out.push('', 'Options:', ...optionRows(spec));
   if (spec.footer) out.push('', spec.footer);
   return `${out.join('\n')}\n`;

@@ -344,6 +344,34 @@ void describe('fleet read model', () => {
     }
   });
 
+  void it(
+    'says which collections it may not read, without waiting for them to become readable',
+    { timeout: 60_000 },
+    async () => {
+      const api = hub();
+      api.hook = (req) =>
+        req.method === 'GET' && (req.path.endsWith('/leases') || req.path.endsWith('/resourcebindings'))
+          ? {
+              status: 403,
+              body: { kind: 'Status', code: 403, reason: 'Forbidden', message: 'forbidden: user "dev" cannot list' },
+            }
+          : undefined;
+      const fleet = fakeFleet(api, NOW);
+      const stop = new AbortController();
+      void fleet.start(stop.signal);
+      // A sync timeout no test waits for: the wait ends because each collection was listed or refused once.
+      await fleet.waitForSync(stop.signal, 3_600_000);
+      stop.abort();
+      assert.deepEqual(fleet.problems(), [
+        'resourcebindings.work.flotilla.io: not listed: forbidden: user "dev" cannot list',
+      ]);
+      assert.deepEqual(fleet.warnings(), [
+        'leases.coordination.k8s.io in flotilla-cluster-lease: not listed: forbidden: user "dev" cannot list',
+      ]);
+      assert.equal(fleet.clusters().length, 3);
+    },
+  );
+
   void it('says what the hub does not serve instead of showing an empty fleet', async () => {
     const api = new FakeApiserver({ kinds: FLEET_KINDS.filter((k) => k.group !== 'work.flotilla.io') });
     const fleet = fakeFleet(api, NOW);

@@ -12,7 +12,7 @@ import { Watcher } from '../kube/watch.js';
 import { clusterFacts } from './clusters.js';
 import { isKubeObject, templateDetail } from './detail.js';
 import { recentEvents } from './events.js';
-import { HubReader, type HubSnapshot } from './hub.js';
+import { HubReader, slim, type HubSnapshot } from './hub.js';
 import { placementMatrix, templateRows } from './matrix.js';
 import { policyFacts } from './policies.js';
 import { describeRef } from './rows.js';
@@ -82,9 +82,14 @@ export class Fleet {
     return this.hub.snapshot();
   }
 
-  /** What could not be read, each naming the collection. */
+  /** What the views need and could not be read, each naming the collection. */
   problems(): string[] {
     return this.hub.snapshot().problems;
+  }
+
+  /** What could not be read of the optional collections (Karmada's kinds, agents' Leases). */
+  warnings(): string[] {
+    return this.hub.snapshot().warnings;
   }
 
   clusters(): ClusterFact[] {
@@ -157,7 +162,7 @@ export class Fleet {
     const res = await this.client.request({ method: 'GET', path: resourcePath(info, ref.namespace, ref.name), signal });
     if (res.status === 404) return undefined;
     if (res.status >= 400) throw apiError(res);
-    return isKubeObject(res.body) ? res.body : undefined;
+    return isKubeObject(res.body) ? slim(res.body) : undefined;
   }
 }
 

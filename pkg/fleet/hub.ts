@@ -21,8 +21,10 @@ export interface HubSnapshot {
   policies: JsonObject[];
   leases: JsonObject[];
   leaseNamespace: string;
-  /** Collections that could not be read, and why (each names the collection). */
+  /** Collections the views need that could not be read, and why (each names the collection). */
   problems: string[];
+  /** The same for optional ones (Karmada's kinds, the agents' Leases): the views lack only those facts. */
+  warnings: string[];
 }
 
 export interface HubReaderOptions {
@@ -34,7 +36,7 @@ export interface HubReaderOptions {
   leaseNamespace?: string;
 }
 
-type Bucket = Exclude<keyof HubSnapshot, 'leaseNamespace' | 'problems'>;
+type Bucket = Exclude<keyof HubSnapshot, 'leaseNamespace' | 'problems' | 'warnings'>;
 
 interface Collection {
   bucket: Bucket;
@@ -77,7 +79,7 @@ function collections(leaseNamespace: string): Collection[] {
 }
 
 /** What nobody reads here: managedFields are most of an object's bytes. */
-function slim(o: JsonObject): JsonObject {
+export function slim(o: JsonObject): JsonObject {
   if (!isObject(o.metadata) || !Object.hasOwn(o.metadata, 'managedFields')) return o;
   const { managedFields: _managedFields, ...metadata } = o.metadata;
   return { ...o, metadata };
@@ -90,6 +92,9 @@ export class HubReader {
   private readonly unserved: string[] = [];
   private readonly listeners = new Set<() => void>();
   private discovered: Promise<void> | undefined;
+  /** Informers that failed at least once, and who waits to hear of it. */
+  private readonly failed = new Set<Informer>();
+  private failWaiters: Array<{ informer: Informer; resolve: () => void }> = [];
   private changes = 0;
 
   constructor(options: HubReaderOptions) {
@@ -118,15 +123,25 @@ export class HubReader {
   }
 
   /**
-   * Resolves once every collection has been listed, or after `timeoutMs`, or when `signal` aborts,
-   * whichever is first; rejects when discovery failed. What is not listed by then is in the snapshot's
-   * `problems`.
+   * Resolves once every collection has been listed or has failed once (403, an apiserver error: it is
+   * retried, and said in `problems` meanwhile), or after `timeoutMs`, or when `signal` aborts, whichever is
+   * first; rejects when discovery failed.
    */
   async waitForSync(signal: AbortSignal, timeoutMs: number): Promise<void> {
     await this.discover();
     const timeout = AbortSignal.timeout(timeoutMs);
     const either = AbortSignal.any([signal, timeout]);
-    await Promise.all(this.informers.map(({ informer }) => informer.waitForSync(either)));
+    await Promise.all(
+      this.informers.map(
+        ({ informer }) =>
+          new Promise<void>((resolve) => {
+            if (this.failed.has(informer)) return resolve();
+            this.failWaiters.push({ informer, resolve });
+            void informer.waitForSync(either).then(() => resolve());
+          }),
+      ),
+    );
+    this.failWaiters = [];
   }
 
   snapshot(): HubSnapshot {
@@ -138,12 +153,13 @@ export class HubReader {
       leases: [],
       leaseNamespace: this.leaseNamespace,
       problems: [...this.unserved],
+      warnings: [],
     };
     for (const { c, informer } of this.informers) {
       out[c.bucket].push(...informer.values());
-      if (!informer.synced)
-        out.problems.push(`${informer.name}: not listed${informer.error ? `: ${informer.error}` : ' yet'}`);
-      else if (informer.error) out.problems.push(`${informer.name}: ${informer.error} (showing the last list)`);
+      const said = c.required ? out.problems : out.warnings;
+      if (!informer.synced) said.push(`${informer.name}: not listed${informer.error ? `: ${informer.error}` : ' yet'}`);
+      else if (informer.error) said.push(`${informer.name}: ${informer.error} (showing the last list)`);
     }
     return out;
   }
@@ -175,6 +191,7 @@ export class HubReader {
         apiVersion: c.apiVersion,
         kind: c.kind,
         transform: slim,
+        onError: () => this.failedOnce(informer),
         handlers: {
           onAdd: () => this.changed(),
           onUpdate: () => this.changed(),
@@ -183,6 +200,11 @@ export class HubReader {
       });
       this.informers.push({ c, informer });
     }
+  }
+
+  private failedOnce(informer: Informer): void {
+    this.failed.add(informer);
+    for (const w of this.failWaiters) if (w.informer === informer) w.resolve();
   }
 
   private changed(): void {

@@ -60,13 +60,7 @@ export default tseslint.config(
   },
   // Over the limits when the rule came in, each to be split by concern; the entry goes with its split.
   {
-    files: [
-      'api/crds/index.ts',
-      'pkg/cli/commands.ts',
-      'pkg/engine/render.ts',
-      'pkg/engine/state.ts',
-      'pkg/yaml/read.ts',
-    ],
+    files: ['pkg/cli/commands.ts', 'pkg/engine/state.ts', 'pkg/yaml/read.ts'],
     rules: { 'max-lines': 'off' },
   },
   {

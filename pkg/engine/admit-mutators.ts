@@ -8,7 +8,7 @@ import { appliesTo, matches, MatchError, readApplyTo, type Mutable } from './gat
 import { mutatorMatches } from './gatekeeper/mutator.js';
 import { obj, str, type JsonObject } from './json.js';
 import type { AdmissionOperation } from './overrides.js';
-import { mutationSystem } from './render.js';
+import { mutationSystem } from './copy.js';
 import type { Change } from './types.js';
 
 /** A mutator held by the route that Flotilla cannot apply, and why. */

@@ -12,7 +12,7 @@ import { cloneJson, isObject, jsonEqual, obj, stringMap, type JsonObject } from 
 import { OverrideCatalog, type AdmissionOperation, type OverrideRule } from './overrides.js';
 import { AdditionLedger, mergeAdditions, readAdditions, writeAdditions, type AdditionRecord } from './additions.js';
 import { BoundedCache } from '../../api/internal/cache.js';
-import { overrideObject } from './render.js';
+import { overrideObject } from './copy.js';
 import { admitMutators, MutationError, type UnusableMutator } from './admit-mutators.js';
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
 import { isMutator, type Mutator } from './gatekeeper.js';

@@ -1,8 +1,8 @@
 // The engine: pure functions from input objects to per-cluster objects and their provenance.
+export { pruneServerFields } from './copy.js';
 export {
   render,
   renderDetailed,
-  pruneServerFields,
   type RenderInput,
   type RenderResult,
   type RenderError,

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import type { JsonObject } from './json.js';
 import { pruneGeneratedFields, PRUNED_KINDS } from './prune.js';
-import { pruneServerFields } from './render.js';
+import { pruneServerFields } from './copy.js';
 
 interface Case {
   name: string;

@@ -56,14 +56,13 @@ import {
   renderClaimed,
   renderRequired,
   renderScheduled,
-  scheduleClaimed,
   sortRequirements,
   workloadDependencies,
   type DetailedResult,
   type RenderOptions,
   type Requirement,
-  type Unplaced,
 } from './render.js';
+import { scheduleClaimed, type Unplaced } from './schedule.js';
 import { MatchPriority, selectorsPriority } from './selectors.js';
 import { PolicyBuckets, TemplateIndex, templateKey } from './state-index.js';
 import type { ClusterInfo, ObjectRef, PolicyRef } from './types.js';

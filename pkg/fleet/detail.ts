@@ -8,7 +8,8 @@
 // clusters stay placed under a NoSchedule taint, as in the controller).
 
 import { describeSource, explainPlacement, formatExplanation } from '../engine/explain.js';
-import { pruneServerFields, renderDetailed, type DetailedPlacement } from '../engine/render.js';
+import { pruneServerFields } from '../engine/copy.js';
+import { renderDetailed, type DetailedPlacement } from '../engine/render.js';
 import type { ObjectRef as EngineRef } from '../engine/types.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import { annotate, fieldChanges } from './field-diff.js';

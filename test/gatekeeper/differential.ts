@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { AdmissionOverrideError, clusterInfo, OverrideSet } from '../../pkg/engine/index.js';
 import { MutationError, MutatorError, readMutatorStrict } from '../../pkg/engine/gatekeeper.js';
-import { mutationSystem } from '../../pkg/engine/render.js';
+import { mutationSystem } from '../../pkg/engine/copy.js';
 import type { Mutator } from '../../pkg/engine/gatekeeper.js';
 import type { DiffCase } from './cases.js';
 import { mutationReason, mutatorReason, type OracleAnswer } from './oracle.js';

@@ -14,6 +14,7 @@ import type { CommandSpec } from './command.js';
 import { AGENT_FLAGS, CONTROLLER_FLAGS, ROOT } from './commands.js';
 import { FIELD_MANAGER } from './delivery.js';
 import { parseDuration } from './duration.js';
+import { STATE_FILTERS } from '../fleet/types.js';
 import { STATUS_CLUSTERS_FLAGS } from './status-command.js';
 import { commandHelp } from './help.js';
 
@@ -115,6 +116,12 @@ describe('help texts against the code', () => {
     assert.equal(AGENT_FLAGS['lease-namespace'].default, DEFAULT_LEASE_NAMESPACE);
     assert.equal(STATUS_CLUSTERS_FLAGS['lease-namespace'].default, DEFAULT_LEASE_NAMESPACE);
     assert.equal(AGENT_FLAGS['cluster-status-interval'].default, CONTROLLER_FLAGS['cluster-status-interval'].default);
+  });
+
+  it("names every state a status cell can be in, in 'status templates --help'", () => {
+    const help = byPath('flotilla status templates')?.description ?? '';
+    const named = STATE_FILTERS.filter((s) => new RegExp(`\\b${s}\\b`).test(help));
+    assert.deepEqual(named, [...STATE_FILTERS]);
   });
 
   it('names what the code names: taint keys, execution namespaces', () => {

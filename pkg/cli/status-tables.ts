@@ -162,7 +162,11 @@ export function policiesTable(policies: readonly PolicyFact[], wide: boolean): s
         p.ready,
         p.notActedUpon.map((w) => w.split(' ')[0]).join(',') || '<none>',
       ];
-      if (wide) row.push(p.selects.join('; ') || '-', p.readyMessage ?? '-');
+      if (wide)
+        row.push(
+          p.selects.join('; ') || '-',
+          [p.readyMessage, ...p.errors.map((e) => `denied: ${e}`), ...p.warnings].filter(Boolean).join('; ') || '-',
+        );
       return row;
     }),
   );

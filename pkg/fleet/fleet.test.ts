@@ -102,7 +102,7 @@ function hub(): FakeApiserver {
     metadata: { name: 'legacy', namespace: 'shop' },
     spec: {
       resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap', labelSelector: { matchLabels: { team: 'a' } } }],
-      schedulePriority: { priorityClassName: 'high' },
+      schedulePriority: { priorityClassSource: 'KubePriorityClass', priorityClassName: 'high' },
     },
   });
   api.put({
@@ -290,6 +290,7 @@ void describe('fleet read model', () => {
       assert.deepEqual(legacy?.selects, ['v1 ConfigMap shop/* [team=a]']);
       assert.match(legacy?.notActedUpon[0] ?? '', /spec\.schedulePriority is accepted but not acted upon/);
       assert.deepEqual(ps.find((p) => p.name === 'registry')?.role, 'override');
+      assert.deepEqual([legacy?.warnings, legacy?.errors, web?.warnings, web?.errors], [[], [], [], []]);
     } finally {
       stop.abort();
     }
@@ -371,6 +372,35 @@ void describe('fleet read model', () => {
       assert.equal(fleet.clusters().length, 3);
     },
   );
+
+  void it('says what admission says of a policy now: a cluster the hub has no Cluster for, a rule it denies', async () => {
+    const api = hub();
+    api.put({
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'PropagationPolicy',
+      metadata: { name: 'typo', namespace: 'shop' },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
+        placement: { clusterAffinity: { clusterNames: ['member1', 'memebr2'] } },
+      },
+    });
+    api.put({
+      apiVersion: 'policy.flotilla.io/v1beta1',
+      kind: 'OverridePolicy',
+      metadata: { name: 'bad', namespace: 'shop' },
+      spec: { overrideRules: [{ overriders: { plaintext: [{ path: 'no-slash', operator: 'replace', value: 1 }] } }] },
+    });
+    const fleet = fakeFleet(api, NOW);
+    const stop = new AbortController();
+    void fleet.start(stop.signal);
+    await fleet.waitForSync(stop.signal, 10_000);
+    stop.abort();
+    const typo = fleet.policies().find((p) => p.name === 'typo');
+    assert.match(typo?.warnings.join('\n') ?? '', /memebr2/);
+    assert.deepEqual(typo?.errors, []);
+    const bad = fleet.policies().find((p) => p.name === 'bad');
+    assert.match(bad?.errors.join('\n') ?? '', /spec\.overrideRules\[0\]\.overriders\.plaintext\[0\]\.path/);
+  });
 
   void it('says what the hub does not serve instead of showing an empty fleet', async () => {
     const api = new FakeApiserver({ kinds: FLEET_KINDS.filter((k) => k.group !== 'work.flotilla.io') });

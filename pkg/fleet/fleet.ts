@@ -24,6 +24,7 @@ import type {
   PlacementMatrix,
   PolicyFact,
   TemplateDetail,
+  TemplateRow,
 } from './types.js';
 
 export interface FleetOptions {
@@ -49,6 +50,7 @@ export class Fleet {
   readonly client: KubeClient;
   private readonly now: () => number;
   private readonly discovery: Discovery;
+  private cached: { version: number; rows: TemplateRow[] } | undefined;
 
   constructor(options: FleetOptions) {
     this.client = options.client;
@@ -96,8 +98,15 @@ export class Fleet {
     return clusterFacts(this.hub.snapshot(), this.now());
   }
 
+  /** Every template's row, unfiltered; kept until the next change (rows are shared: do not mutate them). */
+  rows(): readonly TemplateRow[] {
+    const version = this.hub.version;
+    if (this.cached?.version !== version) this.cached = { version, rows: templateRows(this.hub.snapshot()) };
+    return this.cached.rows;
+  }
+
   matrix(filter: MatrixFilter = {}): PlacementMatrix {
-    return placementMatrix(this.hub.snapshot(), filter);
+    return placementMatrix(this.hub.snapshot(), filter, this.rows());
   }
 
   policies(): PolicyFact[] {
@@ -109,7 +118,7 @@ export class Fleet {
     let { name, kind } = q;
     const slash = name.indexOf('/');
     if (slash > 0 && kind === undefined) [kind, name] = [name.slice(0, slash), name.slice(slash + 1)];
-    return templateRows(this.hub.snapshot())
+    return this.rows()
       .map((r) => r.template)
       .filter(
         (t) =>

@@ -79,8 +79,12 @@ export function rowMatches(row: TemplateRow, f: MatrixFilter): boolean {
   return row.cells.some((c) => (f.cluster === undefined || c.cluster === f.cluster) && cellMatches(c, f.state));
 }
 
-export function placementMatrix(snapshot: HubSnapshot, filter: MatrixFilter = {}): PlacementMatrix {
-  const rows = templateRows(snapshot);
+/** The matrix of the snapshot; `rows` when the caller already has templateRows(snapshot). */
+export function placementMatrix(
+  snapshot: HubSnapshot,
+  filter: MatrixFilter = {},
+  rows: readonly TemplateRow[] = templateRows(snapshot),
+): PlacementMatrix {
   const clusters = new Set(clusterNames(snapshot));
   for (const r of rows) for (const c of r.cells) clusters.add(c.cluster);
   return {

@@ -3,7 +3,7 @@
 // same sentences admission warns with). Pure.
 
 import { convertObject } from '../../api/conversion/index.js';
-import { propagationNotActedUpon } from '../../api/validation/not-acted-upon.js';
+import { formatFieldError, validateObject } from '../../api/validation/index.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { HubSnapshot } from './hub.js';
 import { describeRef, policyRefOf } from './rows.js';
@@ -33,21 +33,49 @@ function labelSelectorText(ls: JsonObject): string {
   return parts.length > 0 ? `[${parts.join(', ')}]` : '';
 }
 
-/** The Karmada-shape (v1alpha1) spec of a stored policy, which is what the not-acted-upon rules read. */
-function v1alpha1Spec(o: JsonObject): JsonObject {
+/**
+ * A stored policy as admission sees it: the Karmada shape (v1alpha1; Flotilla's storage version converted
+ * back), its spec and the metadata a user writes, without what the apiserver and the controller added.
+ */
+function asAdmitted(o: JsonObject): JsonObject {
   const apiVersion = ownString(o, 'apiVersion') ?? '';
   let shaped = o;
   if (apiVersion.startsWith('policy.flotilla.io/') && apiVersion !== 'policy.flotilla.io/v1alpha1') {
     try {
       shaped = convertObject(o, 'policy.flotilla.io/v1alpha1');
     } catch {
-      // unreadable annotation: the stored spec is still what the controller reads
+      // unreadable conversion annotation: the stored spec is still what the controller reads
     }
   }
-  return isObject(shaped.spec) ? shaped.spec : {};
+  const meta = isObject(shaped.metadata) ? shaped.metadata : {};
+  const metadata: JsonObject = {};
+  for (const k of ['name', 'namespace', 'labels', 'annotations']) if (Object.hasOwn(meta, k)) metadata[k] = meta[k];
+  return { apiVersion: shaped.apiVersion, kind: shaped.kind, metadata, spec: shaped.spec };
 }
 
-export function policyFact(o: JsonObject, bindings: number): PolicyFact {
+const NOT_ACTED = 'is accepted but not acted upon';
+
+/** What admission says of the policy now (against the hub's clusters): Karmada fields not acted upon, other warnings, errors. */
+function findings(
+  o: JsonObject,
+  clusters: readonly JsonObject[],
+): { notActedUpon: string[]; warnings: string[]; errors: string[] } {
+  const known = clusters.map((c) => {
+    const meta = isObject(c.metadata) ? c.metadata : {};
+    const labels: Record<string, string> = {};
+    if (isObject(meta.labels))
+      for (const [k, v] of Object.entries(meta.labels)) if (typeof v === 'string') labels[k] = v;
+    return { metadata: { name: ownString(meta, 'name') ?? '', labels }, spec: isObject(c.spec) ? c.spec : {} };
+  });
+  const r = validateObject(asAdmitted(o), { clusters: known });
+  return {
+    notActedUpon: r.warnings.filter((w) => w.includes(NOT_ACTED)),
+    warnings: r.warnings.filter((w) => !w.includes(NOT_ACTED)),
+    errors: r.errors.map(formatFieldError),
+  };
+}
+
+export function policyFact(o: JsonObject, bindings: number, clusters: readonly JsonObject[] = []): PolicyFact {
   const meta = isObject(o.metadata) ? o.metadata : {};
   const kind = ownString(o, 'kind') ?? '';
   const role = kind.endsWith('PropagationPolicy') ? 'propagation' : 'override';
@@ -65,7 +93,7 @@ export function policyFact(o: JsonObject, bindings: number): PolicyFact {
     selects: list(spec.resourceSelectors).map((s) => selectorText(s, namespace)),
     bindings,
     ready: readyStatus === 'True' || readyStatus === 'False' ? readyStatus : 'Unknown',
-    notActedUpon: role === 'propagation' ? propagationNotActedUpon(v1alpha1Spec(o)) : [],
+    ...findings(o, clusters),
   };
   if (role === 'override' && fact.selects.length === 0)
     fact.selects.push(namespace ? `every resource in ${namespace}` : 'every resource');
@@ -95,7 +123,11 @@ export function policyFacts(snapshot: HubSnapshot): PolicyFact[] {
         namespace: ownString(meta, 'namespace'),
         name: ownString(meta, 'name') ?? '',
       };
-      return policyFact(o, claims.get(describeRef(ref.namespace ? ref : { kind: ref.kind, name: ref.name })) ?? 0);
+      return policyFact(
+        o,
+        claims.get(describeRef(ref.namespace ? ref : { kind: ref.kind, name: ref.name })) ?? 0,
+        snapshot.clusters,
+      );
     })
     .sort(
       (a, b) =>

@@ -178,8 +178,12 @@ export interface PolicyFact {
   ready: 'True' | 'False' | 'Unknown';
   readyReason?: string;
   readyMessage?: string;
-  /** Karmada fields accepted but not acted upon (api/validation's warnings). */
+  /** Karmada fields accepted but not acted upon (admission's warnings, api/validation). */
   notActedUpon: string[];
+  /** Admission's other warnings, against the hub's Clusters (e.g. a cluster name no Cluster has). */
+  warnings: string[];
+  /** What admission would deny now (`field.path: message`); the controller does not use such a policy. */
+  errors: string[];
   priority?: number;
   conflictResolution?: string;
 }

@@ -266,3 +266,29 @@ export function byCapacity(placement: Record<string, unknown> | undefined): bool
     str(rs.replicaDivisionPreference) === 'Aggregated' || str(obj(rs.weightPreference)?.dynamicWeight) !== undefined
   );
 }
+
+/**
+ * Whether a placement could select this cluster: affinity, without spread constraints and taints (which
+ * only narrow, and whose NoSchedule effect depends on where the template is now).
+ */
+export function couldSelect(placement: Record<string, unknown> | undefined, cluster: ClusterInfo | undefined): boolean {
+  if (!cluster) return false;
+  try {
+    return (
+      selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [
+        { ...cluster, taints: [] },
+      ]).clusters.length > 0
+    );
+  } catch {
+    return true;
+  }
+}
+
+/** Whether a placement selects no cluster at all (its error then names every cluster). */
+export function selectsNone(placement: Record<string, unknown> | undefined, clusters: readonly ClusterInfo[]): boolean {
+  try {
+    return selectClusters(placement, clusters).clusters.length === 0;
+  } catch {
+    return true;
+  }
+}

@@ -35,22 +35,13 @@
 //     replicas. An update that changes nothing placement, division or overrides read (status,
 //     annotations, the kubeconfig secret) affects nothing.
 
-import {
-  KARMADA_API_VERSION as KARMADA_CLUSTER,
-  API_VERSION as CLUSTER_API_VERSION,
-} from '../../api/cluster/v1alpha1/types.js';
-import {
-  GROUP as POLICY_GROUP,
-  KARMADA_API_VERSION as KARMADA_POLICY,
-  POLICY_KINDS,
-} from '../../api/policy/v1alpha1/types.js';
 import { admissionErrors } from './admission.js';
-import { isClusterScoped, refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
-import { arr, isObject, jsonEqual, obj, str } from './json.js';
-import { PropagationMatcher, propagationPriority, type Claim } from './match.js';
+import { refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
+import { isObject, jsonEqual, obj } from './json.js';
+import { PropagationMatcher, type Claim } from './match.js';
 import { OverrideCatalog } from './overrides.js';
-import { selectClusters } from './placement.js';
-import { dependenciesOf, hasDependencies } from './dependencies.js';
+import { couldSelect, selectsNone } from './placement.js';
+import { DependencyIndex } from './state-deps.js';
 import {
   missingDependency,
   renderClaimed,
@@ -63,8 +54,7 @@ import {
   type Requirement,
 } from './render.js';
 import { scheduleClaimed, type Unplaced } from './schedule.js';
-import { MatchPriority, selectorsPriority } from './selectors.js';
-import { PolicyBuckets, TemplateIndex, templateKey } from './state-index.js';
+import { identify, policyKey, PolicyBuckets, TemplateIndex, templateKey, type Identity } from './state-index.js';
 import type { ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 
 export { templateKey };
@@ -114,38 +104,6 @@ export interface StateCounts {
   clusters: number;
 }
 
-type Identity = { type: 'template' | 'propagation' | 'override' | 'cluster'; key: string };
-
-const CLUSTER_POLICY_KINDS = new Set(['ClusterPropagationPolicy', 'ClusterOverridePolicy']);
-const PROPAGATION_KINDS = new Set(['PropagationPolicy', 'ClusterPropagationPolicy']);
-
-const policyKey = (kind: string, namespace: string, name: string): string => JSON.stringify([kind, namespace, name]);
-
-/**
- * Where an object is held, by the rules sortInputs reads objects with: policies by (kind, namespace, name)
- * whatever their group and version, Clusters by name, templates by (apiVersion, kind, namespace, name)
- * with a namespaced kind's missing namespace read as "default". Undefined when it cannot be held.
- */
-function identify(ref: ObjectRef): Identity | undefined {
-  const { apiVersion, kind, name } = ref;
-  if (!apiVersion || !kind || !name) return undefined;
-  const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
-  if (group === POLICY_GROUP || group === 'policy.karmada.io') {
-    if (!(POLICY_KINDS as readonly string[]).includes(kind)) return undefined;
-    if (group === 'policy.karmada.io' && apiVersion !== KARMADA_POLICY) return undefined;
-    const namespace = CLUSTER_POLICY_KINDS.has(kind) ? '' : ref.namespace || 'default';
-    return { type: PROPAGATION_KINDS.has(kind) ? 'propagation' : 'override', key: policyKey(kind, namespace, name) };
-  }
-  if (apiVersion === CLUSTER_API_VERSION || apiVersion === KARMADA_CLUSTER)
-    return kind === 'Cluster' ? { type: 'cluster', key: name } : undefined;
-  if (group === 'cluster.flotilla.io' || group === 'cluster.karmada.io') return undefined;
-  const namespace = isClusterScoped(kind) ? undefined : ref.namespace || 'default';
-  return {
-    type: 'template',
-    key: templateKey(namespace === undefined ? { apiVersion, kind, name } : { apiVersion, kind, namespace, name }),
-  };
-}
-
 /** The shapes render()'s input reading expands into their items; the state holds single objects. */
 function isList(o: unknown): boolean {
   if (!isObject(o) || !Array.isArray(o.items)) return false;
@@ -159,32 +117,6 @@ function sameClusterFacts(a: ClusterInfo, b: ClusterInfo): boolean {
   return jsonEqual(fa, fb);
 }
 
-/**
- * Whether a placement could select this cluster: affinity, without spread constraints and taints (which
- * only narrow, and whose NoSchedule effect depends on where the template is now).
- */
-function couldSelect(placement: Record<string, unknown> | undefined, cluster: ClusterInfo | undefined): boolean {
-  if (!cluster) return false;
-  try {
-    return (
-      selectClusters(placement ? { ...placement, spreadConstraints: undefined } : undefined, [
-        { ...cluster, taints: [] },
-      ]).clusters.length > 0
-    );
-  } catch {
-    return true;
-  }
-}
-
-/** Whether a placement selects no cluster at all (its error then names every cluster). */
-function selectsNone(placement: Record<string, unknown> | undefined, clusters: readonly ClusterInfo[]): boolean {
-  try {
-    return selectClusters(placement, clusters).clusters.length === 0;
-  } catch {
-    return true;
-  }
-}
-
 export class EngineState {
   private readonly admission: boolean;
   private readonly templates = new TemplateIndex();
@@ -193,10 +125,7 @@ export class EngineState {
   private readonly propagationBuckets = new PolicyBuckets();
   private readonly overrideBuckets = new PolicyBuckets();
   private readonly clusters = new Map<string, ClusterInfo>();
-  /** Workload key → the keys of the objects it names (dependencies.ts), whether held or not. */
-  private readonly dependencies = new Map<string, string[]>();
-  /** Dependency key → the keys of the held workloads that name it. */
-  private readonly requirers = new Map<string, Set<string>>();
+  private readonly dependencies = new DependencyIndex();
   /** Clusters sorted by name, rebuilt on the first render after a cluster set change. */
   private sortedClusters: ClusterInfo[] | undefined;
 
@@ -370,7 +299,7 @@ export class EngineState {
   /** The held workloads that take this template with them, each with the clusters it is scheduled to. */
   private requirementsOf(key: string, options: RenderOptions): Requirement[] {
     const out: Requirement[] = [];
-    for (const w of this.requirers.get(key) ?? []) {
+    for (const w of this.dependencies.requirersOf(key)) {
       const t = this.templates.get(w);
       const policy = t ? this.claimOf(t)?.policy : undefined;
       if (!t || !policy || !workloadDependencies(t, policy).some((d) => templateKey(d.ref) === key)) continue;
@@ -392,32 +321,17 @@ export class EngineState {
   /** Adds to `m.affected` the held dependencies of every affected workload (see the file comment). */
   private withDependencies(m: Mutation): void {
     for (const k of [...m.affected])
-      for (const d of this.dependencies.get(k) ?? []) if (this.templates.get(d)) m.affected.add(d);
+      for (const d of this.dependencies.namedBy(k)) if (this.templates.get(d)) m.affected.add(d);
   }
 
-  /** Files a workload's dependencies (both directions); the ones it named before are added to `m.affected`. */
+  /** Files a workload's dependencies (both directions); the held ones it named before are added to `m.affected`. */
   private indexDependencies(key: string, t: Template | undefined, m: Mutation): void {
-    for (const d of this.dependencies.get(key) ?? []) {
-      if (this.templates.get(d)) m.affected.add(d);
-      const set = this.requirers.get(d);
-      set?.delete(key);
-      if (set?.size === 0) this.requirers.delete(d);
-    }
-    this.dependencies.delete(key);
-    if (!t || !hasDependencies(t.ref.apiVersion, t.ref.kind)) return;
-    const deps = dependenciesOf(t.ref, t.object).map((d) => templateKey(d.ref));
-    if (deps.length === 0) return;
-    this.dependencies.set(key, deps);
-    for (const d of deps) {
-      let set = this.requirers.get(d);
-      if (!set) this.requirers.set(d, (set = new Set()));
-      set.add(key);
-    }
+    for (const d of this.dependencies.file(key, t)) if (this.templates.get(d)) m.affected.add(d);
   }
 
   /** A template appeared or went: the workloads that name it say so differently (missing-dependency warnings). */
   private requirersAffected(key: string, m: Mutation): void {
-    for (const w of this.requirers.get(key) ?? []) m.affected.add(w);
+    for (const w of this.dependencies.requirersOf(key)) m.affected.add(w);
   }
 
   private clusterList(): ClusterInfo[] {
@@ -460,44 +374,14 @@ export class EngineState {
     if (isNew) this.requirersAffected(key, m);
   }
 
-  /** Held templates a policy's selectors match, by the same rules claiming and override ordering use. */
-  private matches(p: PolicyEntry, into: Map<string, Template>): void {
-    const namespaced = p.kind === 'PropagationPolicy' || p.kind === 'OverridePolicy';
-    const propagation = PROPAGATION_KINDS.has(p.kind);
-    const selectors = arr(p.spec.resourceSelectors);
-    const all = !propagation && (!selectors || selectors.length === 0);
-    const test = (t: Template): boolean => {
-      if (namespaced && t.ref.namespace !== p.namespace) return false;
-      if (propagation) return propagationPriority(p, t) !== MatchPriority.MisMatch;
-      return all || selectorsPriority(selectors, t.ref, t.labels) !== MatchPriority.MisMatch;
-    };
-    const scan = (found: Iterable<[string, Template]>) => {
-      for (const [k, t] of found) if (!into.has(k) && test(t)) into.set(k, t);
-    };
-    if (all) return scan(this.templates.everyIn(namespaced ? p.namespace : undefined));
-    for (const s of selectors ?? []) {
-      if (!isObject(s)) continue;
-      const apiVersion = str(s.apiVersion);
-      const kind = str(s.kind);
-      if (apiVersion === undefined || kind === undefined) continue;
-      // A propagation policy's selector without a namespace means the policy's namespace (Karmada's default).
-      let ns: string | undefined = str(s.namespace) || undefined;
-      if (namespaced) {
-        if (ns !== undefined && ns !== p.namespace) continue;
-        ns = p.namespace;
-      }
-      scan(this.templates.select(apiVersion, kind, ns, str(s.name) ?? ''));
-    }
-  }
-
   private changePropagation(key: string, next: PolicyEntry | undefined, m: Mutation): void {
     const prev = this.propagation.get(key);
     if (!prev && !next) return;
     // Claims read the spec (selectors, priority) and the name; rendering reads spec.placement.
     if (prev && next && jsonEqual(prev.spec, next.spec)) return;
     const scope = new Map<string, Template>();
-    if (prev) this.matches(prev, scope);
-    if (next) this.matches(next, scope);
+    if (prev) this.templates.matching(prev, scope);
+    if (next) this.templates.matching(next, scope);
     const before = new Map<string, PolicyEntry | undefined>();
     for (const [k, t] of scope) before.set(k, this.claimOf(t)?.policy);
     if (prev) {
@@ -516,8 +400,8 @@ export class EngineState {
     if (!prev && !next) return;
     if (prev && next && jsonEqual(prev.spec, next.spec)) return;
     const scope = new Map<string, Template>();
-    if (prev) this.matches(prev, scope);
-    if (next) this.matches(next, scope);
+    if (prev) this.templates.matching(prev, scope);
+    if (next) this.templates.matching(next, scope);
     if (prev) {
       this.overrideBuckets.delete(prev);
       this.overrides.delete(key);
@@ -526,7 +410,7 @@ export class EngineState {
       this.overrideBuckets.add(next);
       this.overrides.set(key, next);
     }
-    for (const [k, t] of scope) if (this.requirers.has(k) || this.claimOf(t)) m.affected.add(k);
+    for (const [k, t] of scope) if (this.dependencies.isRequired(k) || this.claimOf(t)) m.affected.add(k);
   }
 
   private changeCluster(name: string, next: ClusterInfo | undefined, m: Mutation): void {
@@ -548,7 +432,7 @@ export class EngineState {
       )
         continue;
       const scope = new Map<string, Template>();
-      this.matches(p, scope);
+      this.templates.matching(p, scope);
       for (const [k, t] of scope) {
         if (m.affected.has(k)) continue;
         let claim = claims.get(k);

@@ -60,7 +60,7 @@ export default tseslint.config(
   },
   // Over the limits when the rule came in, each to be split by concern; the entry goes with its split.
   {
-    files: ['pkg/cli/commands.ts', 'pkg/engine/state.ts', 'pkg/yaml/read.ts'],
+    files: ['pkg/cli/commands.ts'],
     rules: { 'max-lines': 'off' },
   },
   {

@@ -1,7 +1,7 @@
 // YAML as Kubernetes reads it: YAML 1.1 scalars and sigs.k8s.io/yaml's conversion to JSON, for every
 // manifest the project reads (CLI input, fieldOverrider documents) or writes (render, deploy/).
+export { decodeYamlBytes } from './decode.js';
 export {
-  decodeYamlBytes,
   DEFAULT_LIMITS,
   readYaml,
   readYamlStream,

@@ -34,7 +34,7 @@ import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.j
 import type { Member } from './member.js';
 import { describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
-import { hubWriteQueue, templateKey, templateQueue } from './template.js';
+import { hubWriteQueue, templateKey, templateQueue } from './queue.js';
 import { WORK_API_VERSION, WORK_KIND, executionSpace, workName, workPath, workStatus, workTemplate } from './work.js';
 
 /** The field manager of an agent's Work status (and its Cluster's). */

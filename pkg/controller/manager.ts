@@ -48,7 +48,8 @@ import {
   POLICY_STORAGE_API_VERSION,
   PolicyStatusReconciler,
 } from './status.js';
-import { TemplateReconciler, templateKey } from './template.js';
+import { TemplateReconciler } from './template.js';
+import { templateKey } from './queue.js';
 import { AgentReconciler, agentFieldManager } from './agent.js';
 import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';

@@ -1,0 +1,92 @@
+// Graceful eviction, as the template reconciler keeps it (the rules are eviction.ts's, pure): each
+// template's eviction tasks, one per cluster a NoExecute taint or application failover took it off, made,
+// kept and ended with each plan; a kept copy's cluster gets a `keep` step and an Evicting entry. A
+// starting controller reads the tasks back from the template's binding before its first plan of it, so a
+// restart keeps them and their timeouts.
+
+import { isObject, type JsonObject } from '../kube/objects.js';
+import type { Logger } from '../runtime/log.js';
+import type { ClusterStatus, EvictionTask, PurgeMode } from './binding.js';
+import { assessEvictions, bindingTasks, clusterPurgeMode, placementHealthy } from './eviction.js';
+import type { EventRecorder } from './events.js';
+import type { TemplateIdentity } from './ownership.js';
+import type { TemplatePlan } from './plan.js';
+import { describeKey } from './queue.js';
+
+export interface GracefulEvictionOptions {
+  events: EventRecorder;
+  logger: Logger;
+  /** How an evicted cluster's copy goes when the policy's spec.failover.cluster.purgeMode does not say. */
+  purgeMode: PurgeMode;
+  /** How long a Gracefully evicted copy is kept at most. */
+  timeoutMs: number;
+  /** The template's binding on the hub (undefined: none). */
+  readBinding(t: TemplateIdentity): Promise<unknown>;
+}
+
+export class GracefulEviction {
+  /** Template key → cluster → the eviction task of a cluster the template was taken off. */
+  private readonly tasks = new Map<string, Map<string, EvictionTask>>();
+
+  constructor(private readonly o: GracefulEvictionOptions) {}
+
+  has(key: string): boolean {
+    return this.tasks.has(key);
+  }
+
+  forget(key: string): void {
+    this.tasks.delete(key);
+  }
+
+  /** Reads the template's eviction tasks back from its binding on the hub (a restart keeps them, and their timeouts). */
+  async restore(key: string, t: TemplateIdentity): Promise<void> {
+    const body = await this.o.readBinding(t);
+    // Only this template's: a binding left by an earlier template of the same name says nothing of it.
+    const resource = isObject(body) && isObject(body.spec) ? body.spec.resource : undefined;
+    if (!isObject(resource) || resource.uid !== t.uid) return;
+    const tasks = bindingTasks(body);
+    if (tasks.size > 0) this.tasks.set(key, tasks);
+  }
+
+  /**
+   * The template's tasks after plan `p` (`previous` the plan before it): a kept copy's cluster gets a `keep`
+   * step and an Evicting entry. Returns when the next task expires.
+   */
+  evict(
+    key: string,
+    p: TemplatePlan,
+    previous: TemplatePlan | undefined,
+    spec: JsonObject,
+    now: number,
+    byApplication: ReadonlySet<string>,
+    statusOf: (cluster: string) => ClusterStatus | undefined,
+  ): number | undefined {
+    const targets = [...p.clusters.keys()];
+    const app = p.appFailover;
+    const out = assessEvictions({
+      tasks: this.tasks.get(key) ?? new Map<string, EvictionTask>(),
+      targets,
+      evicted: [...p.evicted],
+      wasTargeted: (c) => previous?.steps.has(c) === true,
+      purgeMode: clusterPurgeMode(spec, this.o.purgeMode),
+      application: app ? { clusters: byApplication, failover: app } : undefined,
+      reasons: new Map(p.notChosen.map((n) => [n.cluster, n.reason])),
+      healthy: placementHealthy(targets, statusOf),
+      now,
+      timeoutMs: this.o.timeoutMs,
+    });
+    for (const [c, entry] of out.kept) p.steps.set(c, { action: 'keep', message: entry.message ?? 'evicted' });
+    const kept = out.created.flatMap((c) =>
+      out.kept.has(c) ? [`${c}: ${out.kept.get(c)!.message ?? 'evicted'}`] : [],
+    );
+    if (kept.length > 0) {
+      this.o.events.record(p.identity, 'Normal', 'Evicting', kept.join('; '));
+      this.o.logger.info('evicted; the copy is kept', { template: describeKey(key), clusters: kept });
+    }
+    if (out.tasks.length > 0) this.tasks.set(key, new Map(out.tasks.map((t) => [t.fromCluster, t])));
+    else this.tasks.delete(key);
+    p.evictionTasks = out.tasks;
+    p.evicting = [...out.kept.values()];
+    return out.due;
+  }
+}

@@ -7,7 +7,7 @@
 // user's own credentials. It is what the controller applies, placed as the binding placed it (its
 // clusters stay placed under a NoSchedule taint, as in the controller).
 
-import { describeSource, explainPlacement, formatExplanation } from '../engine/explain.js';
+import { describePolicy, describeSource, explainPlacement, formatExplanation } from '../engine/explain.js';
 import { pruneServerFields } from '../engine/copy.js';
 import { renderDetailed, type DetailedPlacement } from '../engine/render.js';
 import type { ObjectRef as EngineRef } from '../engine/types.js';
@@ -30,6 +30,8 @@ export interface DetailInput {
   template: JsonObject | undefined;
   /** The workloads the binding says require it (propagateDeps), as the hub has them. */
   workloads?: readonly JsonObject[];
+  /** templateRows(snapshot), when the caller has them. */
+  rows?: readonly TemplateRow[];
   snapshot: HubSnapshot;
   /** ms since the epoch, for NoExecute tolerationSeconds. */
   now: number;
@@ -49,13 +51,26 @@ function decisionOf(p: DetailedPlacement, template: JsonObject, row: TemplateRow
     ...(cell ? { cell } : {}),
     delivered: p.object,
     changes,
-    explanation: formatExplanation(p),
+    explanation: explanationOf(p),
   };
+}
+
+/**
+ * The placement explanation as `flotilla render --explain` prints it: the engine's text, whose second line
+ * names the workloads instead of a claiming policy when the template is there because they require it.
+ */
+function explanationOf(p: DetailedPlacement): string {
+  const text = formatExplanation(p);
+  if (!p.requiredBy) return text;
+  const lines = text.split('\n');
+  lines[1] = `#   required by ${p.requiredBy.map(describePolicy).join(', ')} (propagateDeps)`;
+  return lines.join('\n');
 }
 
 export function templateDetail(input: DetailInput): TemplateDetail {
   const { ref, snapshot } = input;
-  const row = templateRows(snapshot).find((r) => sameRef(r.template, ref));
+  const rows = input.rows ?? templateRows(snapshot);
+  const row = rows.find((r) => sameRef(r.template, ref));
   const detail: TemplateDetail = {
     template: ref,
     ...(row?.uid ? { uid: row.uid } : {}),
@@ -69,23 +84,26 @@ export function templateDetail(input: DetailInput): TemplateDetail {
   };
   const decisions = new Map<string, ClusterDecision>();
   if (input.template) {
-    const placed = new Set(
-      row?.cells.filter((c) => c.state !== 'Evicting' && c.state !== 'Removing').map((c) => c.cluster),
-    );
-    const evicted = new Set(row?.cells.filter((c) => c.state === 'Evicting').map((c) => c.cluster));
+    // Placed as the bindings placed it and the workloads that require it: a NoSchedule taint added since
+    // keeps nothing off a cluster it is on, an eviction keeps it off one (the controller's rules).
+    const rowOf = (t: EngineRef) => (sameRef(t, ref) ? row : rows.find((r) => sameRef(r.template, t)));
+    const cellsOf = (t: EngineRef, keep: (state: string) => boolean) => {
+      const r = rowOf(t);
+      return r ? new Set(r.cells.filter((c) => keep(c.state)).map((c) => c.cluster)) : undefined;
+    };
     const result = renderDetailed(
       { objects: [input.template, ...(input.workloads ?? []), ...snapshot.policies, ...snapshot.clusters] },
       {
         explain: true,
         now: input.now,
-        scheduled: (t) => (sameRef(t, ref) ? placed : undefined),
-        excluded: (t) => (sameRef(t, ref) ? evicted : undefined),
+        scheduled: (t) => cellsOf(t, (s) => s !== 'Evicting' && s !== 'Removing'),
+        excluded: (t) => cellsOf(t, (s) => s === 'Evicting'),
       },
     );
     const overrides = new Map<string, PolicyRef>();
     for (const p of result.placements) {
       if (!sameRef(p.template, ref)) continue;
-      detail.policy ??= p.policy;
+      if (!p.requiredBy) detail.policy ??= p.policy;
       if (p.requiredBy && !detail.requiredBy) detail.requiredBy = p.requiredBy;
       for (const o of p.overrides) overrides.set(describeRef(o), o);
       decisions.set(p.cluster, decisionOf(p, input.template, row));

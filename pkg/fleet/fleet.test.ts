@@ -65,7 +65,10 @@ function hub(): FakeApiserver {
       selector: { matchLabels: { app: 'web' } },
       template: {
         metadata: { labels: { app: 'web' } },
-        spec: { containers: [{ name: 'web', image: 'docker.io/library/nginx:1.25' }] },
+        spec: {
+          containers: [{ name: 'web', image: 'docker.io/library/nginx:1.25' }],
+          volumes: [{ name: 'cfg', configMap: { name: 'settings' } }],
+        },
       },
     },
   });
@@ -76,11 +79,18 @@ function hub(): FakeApiserver {
     spec: {
       resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
       placement: { clusterAffinity: { clusterNames: ['member1', 'member2', 'member3'] } },
+      propagateDeps: true,
     },
     status: {
       templates: 1,
       conditions: [{ type: 'Ready', status: 'True', reason: 'Claimed', message: 'claims 1 template; all render' }],
     },
+  });
+  api.put({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'settings', namespace: 'shop', uid: 'uid-settings' },
+    data: { mode: 'hub' },
   });
   api.put({
     apiVersion: 'policy.flotilla.io/v1beta1',
@@ -324,6 +334,26 @@ void describe('fleet read model', () => {
       );
       assert.equal(byCluster.member3?.chosen, false);
       assert.ok(byCluster.member3?.reason, 'member3 says why not');
+    } finally {
+      stop.abort();
+    }
+  });
+
+  void it('explains a dependency no policy claims by the workloads that take it along (propagateDeps)', async () => {
+    const { fleet, stop } = await synced();
+    try {
+      const [ref] = fleet.findTemplates({ name: 'settings', kind: 'ConfigMap' });
+      assert.ok(ref);
+      const d = await fleet.template(ref);
+      assert.deepEqual(d.errors, []);
+      assert.equal(d.policy, undefined, 'no policy claims it');
+      assert.deepEqual(d.requiredBy, [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }]);
+      const m1 = d.clusters.find((c) => c.cluster === 'member1');
+      assert.deepEqual([m1?.chosen, m1?.cell?.state, m1?.changes], [true, 'Applied', []]);
+      assert.match(
+        m1?.explanation ?? '',
+        /^# ConfigMap shop\/settings -> cluster member1\n# {3}required by Deployment shop\/web \(propagateDeps\)\n/,
+      );
     } finally {
       stop.abort();
     }

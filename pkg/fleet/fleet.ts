@@ -131,7 +131,8 @@ export class Fleet {
   /** One template in detail: read from the hub now (with the workloads that require it), explained by the engine. */
   async template(ref: ObjectRef, signal?: AbortSignal): Promise<TemplateDetail> {
     const snapshot = this.hub.snapshot();
-    const row = templateRows(snapshot).find(
+    const rows = this.rows();
+    const row = rows.find(
       (r) =>
         r.template.apiVersion === ref.apiVersion &&
         r.template.kind === ref.kind &&
@@ -156,6 +157,7 @@ export class Fleet {
       template,
       workloads,
       snapshot,
+      rows,
       now: this.now(),
       ...(readError ? { readError } : {}),
     });

@@ -6,6 +6,7 @@
 import { defineCommand, type CommandSpec, type FlagValues, type Flags } from './command.js';
 import { CONTEXT_FLAG, KUBE_FLAGS, KUBECONFIG_FLAG } from './kubeflags.js';
 import { STATUS } from './status-command.js';
+import { UI } from './ui-command.js';
 
 const FILENAME_FLAG = {
   type: 'string',
@@ -598,7 +599,21 @@ export const ROOT: CommandSpec = defineCommand({
   name: 'flotilla',
   summary: 'flotilla: propagate Kubernetes resource templates to member clusters, with per-cluster overrides.',
   flags: ROOT_FLAGS,
-  subcommands: [render, validate, admit, diff, apply, STATUS, controller, agent, webhook, certs, version, completion],
+  subcommands: [
+    render,
+    validate,
+    admit,
+    diff,
+    apply,
+    STATUS,
+    UI,
+    controller,
+    agent,
+    webhook,
+    certs,
+    version,
+    completion,
+  ],
   footer: `Run 'flotilla help COMMAND' or 'flotilla COMMAND --help' for a command's options.
 Exit status: 0 ok; 1 invalid input or failed work; 2 usage.`,
 });

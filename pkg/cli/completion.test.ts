@@ -130,6 +130,7 @@ describe('flotilla completion', () => {
           'diff',
           'apply',
           'status',
+          'ui',
           'controller',
           'agent',
           'webhook',

@@ -3,7 +3,7 @@
 export const PAGE_CSS = `
 :root { --bg: #fbfbfc; --fg: #1d2330; --muted: #667085; --line: #e3e6ec; --head: #f1f3f7;
   --ok: #1f883d; --ok-bg: #dcf5e3; --warn: #9a6700; --warn-bg: #fff3cd; --bad: #cf222e; --bad-bg: #ffe1e1;
-  --info: #0969da; --info-bg: #ddeeff; --gray-bg: #eceef2; --row: 26px; --col: 118px; --first: 340px; }
+  --info: #0969da; --info-bg: #ddeeff; --gray-bg: #eceef2; --row: 26px; --col: 140px; --first: 340px; }
 * { box-sizing: border-box; }
 html, body { margin: 0; height: 100%; background: var(--bg); color: var(--fg);
   font: 13px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }

@@ -183,10 +183,12 @@ export class FakeApiserver implements Transport {
    */
   watch(req: WatchRequest, onEvent: (e: WatchEvent) => void): Promise<void> {
     const url = new URL(req.path, 'https://fake.test');
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(req.query)) if (v !== undefined) query.set(k, v);
     this.requests.push({
       method: 'WATCH',
       path: url.pathname,
-      query: new URLSearchParams(),
+      query,
       contentType: undefined,
       body: undefined,
     });

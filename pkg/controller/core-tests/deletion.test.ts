@@ -1,0 +1,174 @@
+// Finalizers and deletion, on the controller run against in-memory apiservers: the controller puts its
+// finalizer on a claimed template before anything reaches a member; a deleted template's copies go from
+// every member (preserveResourcesOnDeletion: false) or stay there released of Flotilla's ownership marks
+// (true); then its binding goes and the finalizer is released, so the hub deletes it. A member that cannot
+// be reached holds the finalizer until cleanupTimeoutMs, after which it is released all the same.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import {
+  FINALIZER,
+  UID_LABEL,
+  bindingOf,
+  cluster,
+  configMap,
+  copyOn,
+  events,
+  finalizersOf,
+  holders,
+  meta,
+  policy,
+  templateOnHub,
+  until,
+  withFleet,
+} from './fleet.js';
+
+const MEMBERS = ['m1', 'm2'];
+const hubWith = (spec: Record<string, unknown> = {}) => [
+  ...MEMBERS.map((m) => cluster(m)),
+  policy('p', { names: ['cfg'], clusters: MEMBERS, spec }),
+  configMap('cfg'),
+];
+const deleteTemplate = (f: Parameters<typeof holders>[0]) => f.hub.delete('v1', 'ConfigMap', 'default', 'cfg');
+
+describe('finalizers and deletion', () => {
+  test('a claimed template carries the finalizer; its copies carry its uid', async () => {
+    await withFleet({ members: MEMBERS, hub: hubWith() }, async (f) => {
+      await until(
+        'copies',
+        () => holders(f, 'cfg'),
+        (h) => h.length === 2,
+      );
+      const t = templateOnHub(f, 'cfg');
+      assert.deepEqual(finalizersOf(t), [FINALIZER]);
+      for (const m of MEMBERS)
+        assert.equal((meta(copyOn(f, m, 'cfg')).labels as Record<string, string>)[UID_LABEL], meta(t).uid);
+      // The finalizer was on the hub before the first write to a member.
+      const finalizerAt = f.hub.requests.findIndex(
+        (r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/cfg') && JSON.stringify(r.body).includes(FINALIZER),
+      );
+      assert.ok(finalizerAt >= 0, 'the finalizer was patched onto the template');
+    });
+  });
+
+  const MODES = [
+    {
+      preserve: false,
+      on: [] as string[],
+      event: 'Pruned',
+    },
+    {
+      preserve: true,
+      on: MEMBERS,
+      event: 'Preserved',
+    },
+  ];
+  for (const mode of MODES)
+    test(`deleted with preserveResourcesOnDeletion ${String(mode.preserve)}: copies ${mode.preserve ? 'stay, released' : 'go'}; binding and finalizer go`, async () => {
+      await withFleet({ members: MEMBERS, hub: hubWith({ preserveResourcesOnDeletion: mode.preserve }) }, async (f) => {
+        await until(
+          'copies',
+          () => holders(f, 'cfg'),
+          (h) => h.length === 2,
+        );
+        await until(
+          'binding',
+          () => bindingOf(f, 'cfg'),
+          (b) => b !== undefined,
+        );
+        await f.quiet();
+        deleteTemplate(f);
+        await until(
+          'the template gone from the hub',
+          () => templateOnHub(f, 'cfg'),
+          (t) => t === undefined,
+        );
+        assert.deepEqual(holders(f, 'cfg'), mode.on, 'copies left on the members');
+        assert.equal(bindingOf(f, 'cfg'), undefined, 'the binding is deleted');
+        for (const m of mode.on) {
+          const labels = (meta(copyOn(f, m, 'cfg')).labels ?? {}) as Record<string, string>;
+          assert.deepEqual(
+            Object.keys(labels).filter((l) => l.startsWith('flotilla.io/')),
+            [],
+            `${m}: released of Flotilla's labels`,
+          );
+          assert.deepEqual(copyOn(f, m, 'cfg')?.data, { k: 'v' }, `${m}: content kept`);
+        }
+        await until(
+          'the Event',
+          () => events(f, mode.event).length,
+          (n) => n === 1,
+        );
+      });
+    });
+
+  test('an unreachable member holds the finalizer; reachable again, its copy goes and the finalizer is released', async () => {
+    await withFleet({ members: MEMBERS, hub: hubWith(), options: { probeIntervalMs: 50 } }, async (f) => {
+      await until(
+        'copies',
+        () => holders(f, 'cfg'),
+        (h) => h.length === 2,
+      );
+      f.member('m2').hook = () => 'unreachable';
+      await f.quiet();
+      deleteTemplate(f);
+      await until(
+        'm1 cleaned',
+        () => holders(f, 'cfg'),
+        (h) => h.join() === 'm2',
+      );
+      await until(
+        'the wait is logged',
+        () => f.logged('members not cleaned yet').length,
+        (n) => n > 0,
+      );
+      const held = templateOnHub(f, 'cfg');
+      assert.ok(held, 'the template is still on the hub');
+      assert.deepEqual(finalizersOf(held), [FINALIZER], 'held by the finalizer');
+      assert.equal(typeof meta(held).deletionTimestamp, 'string');
+      f.member('m2').hook = undefined;
+      await until(
+        'the template gone',
+        () => templateOnHub(f, 'cfg'),
+        (t) => t === undefined,
+      );
+      assert.deepEqual(holders(f, 'cfg'), [], 'm2 cleaned once reachable');
+    });
+  });
+
+  test('past cleanupTimeoutMs the finalizer is released although a member could not be cleaned', async () => {
+    await withFleet({ members: MEMBERS, hub: hubWith(), options: { cleanupTimeoutMs: 0 } }, async (f) => {
+      await until(
+        'copies',
+        () => holders(f, 'cfg'),
+        (h) => h.length === 2,
+      );
+      f.member('m2').hook = () => 'unreachable';
+      await f.quiet();
+      deleteTemplate(f);
+      await until(
+        'the template gone',
+        () => templateOnHub(f, 'cfg'),
+        (t) => t === undefined,
+      );
+      assert.deepEqual(holders(f, 'cfg'), ['m2'], 'the unreachable member keeps its copy');
+      const released = f.logged('releasing the finalizer although some members could not be cleaned', 'error');
+      assert.ok(released.length >= 1, 'the release is logged as an error');
+      assert.match(JSON.stringify(released[0]?.fields.members), /m2: /, 'the log names the member not cleaned');
+    });
+  });
+
+  test('a template no policy claims gets no finalizer and no binding', async () => {
+    await withFleet({ members: MEMBERS, hub: [...hubWith(), configMap('other')] }, async (f) => {
+      await until(
+        'cfg propagated',
+        () => holders(f, 'cfg'),
+        (h) => h.length === 2,
+      );
+      assert.deepEqual(finalizersOf(templateOnHub(f, 'other')), []);
+      assert.equal(bindingOf(f, 'other'), undefined);
+      assert.deepEqual(holders(f, 'other'), []);
+    });
+  });
+});

@@ -51,6 +51,7 @@ export class Fleet {
   private readonly now: () => number;
   private readonly discovery: Discovery;
   private cached: { version: number; rows: TemplateRow[] } | undefined;
+  private cachedPolicies: { version: number; policies: PolicyFact[] } | undefined;
 
   constructor(options: FleetOptions) {
     this.client = options.client;
@@ -109,8 +110,12 @@ export class Fleet {
     return placementMatrix(this.hub.snapshot(), filter, this.rows());
   }
 
-  policies(): PolicyFact[] {
-    return policyFacts(this.hub.snapshot());
+  /** Every policy; computed once per change (each is judged by admission's rules; shared: do not mutate). */
+  policies(): readonly PolicyFact[] {
+    const version = this.hub.version;
+    if (this.cachedPolicies?.version !== version)
+      this.cachedPolicies = { version, policies: policyFacts(this.hub.snapshot()) };
+    return this.cachedPolicies.policies;
   }
 
   /** The templates (with bindings) a name finds; `kind/name` is also accepted as `name`. */

@@ -169,6 +169,60 @@ function expandLists(objects: readonly unknown[]): unknown[] {
   return out;
 }
 
+/** Reads a policy of either group into `inputs`; the message when it cannot be used. */
+function addPolicy(
+  inputs: Inputs,
+  seen: Set<string>,
+  o: JsonObject,
+  ref: ObjectRef,
+  group: string,
+): string | undefined {
+  if (!isPolicyKind(ref.kind))
+    return `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${POLICY_KINDS.map((k) => JSON.stringify(k)).join(', ')}`;
+  if (group === 'policy.karmada.io' && ref.apiVersion !== KARMADA_POLICY)
+    return `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${KARMADA_POLICY}"`;
+  const read = readPolicy(o, ref.apiVersion, ref.kind);
+  if (typeof read === 'string') return read;
+  const clusterScoped = CLUSTER_POLICY_KINDS.has(ref.kind);
+  const namespace = clusterScoped ? '' : (ref.namespace ?? 'default');
+  const policyRef: PolicyRef = clusterScoped
+    ? { kind: ref.kind, name: ref.name }
+    : { kind: ref.kind, namespace, name: ref.name };
+  const key = `${ref.kind}/${namespace}/${ref.name}`;
+  if (seen.has(key))
+    return `duplicate ${ref.kind} ${namespace ? `${namespace}/` : ''}${ref.name}: the first one is used`;
+  seen.add(key);
+  const spec = obj(read.spec);
+  if (!spec) return 'spec: Required value';
+  const entry: PolicyEntry = { kind: ref.kind, ref: policyRef, namespace, name: ref.name, spec, object: read };
+  if (ref.kind === 'PropagationPolicy' || ref.kind === 'ClusterPropagationPolicy') inputs.propagation.push(entry);
+  else inputs.overrides.push(entry);
+  return undefined;
+}
+
+/** Reads a Cluster of either group into `inputs`; the message when it cannot be used. */
+function addCluster(inputs: Inputs, names: Set<string>, o: JsonObject, ref: ObjectRef): string | undefined {
+  if (ref.kind !== 'Cluster')
+    return `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: "Cluster"`;
+  if (names.has(ref.name)) return `duplicate Cluster ${ref.name}: the first one is used`;
+  names.add(ref.name);
+  inputs.clusters.push(clusterInfo(o));
+  return undefined;
+}
+
+/** Reads a Gatekeeper mutator into `inputs`; the message when it cannot be used. */
+function addMutator(inputs: Inputs, seen: Set<string>, o: JsonObject, ref: ObjectRef): string | undefined {
+  if (!isMutator(o))
+    return `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported versions of ${MUTATION_GROUP}: v1, v1beta1, v1alpha1`;
+  const key = `${MUTATION_GROUP}/${ref.kind}/${ref.name}`;
+  if (seen.has(key)) return `duplicate ${ref.kind} ${ref.name}: the first one is used`;
+  seen.add(key);
+  const m = readMutator(o);
+  if (typeof m === 'string') return m;
+  inputs.mutators.push(m);
+  return undefined;
+}
+
 export function sortInputs(objects: readonly unknown[]): Inputs {
   const inputs: Inputs = {
     templates: [],
@@ -199,82 +253,18 @@ export function sortInputs(objects: readonly unknown[]): Inputs {
       });
     const group = ref.apiVersion.includes('/') ? ref.apiVersion.slice(0, ref.apiVersion.indexOf('/')) : '';
 
-    if (group === POLICY_GROUP || ref.apiVersion === KARMADA_POLICY || group === 'policy.karmada.io') {
-      if (!isPolicyKind(ref.kind)) {
-        return void inputs.errors.push({
-          object: ref,
-          message: `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: ${POLICY_KINDS.map((k) => JSON.stringify(k)).join(', ')}`,
-        });
-      }
-      if (group === 'policy.karmada.io' && ref.apiVersion !== KARMADA_POLICY) {
-        return void inputs.errors.push({
-          object: ref,
-          message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${KARMADA_POLICY}"`,
-        });
-      }
-      const read = readPolicy(o, ref.apiVersion, ref.kind);
-      if (typeof read === 'string') return void inputs.errors.push({ object: ref, message: read });
-      const clusterScoped = CLUSTER_POLICY_KINDS.has(ref.kind);
-      const namespace = clusterScoped ? '' : (ref.namespace ?? 'default');
-      const policyRef: PolicyRef = clusterScoped
-        ? { kind: ref.kind, name: ref.name }
-        : { kind: ref.kind, namespace, name: ref.name };
-      const key = `${ref.kind}/${namespace}/${ref.name}`;
-      if (seen.has(key))
-        return void inputs.errors.push({
-          object: ref,
-          message: `duplicate ${ref.kind} ${namespace ? `${namespace}/` : ''}${ref.name}: the first one is used`,
-        });
-      seen.add(key);
-      const spec = obj(read.spec);
-      if (!spec) return void inputs.errors.push({ object: ref, message: 'spec: Required value' });
-      const entry: PolicyEntry = { kind: ref.kind, ref: policyRef, namespace, name: ref.name, spec, object: read };
-      if (ref.kind === 'PropagationPolicy' || ref.kind === 'ClusterPropagationPolicy') inputs.propagation.push(entry);
-      else inputs.overrides.push(entry);
-      return;
-    }
-
-    if (ref.apiVersion === CLUSTER_API_VERSION || ref.apiVersion === KARMADA_CLUSTER) {
-      if (ref.kind !== 'Cluster') {
-        return void inputs.errors.push({
-          object: ref,
-          message: `kind: Unsupported value: ${JSON.stringify(ref.kind)}: supported values: "Cluster"`,
-        });
-      }
-      if (clusterNames.has(ref.name))
-        return void inputs.errors.push({
-          object: ref,
-          message: `duplicate Cluster ${ref.name}: the first one is used`,
-        });
-      clusterNames.add(ref.name);
-      inputs.clusters.push(clusterInfo(o));
-      return;
-    }
-    if (group === 'cluster.flotilla.io' || group === 'cluster.karmada.io') {
-      return void inputs.errors.push({
-        object: ref,
-        message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${CLUSTER_API_VERSION}", "${KARMADA_CLUSTER}"`,
-      });
-    }
-
-    if (group === MUTATION_GROUP) {
-      if (!isMutator(o))
-        return void inputs.errors.push({
-          object: ref,
-          message: `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported versions of ${MUTATION_GROUP}: v1, v1beta1, v1alpha1`,
-        });
-      const key = `${MUTATION_GROUP}/${ref.kind}/${ref.name}`;
-      if (seen.has(key))
-        return void inputs.errors.push({
-          object: ref,
-          message: `duplicate ${ref.kind} ${ref.name}: the first one is used`,
-        });
-      seen.add(key);
-      const m = readMutator(o);
-      if (typeof m === 'string') return void inputs.errors.push({ object: ref, message: m });
-      inputs.mutators.push(m);
-      return;
-    }
+    const refuse = (message: string | undefined): void => {
+      if (message !== undefined) inputs.errors.push({ object: ref, message });
+    };
+    if (group === POLICY_GROUP || ref.apiVersion === KARMADA_POLICY || group === 'policy.karmada.io')
+      return refuse(addPolicy(inputs, seen, o, ref, group));
+    if (ref.apiVersion === CLUSTER_API_VERSION || ref.apiVersion === KARMADA_CLUSTER)
+      return refuse(addCluster(inputs, clusterNames, o, ref));
+    if (group === 'cluster.flotilla.io' || group === 'cluster.karmada.io')
+      return refuse(
+        `apiVersion: Unsupported value: ${JSON.stringify(ref.apiVersion)}: supported values: "${CLUSTER_API_VERSION}", "${KARMADA_CLUSTER}"`,
+      );
+    if (group === MUTATION_GROUP) return refuse(addMutator(inputs, seen, o, ref));
 
     const templateRef: ObjectRef = { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name };
     if (!isClusterScoped(ref.kind)) templateRef.namespace = ref.namespace ?? 'default';

@@ -153,106 +153,17 @@ export class WebhookHandler {
       ['path', 'outcome'],
     );
 
-    // An answer that would be too large is an error inside the review, unless `tooLarge` says otherwise;
-    // `smaller`, when given, is what to answer when the server cannot hold the answer now.
-    const admission =
-      (
-        judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse,
-        tooLarge: (uid: string, message: string) => AdmissionResponse = (uid, message) => errored(uid, 413, message),
-        smaller?: (uid: string, message: string) => AdmissionResponse,
-      ) =>
-      (body: string) => {
-        const decoded = decodeAdmissionReview(parseJSON(body));
-        const response = decoded.error ?? judge(decoded.request);
-        const answered = this.answer(
-          admissionReview(decoded.apiVersion, response),
-          admissionOutcome(response),
-          (message) => {
-            const replaced = tooLarge(response.uid, message);
-            return { review: admissionReview(decoded.apiVersion, replaced), outcome: admissionOutcome(replaced) };
-          },
-        );
-        if (smaller !== undefined) {
-          const bytes = Buffer.byteLength(answered.response.body);
-          answered.response.smaller = (limit) =>
-            json(
-              200,
-              admissionReview(
-                decoded.apiVersion,
-                smaller(
-                  response.uid,
-                  `the answer (${bytes} bytes) does not fit under the webhook's limit of ${limit} bytes for requests in flight now`,
-                ),
-              ),
-            );
-        }
-        return answered;
-      };
-
     const unmodified = this.registry.counter(
       'flotilla_webhook_override_unmodified_total',
       'Objects /override admitted unmodified because the override could not be computed, by reason.',
       ['reason'],
     );
-    const overrides = opts.overrides;
-    const overrideRoute: Array<[string, Route]> = overrides
-      ? [
-          [
-            '/override',
-            {
-              method: 'POST',
-              // Safe to fail: an override too large to send admits the object unmodified, as any other
-              // override that cannot be applied does.
-              handle: admission(
-                (r) =>
-                  overrideRequestSafely(r, {
-                    source: overrides,
-                    unmodified: (reason) => unmodified.inc({ reason }),
-                    warn: (message, object) =>
-                      this.logger?.warn?.('admission override: mutator not applied', { object, message }),
-                  }),
-                (uid, message) => {
-                  unmodified.inc({ reason: 'too_large' });
-                  return unmodifiedOverride(uid, message);
-                },
-                (uid, message) => {
-                  unmodified.inc({ reason: 'overloaded' });
-                  return unmodifiedOverride(uid, message);
-                },
-              ),
-            },
-          ],
-        ]
-      : [];
 
     this.routes = new Map<string, Route>([
-      ...overrideRoute,
-      ['/validate', { method: 'POST', handle: admission((r) => validateRequestSafely(r, { inventory })) }],
-      ['/mutate', { method: 'POST', handle: admission((r) => mutateRequestSafely(r, { newId })) }],
-      [
-        '/convert',
-        {
-          method: 'POST',
-          handle: (body) => {
-            const review = reviewConversion(parseJSON(body));
-            return this.answer(
-              review,
-              review.response?.result.status === 'Success' ? 'success' : 'failure',
-              (message): { review: ConversionReview; outcome: Outcome } => ({
-                review: {
-                  ...review,
-                  response: {
-                    uid: review.response?.uid ?? '',
-                    convertedObjects: [],
-                    result: { status: 'Failure', message },
-                  },
-                },
-                outcome: 'failure',
-              }),
-            );
-          },
-        },
-      ],
+      ...(opts.overrides ? [this.overrideRoute(opts.overrides, unmodified)] : []),
+      ['/validate', { method: 'POST', handle: this.admission((r) => validateRequestSafely(r, { inventory })) }],
+      ['/mutate', { method: 'POST', handle: this.admission((r) => mutateRequestSafely(r, { newId })) }],
+      ['/convert', { method: 'POST', handle: (body) => this.convert(body) }],
       ['/healthz', { method: 'GET', handle: () => ({ response: text(200, 'ok'), outcome: 'ok' }) }],
       [
         '/readyz',
@@ -272,6 +183,94 @@ export class WebhookHandler {
         },
       ],
     ]);
+  }
+
+  /**
+   * An admission route: decode the review, judge it, answer. An answer that would be too large is an error
+   * inside the review, unless `tooLarge` says otherwise; `smaller`, when given, is what to answer when the
+   * server cannot hold the answer now.
+   */
+  private admission(
+    judge: (r: Parameters<typeof validateRequestSafely>[0]) => AdmissionResponse,
+    tooLarge: (uid: string, message: string) => AdmissionResponse = (uid, message) => errored(uid, 413, message),
+    smaller?: (uid: string, message: string) => AdmissionResponse,
+  ): Route['handle'] {
+    return (body: string) => {
+      const decoded = decodeAdmissionReview(parseJSON(body));
+      const response = decoded.error ?? judge(decoded.request);
+      const answered = this.answer(
+        admissionReview(decoded.apiVersion, response),
+        admissionOutcome(response),
+        (message) => {
+          const replaced = tooLarge(response.uid, message);
+          return { review: admissionReview(decoded.apiVersion, replaced), outcome: admissionOutcome(replaced) };
+        },
+      );
+      if (smaller !== undefined) {
+        const bytes = Buffer.byteLength(answered.response.body);
+        answered.response.smaller = (limit) =>
+          json(
+            200,
+            admissionReview(
+              decoded.apiVersion,
+              smaller(
+                response.uid,
+                `the answer (${bytes} bytes) does not fit under the webhook's limit of ${limit} bytes for requests in flight now`,
+              ),
+            ),
+          );
+      }
+      return answered;
+    };
+  }
+
+  /** POST /override, from these policies; `unmodified` counts the objects admitted unmodified, by reason. */
+  private overrideRoute(overrides: OverrideSource, unmodified: Counter): [string, Route] {
+    return [
+      '/override',
+      {
+        method: 'POST',
+        // Safe to fail: an override too large to send admits the object unmodified, as any other
+        // override that cannot be applied does.
+        handle: this.admission(
+          (r) =>
+            overrideRequestSafely(r, {
+              source: overrides,
+              unmodified: (reason) => unmodified.inc({ reason }),
+              warn: (message, object) =>
+                this.logger?.warn?.('admission override: mutator not applied', { object, message }),
+            }),
+          (uid, message) => {
+            unmodified.inc({ reason: 'too_large' });
+            return unmodifiedOverride(uid, message);
+          },
+          (uid, message) => {
+            unmodified.inc({ reason: 'overloaded' });
+            return unmodifiedOverride(uid, message);
+          },
+        ),
+      },
+    ];
+  }
+
+  /** POST /convert: a ConversionReview answered, or a Failure when the answer would be too large. */
+  private convert(body: string): { response: HttpResponse; outcome: Outcome } {
+    const review = reviewConversion(parseJSON(body));
+    return this.answer(
+      review,
+      review.response?.result.status === 'Success' ? 'success' : 'failure',
+      (message): { review: ConversionReview; outcome: Outcome } => ({
+        review: {
+          ...review,
+          response: {
+            uid: review.response?.uid ?? '',
+            convertedObjects: [],
+            result: { status: 'Failure', message },
+          },
+        },
+        outcome: 'failure',
+      }),
+    );
   }
 
   /** The route for a request line's path (query ignored), or undefined. */

@@ -18,6 +18,12 @@ export interface HubFleetViewOptions {
 
 type Kind = UiChange['type'];
 
+/** What the view reads of pkg/fleet's Fleet. */
+export type FleetReader = Pick<
+  Fleet,
+  'start' | 'waitForSync' | 'subscribe' | 'clusters' | 'matrix' | 'policies' | 'template' | 'events'
+>;
+
 export class HubFleetView implements FleetView {
   private seq = 0;
   private current: UiSnapshot = { seq: 0, clusters: [], templates: [], policies: [] };
@@ -28,7 +34,7 @@ export class HubFleetView implements FleetView {
   private readonly settleMs: number;
 
   constructor(
-    private readonly fleet: Fleet,
+    private readonly fleet: FleetReader,
     private readonly options: HubFleetViewOptions = {},
   ) {
     this.settleMs = options.settleMs ?? 100;

@@ -1,0 +1,254 @@
+// Runs Karmada's end-to-end suite (test/e2e/suites/base, built by hack/karmada-e2e/build.sh) against a
+// Flotilla hub: a hub and three member apiservers (test/envtest), Flotilla's and Karmada's CRDs on the
+// hub, the members registered as Karmada registers them (cluster.karmada.io Clusters with apiEndpoint
+// and a Secret holding `token` and `caBundle`), `flotilla controller` on the hub, and a kubeconfig with
+// the contexts the suite reads (karmada-apiserver, karmada-host). Prints one line per spec and a count.
+//
+//   node dist/hack/karmada-e2e/run.js [--files REGEX] [--poll-timeout DURATION] [--keep] [-- SUITE-ARGS…]
+//
+//   --files         which spec files run (ginkgo --focus-file); default: the policy, override,
+//                   scheduling, dependency, preemption and failover files
+//   --poll-timeout  the suite's waits (its --poll-timeout flag, and the framework's PollTimeout through
+//                   E2E_POLL_TIMEOUT, see patches/); default 60s
+//   --suite PATH    an e2e.test already built (default: the one build.sh builds or has cached)
+//   --keep          keep the environment directory (logs, kubeconfigs) after the run
+//   SUITE-ARGS      passed to e2e.test as they are (e.g. --ginkgo.focus=REGEX)
+//
+// Exit status: 0 when every spec that ran passed, 1 otherwise, 2 when the set-up failed.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { KubeConfig } from '@kubernetes/client-node';
+
+import { customResourceDefinitions, karmadaCustomResourceDefinitions } from '../../api/crds/index.js';
+import { KubeClient } from '../../pkg/kube/client.js';
+import { startEnvironment, type ClusterHandle, type Environment } from '../../test/envtest/index.js';
+import { kubectl } from '../../test/envtest/kubectl.js';
+import { installCRDs, spawnFlotilla } from '../../test/integration/controller-io.js';
+import { mirrorNamespaces } from './namespaces.js';
+import { summarise, type SpecLine } from './report.js';
+
+const DEFAULT_FILES =
+  '(cluster)?propagationpolicy_test\\.go|(cluster)?overridepolicy_test\\.go|scheduling_test\\.go|' +
+  'dependenciesdistributor_test\\.go|preemption_test\\.go|failover_test\\.go';
+const MEMBERS = 3;
+/** A static bearer token every apiserver accepts (system:masters): the members' Secrets carry it. */
+const TOKEN = 'flotilla-karmada-e2e-0123456789abcdef';
+/** Where Karmada keeps member credentials. */
+const CLUSTER_NAMESPACE = 'karmada-cluster';
+
+interface Options {
+  files: string;
+  pollTimeout: string;
+  keep: boolean;
+  suite: string | undefined;
+  suiteArgs: string[];
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { files: DEFAULT_FILES, pollTimeout: '60s', keep: false, suite: undefined, suiteArgs: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--') {
+      o.suiteArgs = argv.slice(i + 1);
+      break;
+    } else if (a === '--files') o.files = value();
+    else if (a === '--poll-timeout') o.pollTimeout = value();
+    else if (a === '--suite') o.suite = value();
+    else if (a === '--keep') o.keep = true;
+    else throw new Error(`unknown argument ${a} (see the head of hack/karmada-e2e/run.ts)`);
+  }
+  if (!/^\d+(ms|s|m|h)$/.test(o.pollTimeout))
+    throw new Error(`--poll-timeout: a Go duration such as 60s, got ${o.pollTimeout}`);
+  return o;
+}
+
+const say = (line: string) => void process.stderr.write(`karmada-e2e: ${line}\n`);
+const here = fileURLToPath(new URL('.', import.meta.url));
+/** hack/karmada-e2e in the source tree (this file runs from dist/hack/karmada-e2e). */
+const source = join(here, '..', '..', '..', 'hack', 'karmada-e2e');
+
+function buildSuite(): string {
+  const r = spawnSync('bash', [join(source, 'build.sh')], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const bin = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !existsSync(bin)) throw new Error(`hack/karmada-e2e/build.sh failed (status ${r.status})`);
+  return bin;
+}
+
+/** Karmada's form of a member: a Push Cluster with apiEndpoint and a Secret with token and caBundle. */
+function registration(m: ClusterHandle, ca: string, index: number): object[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: m.name, namespace: CLUSTER_NAMESPACE },
+      data: { token: Buffer.from(TOKEN).toString('base64'), caBundle: Buffer.from(ca).toString('base64') },
+    },
+    {
+      apiVersion: 'cluster.karmada.io/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: m.name },
+      spec: {
+        syncMode: 'Push',
+        apiEndpoint: m.server,
+        secretRef: { namespace: CLUSTER_NAMESPACE, name: m.name },
+        // Karmada's e2e set-up gives each member a provider, region and zone.
+        provider: 'envtest',
+        region: `region${index + 1}`,
+        zones: [`zone${index + 1}`],
+      },
+    },
+  ];
+}
+
+/** The suite's kubeconfig: karmada-apiserver and karmada-host both name the hub; a context per member too. */
+function suiteKubeconfig(e: Environment): string {
+  const named = (c: ClusterHandle, name: string) => {
+    const kc = c.kubeConfig();
+    const cluster = kc.getCurrentCluster();
+    const user = kc.getCurrentUser();
+    if (!cluster || !user) throw new Error(`${c.name}: kubeconfig has no current cluster or user`);
+    return { cluster: { ...cluster, name }, user: { ...user, name }, context: { name, cluster: name, user: name } };
+  };
+  const entries = [
+    named(e.hub, 'karmada-apiserver'),
+    named(e.hub, 'karmada-host'),
+    ...e.members.map((m) => named(m, m.name)),
+  ];
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: entries.map((x) => x.cluster),
+    users: entries.map((x) => x.user),
+    contexts: entries.map((x) => x.context),
+    currentContext: 'karmada-apiserver',
+  });
+  const path = join(e.dir, 'karmada-e2e.kubeconfig');
+  writeFileSync(path, kc.exportConfig(), { mode: 0o600 });
+  return path;
+}
+
+async function setUp(e: Environment): Promise<void> {
+  await installCRDs(e.hub, [...customResourceDefinitions(), ...karmadaCustomResourceDefinitions()]);
+  const items: object[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CLUSTER_NAMESPACE } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flotilla-system' } },
+  ];
+  e.members.forEach((m, i) =>
+    items.push(...registration(m, readFileSync(join(e.dir, m.name, 'pki', 'ca.crt'), 'utf8'), i)),
+  );
+  const r = await kubectl(e.hub.kubeconfigPath, ['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items });
+  if (r.status !== 0) throw new Error(`registering the members: ${r.stderr}`);
+}
+
+/** Waits until every Cluster is Ready (the suite checks that first). */
+async function waitClustersReady(hub: KubeClient, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    const r = await hub.request<{
+      items?: Array<{ metadata: { name: string }; status?: { conditions?: Array<{ type: string; status: string }> } }>;
+    }>({
+      method: 'GET',
+      path: '/apis/cluster.karmada.io/v1alpha1/clusters',
+    });
+    const items = r.body?.items ?? [];
+    const notReady = items.filter((c) => !c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'));
+    if (items.length === MEMBERS && notReady.length === 0) return;
+    last = `${items.length} Clusters, not ready: ${notReady.map((c) => c.metadata.name).join(', ') || 'none'}`;
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+  throw new Error(`Clusters not Ready after ${timeoutMs} ms: ${last}`);
+}
+
+function runSuite(bin: string, kubeconfig: string, o: Options, reportPath: string, logPath: string): Promise<number> {
+  const args = [
+    `--ginkgo.focus-file=${o.files}`,
+    `--ginkgo.json-report=${reportPath}`,
+    '--ginkgo.timeout=6h',
+    '--ginkgo.v',
+    `--poll-timeout=${o.pollTimeout}`,
+    ...o.suiteArgs,
+  ];
+  say(`running ${bin} ${args.join(' ')} (output in ${logPath})`);
+  const child = spawn(bin, args, {
+    env: { ...process.env, KUBECONFIG: kubeconfig, E2E_POLL_TIMEOUT: o.pollTimeout, PULL_BASED_CLUSTERS: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log = createWriteStream(logPath);
+  child.stdout.pipe(log, { end: false });
+  child.stderr.pipe(log, { end: false });
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      log.end(() => resolve(code ?? 1));
+    }),
+  );
+}
+
+async function main(): Promise<number> {
+  const o = parseArgs(process.argv.slice(2));
+  const bin = o.suite ?? buildSuite();
+  // Results (the suite's output, its JSON report, the controller's log) outlive the environment.
+  const results = mkdtempSync(join(tmpdir(), 'flotilla-karmada-e2e-'));
+  say(`results in ${results}`);
+  const token = join(results, 'tokens.csv');
+  writeFileSync(token, `${TOKEN},karmada-e2e,uid-karmada-e2e,system:masters\n`, { mode: 0o600 });
+  const e = await startEnvironment({ members: MEMBERS, apiserverArgs: [`--token-auth-file=${token}`], keep: o.keep });
+  const stopMirror = new AbortController();
+  let controller: ReturnType<typeof spawnFlotilla> | undefined;
+  try {
+    await setUp(e);
+    controller = spawnFlotilla(
+      [
+        'controller',
+        '--kubeconfig',
+        e.hub.kubeconfigPath,
+        '--namespace',
+        'flotilla-system',
+        '--failover',
+        'true',
+        '--failover-eviction-timeout',
+        '30s',
+      ],
+      join(results, 'flotilla-controller.log'),
+    );
+    const hub = new KubeClient(e.hub.kubeConfig(), { concurrency: 4 });
+    await waitClustersReady(hub, 120_000);
+    const members = e.members.map((m) => new KubeClient(m.kubeConfig(), { concurrency: 4 }));
+    const mirror = mirrorNamespaces(hub, members, stopMirror.signal, say);
+    const reportPath = join(results, 'report.json');
+    const status = await runSuite(bin, suiteKubeconfig(e), o, reportPath, join(results, 'e2e.log'));
+    stopMirror.abort();
+    await mirror;
+    if (!existsSync(reportPath)) throw new Error(`the suite exited ${status} without a report; see ${results}/e2e.log`);
+    const lines: SpecLine[] = summarise(JSON.parse(readFileSync(reportPath, 'utf8')) as unknown);
+    for (const l of lines)
+      process.stdout.write(`${l.state.padEnd(8)} ${l.file}: ${l.name}${l.reason ? `\n         ${l.reason}` : ''}\n`);
+    const count = (s: string) => lines.filter((l) => l.state === s).length;
+    process.stdout.write(
+      `ran ${lines.filter((l) => l.state !== 'skipped').length}: ${count('passed')} passed, ${count('failed')} failed, ${lines.length - count('passed') - count('failed')} other\n`,
+    );
+    return count('failed') === 0 && status === 0 ? 0 : 1;
+  } finally {
+    stopMirror.abort();
+    controller?.child.kill('SIGTERM');
+    if (controller) await controller.exited;
+    await e.stop({ keepLogs: o.keep });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    say(err instanceof Error ? err.message : String(err));
+    process.exit(2);
+  },
+);

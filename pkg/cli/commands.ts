@@ -215,6 +215,12 @@ export const WEBHOOK_FLAGS = {
     help: 'its private key (PEM)',
   },
   port: { type: 'string', default: '8443', value: 'PORT', help: 'HTTPS port; 0 picks a free one' },
+  'health-port': {
+    type: 'string',
+    default: '8081',
+    value: 'PORT',
+    help: 'plain-HTTP port of /healthz and /readyz for probes (never queued behind reviews); 0 picks a free one',
+  },
   'bind-address': { type: 'string', default: '0.0.0.0', value: 'ADDRESS', help: 'address to listen on' },
   'cert-reload-interval': {
     type: 'duration',
@@ -266,7 +272,8 @@ const webhook = defineCommand({
   summary: 'Serve the admission (validate, mutate) and conversion webhooks over HTTPS',
   description: `Serves TLS 1.2 or later. Endpoints: POST /validate, /mutate (AdmissionReview admission.k8s.io/v1
 and v1beta1), POST /convert (ConversionReview apiextensions.k8s.io/v1 and v1beta1), GET /healthz,
-/readyz, /metrics (Prometheus).
+/readyz, /metrics (Prometheus). /healthz and /readyz are also served over plain HTTP on --health-port,
+for kubelet's probes: answered as they arrive, without a TLS handshake or a wait behind reviews.
 
 With --override, also POST /override: every object admitted in this cluster gets the OverridePolicies and
 ClusterOverridePolicies (both API groups) that select it and target this cluster, then the matching

@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as plainRequest } from 'node:http';
 import { request } from 'node:https';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -16,6 +18,38 @@ function io(signal: AbortSignal): CommandIO & { err: () => string } {
   let err = '';
   stderr.on('data', (c: Buffer) => (err += c.toString()));
   return { stdout: new PassThrough(), stderr, stdin: new PassThrough(), env: {}, signal, err: () => err };
+}
+
+const plainGet = (port: number, path: string) =>
+  new Promise<{ status: number; body: string }>((resolve, reject) => {
+    plainRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+
+/** The port a JSON log line with message `msg` names, once it has been written (0 if never). */
+async function loggedPort(t: { err: () => string }, msg: string): Promise<number> {
+  for (let i = 0; i < 250; i++) {
+    const line = t
+      .err()
+      .split('\n')
+      .find((l) => l.includes(`"msg":"${msg}"`));
+    if (line) return (JSON.parse(line) as { port: number }).port;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return 0;
+}
+
+function servingPair(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'webhook-cli-'));
+  const serving = createServingCert(createCA('cli-ca'), { commonName: 'w', ipAddresses: ['127.0.0.1'] });
+  writeFileSync(join(dir, 'tls.crt'), serving.certPem);
+  writeFileSync(join(dir, 'tls.key'), serving.keyPem);
+  return dir;
 }
 
 const get = (port: number, ca: string, path: string) =>
@@ -47,6 +81,8 @@ void describe('flotilla webhook', () => {
         join(dir, 'tls.key'),
         '--port',
         '0',
+        '--health-port',
+        '0',
         '--bind-address',
         '127.0.0.1',
       ],
@@ -63,10 +99,52 @@ void describe('flotilla webhook', () => {
     }
     assert.ok(port > 0, t.err());
     assert.deepStrictEqual(await get(port, ca.certPem, '/readyz'), { status: 200, body: 'ok' });
+    // The probes' own port, plain HTTP.
+    const healthPort = await loggedPort(t, 'probes served over plain HTTP');
+    assert.ok(healthPort > 0 && healthPort !== port, t.err());
+    assert.deepStrictEqual(await plainGet(healthPort, '/healthz'), { status: 200, body: 'ok' });
+    assert.deepStrictEqual(await plainGet(healthPort, '/readyz'), { status: 200, body: 'ok' });
+    assert.equal((await plainGet(healthPort, '/metrics')).status, 404, 'only the probes on this port');
     abort.abort();
     assert.equal(await exit, 0);
     assert.match(t.err(), /"msg":"webhook stopped"/);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it('exits 1 naming --health-port when that port is taken, and closes the HTTPS port it opened', async () => {
+    const dir = servingPair();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const takenPort = (taken.address() as AddressInfo).port;
+    const t = io(new AbortController().signal);
+    try {
+      const code = await run(
+        [
+          'webhook',
+          '--tls-cert-file',
+          join(dir, 'tls.crt'),
+          '--tls-private-key-file',
+          join(dir, 'tls.key'),
+          '--port',
+          '0',
+          '--health-port',
+          String(takenPort),
+          '--bind-address',
+          '127.0.0.1',
+        ],
+        t,
+      );
+      assert.equal(code, 1, t.err());
+      assert.match(t.err(), new RegExp(`cannot listen on 127\\.0\\.0\\.1:${takenPort} for probes \\(--health-port\\)`));
+      assert.match(t.err(), /EADDRINUSE/);
+      const https = await loggedPort(t, 'webhook listening');
+      assert.ok(https > 0, t.err());
+      // The HTTPS listener it had opened is closed again: a connection to it is refused.
+      await assert.rejects(get(https, '', '/healthz'), /ECONNREFUSED/);
+    } finally {
+      taken.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   void it('exits 1 with a message when the certificate cannot be loaded', async () => {
@@ -127,6 +205,11 @@ void describe('flotilla webhook', () => {
       name: 'a port out of range',
       args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--port', '70000'],
       message: /--port must be a port number \(0 to 65535\), got "70000"/,
+    },
+    {
+      name: 'a health port that is not a number',
+      args: ['--tls-cert-file', 'c', '--tls-private-key-file', 'k', '--health-port', 'http'],
+      message: /--health-port must be a port number \(0 to 65535\), got "http"/,
     },
     {
       name: 'a malformed reload interval',

@@ -4,6 +4,7 @@
 import {
   clusterLister,
   PollingInventory,
+  startHealthServer,
   WebhookHandler,
   WebhookServer,
   WebhookServerError,
@@ -87,12 +88,18 @@ async function overrideSource(values: WebhookFlags, io: CommandIO, logger: Logge
   });
 }
 
+function portFlag(flag: string, text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535)
+    throw new UsageError(`${flag} must be a port number (0 to 65535), got ${JSON.stringify(text)}`);
+  return port;
+}
+
 export async function run(values: WebhookFlags, io: CommandIO): Promise<number> {
   const certFile = values['tls-cert-file'];
   const keyFile = values['tls-private-key-file'];
-  const port = Number(values.port);
-  if (!/^\d+$/.test(values.port) || port > 65535)
-    throw new UsageError(`--port must be a port number (0 to 65535), got ${JSON.stringify(values.port)}`);
+  const port = portFlag('--port', values.port);
+  const healthPort = portFlag('--health-port', values['health-port']);
 
   const logger = createLogger({ level: 'info', stream: io.stderr });
   let inventory: PollingInventory | undefined;
@@ -130,16 +137,36 @@ export async function run(values: WebhookFlags, io: CommandIO): Promise<number> 
     reloadIntervalMs: values['cert-reload-interval'],
     logger,
   });
+  // Both listeners stop on the command's signal, or when the second cannot start.
+  const listening = new AbortController();
+  const stop = () => listening.abort();
+  if (io.signal.aborted) stop();
+  else io.signal.addEventListener('abort', stop, { once: true });
   let stopped: Promise<void>;
   try {
-    ({ stopped } = await server.start(io.signal));
+    ({ stopped } = await server.start(listening.signal));
   } catch (e: unknown) {
     if (!(e instanceof WebhookServerError)) throw e;
     logger.error(e.message);
     return 1;
   }
-  if (inventory) await inventory.start(io.signal);
-  if (overrides) await overrides.start(io.signal);
+  try {
+    const health = await startHealthServer(
+      { port: healthPort, host: values['bind-address'], handler },
+      listening.signal,
+    );
+    stopped = Promise.all([stopped, health.stopped]).then(() => undefined);
+    logger.info('probes served over plain HTTP', { port: health.address.port, paths: '/healthz, /readyz' });
+  } catch (e: unknown) {
+    logger.error(`cannot listen on ${values['bind-address']}:${healthPort} for probes (--health-port)`, {
+      error: e instanceof Error ? e.message : String(e),
+    });
+    stop();
+    await stopped;
+    return 1;
+  }
+  if (inventory) await inventory.start(listening.signal);
+  if (overrides) await overrides.start(listening.signal);
   await stopped;
   logger.info('webhook stopped');
   return 0;

@@ -83,15 +83,21 @@ void describe('kubectl kustomize deploy/', { skip }, () => {
     }
   });
 
-  void it('runs two webhook replicas, ready on /readyz over HTTPS, behind a PodDisruptionBudget', () => {
+  void it('runs two webhook replicas, probed over plain HTTP on the health port, behind a PodDisruptionBudget', () => {
     const deployment = one('Deployment', 'flotilla-webhook');
     assert.equal(get(deployment, 'spec.replicas'), 2);
     const c = container('flotilla-webhook');
-    assert.deepStrictEqual(get(c, 'readinessProbe.httpGet'), { path: '/readyz', port: 'https', scheme: 'HTTPS' });
-    assert.deepStrictEqual(get(c, 'ports'), [{ name: 'https', containerPort: 8443 }]);
+    // Probes go to the plain-HTTP listener (--health-port), which answers without queueing behind reviews.
+    assert.deepStrictEqual(get(c, 'readinessProbe.httpGet'), { path: '/readyz', port: 'health' });
+    assert.deepStrictEqual(get(c, 'livenessProbe.httpGet'), { path: '/healthz', port: 'health' });
+    assert.equal(get(c, 'livenessProbe.timeoutSeconds'), 5);
+    assert.deepStrictEqual(get(c, 'ports'), [
+      { name: 'https', containerPort: 8443 },
+      { name: 'health', containerPort: 8081 },
+    ]);
     const args = get(c, 'args') as string[];
     assert.equal(args[0], 'webhook');
-    for (const f of ['--tls-cert-file=', '--tls-private-key-file=', '--port=8443'])
+    for (const f of ['--tls-cert-file=', '--tls-private-key-file=', '--port=8443', '--health-port=8081'])
       assert.ok(
         args.some((a) => a.startsWith(f)),
         f,
@@ -221,6 +227,7 @@ void describe('kubectl kustomize deploy/', { skip }, () => {
     assert.equal(flag(args, 'leader-elect'), 'true');
     assert.equal(flag(args, 'log-level'), 'info');
     assert.equal(flag(args, 'metrics-port'), '8080');
+    assert.equal(flag(args, 'unhealthy-cluster-threshold'), '0.55');
     assert.equal(flag(args, 'members-kubeconfig'), undefined, 'no members kubeconfig Secret by default');
     assert.deepStrictEqual(get(c, 'ports'), [{ name: 'http-metrics', containerPort: 8080 }]);
     assert.deepStrictEqual(get(c, 'readinessProbe.httpGet'), { path: '/readyz', port: 'http-metrics' });

@@ -225,6 +225,8 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; port: nu
       join(dir, 'tls.key'),
       '--port',
       '0',
+      '--health-port',
+      '0',
       '--bind-address',
       '127.0.0.1',
     ],

@@ -124,6 +124,21 @@ void describe('the chart', () => {
       message: /at '\/controller\/logLevel': value must be one of 'error', 'warn', 'info', 'debug'/,
     },
     {
+      name: 'an unhealthy-cluster threshold above 1',
+      flags: ['--set-json', 'controller.failover.unhealthyClusterThreshold=1.5'],
+      message: /at '\/controller\/failover\/unhealthyClusterThreshold': maximum: got 1\.5, want 1/,
+    },
+    {
+      name: 'an unhealthy-cluster threshold that is not a fraction',
+      flags: ['--set', 'controller.failover.unhealthyClusterThreshold=most'],
+      message: /at '\/controller\/failover\/unhealthyClusterThreshold': 'most' does not match pattern/,
+    },
+    {
+      name: 'a webhook health port out of range',
+      flags: ['--set', 'webhook.healthPort=0'],
+      message: /at '\/webhook\/healthPort': minimum: got 0, want 1/,
+    },
+    {
       name: 'a malformed cert-manager duration',
       flags: ['--set', 'certificates.certManager.duration=90d'],
       message: /at '\/certificates\/certManager\/duration'/,
@@ -356,6 +371,7 @@ void describe('the chart', () => {
     });
     assert.ok((hook.rules as Obj[]).some((r) => (r.resources as string[]).includes('deployments')));
     assert.deepStrictEqual(args(objects, 'flotilla-webhook').slice(4), [
+      '--health-port=8081',
       '--override',
       '--cluster-name=eu-1',
       '--cluster-labels=env=prod,tier=a',
@@ -425,6 +441,8 @@ void describe('the chart', () => {
       'controller.failover.evictionTimeout=90s',
       '--set',
       'controller.failover.purgeMode=Directly',
+      '--set',
+      'controller.failover.unhealthyClusterThreshold=0.7',
     );
     const deployment = named(objects, 'Deployment', 'flotilla-controller');
     assert.equal(get(deployment, 'spec.replicas'), 3);
@@ -440,6 +458,7 @@ void describe('the chart', () => {
       '--failover-eviction-timeout=90s',
       '--eviction-purge-mode=Directly',
       '--graceful-eviction-timeout=10m',
+      '--unhealthy-cluster-threshold=0.7',
       '--lease-namespace=flotilla-cluster-lease',
       '--resync=10m',
     ]);

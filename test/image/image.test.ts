@@ -153,6 +153,8 @@ void describe('the container image', () => {
         '/tmp/tls/tls.key',
         '--port',
         String(port),
+        '--health-port',
+        '0',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -577,6 +577,7 @@ void describe('kubectl apply -k deploy/ on a real apiserver', () => {
           `--tls-cert-file=${join(dir, 'tls.crt')}`,
           `--tls-private-key-file=${join(dir, 'tls.key')}`,
           `--port=${port}`,
+          '--health-port=0',
           `--kubeconfig=${kubeconfig()}`,
         ],
         { stdio: 'ignore' },

@@ -165,6 +165,8 @@ void describe('/override with another mutating webhook after it (reinvocation) a
         join(dir, 'tls.key'),
         '--port',
         String(port),
+        '--health-port',
+        '0',
         '--bind-address',
         '127.0.0.1',
         '--kubeconfig',

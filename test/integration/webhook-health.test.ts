@@ -1,0 +1,206 @@
+// The webhook's probe port, on the real process: `flotilla webhook --override --health-port` against a
+// real apiserver, as the chart runs it (its liveness and readiness probes go to that port in plain HTTP).
+// /readyz there follows the process's readiness (its policies loaded from the apiserver, or not while
+// the apiserver does not answer); /healthz and /readyz keep answering while every admission connection
+// the HTTPS port allows is taken; both ports close on SIGTERM.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { customResourceDefinitions } from '../../api/crds/index.js';
+import { createCA, createServingCert } from '../../pkg/certs/index.js';
+import { waitForCRDsEstablished } from '../envtest/index.js';
+import { kubectl } from '../envtest/kubectl.js';
+import { freePort } from '../envtest/process.js';
+import { useEnvironment } from '../envtest/suite.js';
+import { eventually } from '../eventually.js';
+
+type Obj = Record<string, unknown>;
+const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
+const WAIT_MS = 40_000;
+/** The HTTPS port's connection limit (server.ts MAX_CONNECTIONS). */
+const HTTPS_CONNECTIONS = 1024;
+
+interface Webhook {
+  child: ChildProcess;
+  port: number;
+  healthPort: number;
+  log: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Status of GET `path` on a new plain-HTTP connection (0: no answer within 5 s). */
+const plain = (port: number, path: string) =>
+  new Promise<number>((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false, timeout: 5_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+
+void describe('flotilla webhook --health-port: probes in plain HTTP on the real process', () => {
+  const env = useEnvironment({ members: 0 });
+  let dir: string;
+  let caPem: string;
+  const started: Webhook[] = [];
+  const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
+
+  /** Status of GET `path` on a new HTTPS connection to the admission port (0: refused or closed). */
+  const secure = (port: number, path: string) =>
+    new Promise<number>((resolve) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, path, ca: caPem, agent: false, timeout: 5_000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+
+  const startWebhook = async (kubeconfig: string): Promise<Webhook> => {
+    const [port, healthPort] = [await freePort(), await freePort()];
+    const child = spawn(
+      process.execPath,
+      [
+        MAIN,
+        'webhook',
+        '--tls-cert-file',
+        join(dir, 'tls.crt'),
+        '--tls-private-key-file',
+        join(dir, 'tls.key'),
+        '--port',
+        String(port),
+        '--health-port',
+        String(healthPort),
+        '--bind-address',
+        '127.0.0.1',
+        '--kubeconfig',
+        kubeconfig,
+        '--override',
+        '--cluster-name',
+        'eu-1',
+      ],
+      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let log = '';
+    child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const w = { child, port, healthPort, log: () => log, exited };
+    started.push(w);
+    return w;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'webhook-health-it-'));
+    const ca = createCA('webhook-health-it');
+    const serving = createServingCert(ca, { commonName: 'flotilla-webhook', ipAddresses: ['127.0.0.1'] });
+    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
+    writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
+    caPem = ca.certPem;
+    const crds = customResourceDefinitions();
+    const installed = await k(['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
+    assert.equal(installed.status, 0, installed.stderr);
+    await waitForCRDsEstablished(
+      env().hub,
+      crds.map((c) => String((c.metadata as Obj).name)),
+      60_000,
+    );
+  });
+
+  after(async () => {
+    for (const w of started) {
+      w.child.kill('SIGKILL');
+      await w.exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  void it('is alive and not ready on the probe port while the apiserver it reads its policies from does not answer', async () => {
+    // A kubeconfig naming a port nothing listens on.
+    const nowhere = join(dir, 'nowhere.kubeconfig');
+    writeFileSync(
+      nowhere,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: `https://127.0.0.1:${await freePort()}` } }],
+        users: [{ name: 'u', user: { token: 'x' } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'c',
+      }),
+    );
+    const w = await startWebhook(nowhere);
+    const alive = await eventually(
+      () => plain(w.healthPort, '/healthz'),
+      (s) => s === 200,
+      WAIT_MS,
+    );
+    assert.equal(alive, 200, w.log());
+    assert.equal(await plain(w.healthPort, '/readyz'), 503, w.log());
+    assert.equal(await secure(w.port, '/readyz'), 503, 'the HTTPS port says the same');
+    w.child.kill('SIGTERM');
+    assert.equal(await w.exited, 0, w.log());
+  });
+
+  void it('is ready on the probe port once its policies are loaded, and keeps answering while every admission connection is taken', async () => {
+    const w = await startWebhook(env().hub.kubeconfigPath);
+    const ready = await eventually(
+      () => plain(w.healthPort, '/readyz'),
+      (s) => s === 200,
+      WAIT_MS,
+    );
+    assert.equal(ready, 200, w.log());
+    assert.equal(await secure(w.port, '/readyz'), 200);
+
+    // Every connection the HTTPS port takes, held open without a byte sent (closed by its handshake
+    // timeout, 10 s, so the checks below come right after).
+    const held: Socket[] = [];
+    await Promise.all(
+      Array.from(
+        { length: HTTPS_CONNECTIONS + 8 },
+        () =>
+          new Promise<void>((resolve) => {
+            const s = connect({ host: '127.0.0.1', port: w.port }, () => resolve());
+            s.on('error', () => resolve());
+            s.on('close', () => resolve());
+            held.push(s);
+          }),
+      ),
+    );
+    try {
+      const admission = await eventually(
+        () => secure(w.port, '/healthz'),
+        (s) => s === 0,
+        3_000,
+        100,
+      );
+      assert.equal(admission, 0, 'the HTTPS port takes no more connections');
+      assert.equal(await plain(w.healthPort, '/healthz'), 200, 'the probe port still answers /healthz');
+      assert.equal(await plain(w.healthPort, '/readyz'), 200, 'and /readyz');
+    } finally {
+      for (const s of held) s.destroy();
+    }
+    const back = await eventually(
+      () => secure(w.port, '/healthz'),
+      (s) => s === 200,
+      WAIT_MS,
+      200,
+    );
+    assert.equal(back, 200, 'the HTTPS port answers again once they are gone');
+
+    w.child.kill('SIGTERM');
+    assert.equal(await w.exited, 0, w.log());
+    assert.equal(await plain(w.healthPort, '/healthz'), 0, 'the probe port is closed with the process');
+  });
+});

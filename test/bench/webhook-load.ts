@@ -10,10 +10,13 @@
 //   neverReadingPerRoute: per route, 40 clients each send one ~2.5 MB review and never read; the
 //     server's open connections (its side, ESTABLISHED in /proc/net/tcp) and resident set each few seconds.
 
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { request as plainRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { connect, type TLSSocket } from 'node:tls';
+import { fileURLToPath } from 'node:url';
 
 import { admissionRequestReview, conversionRequestReview } from '../../pkg/webhook/index.js';
 import { parseTables } from '../../pkg/webhook/unacked.js';
@@ -22,7 +25,7 @@ import { deployment, overridePolicy, type Obj } from '../builders.js';
 export const MIB = 1024 * 1024;
 const MIX_MS = 20_000;
 const NEVER_READING = 40;
-const PROBE_EVERY_MS = 250;
+export const PROBE_EVERY_MS = 250;
 
 export function residentBytes(pid: number): number {
   try {
@@ -86,12 +89,12 @@ export function bigReviews(): Record<string, string> {
   };
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   ms: number;
 }
 
-function post(port: number, agent: Agent | false, path: string, body: string, method = 'POST'): Promise<Answer> {
+export function post(port: number, agent: Agent | false, path: string, body: string, method = 'POST'): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve) => {
     const req = request(
@@ -113,6 +116,23 @@ function post(port: number, agent: Agent | false, path: string, body: string, me
     );
     req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
     req.end(method === 'GET' ? undefined : body);
+  });
+}
+
+/** GET on a new plain-HTTP connection, as kubelet probes (no keep-alive). */
+export function plainGet(port: number, path: string): Promise<Answer> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = plainRequest(
+      { host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close' } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }));
+        res.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
+      },
+    );
+    req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
+    req.end();
   });
 }
 
@@ -151,15 +171,57 @@ export interface Bodies {
   convert: string;
 }
 
+/** What the server measured of itself over a window (webhook.bench.ts's child); asking starts a new one. */
+export interface ServerWindow {
+  /** The event loop's delay, ms. */
+  loopMax: number;
+  loopP99: number;
+  /** The longest single handler call (judging one request, synchronous), ms, and its path. */
+  longestJudgeMs: number;
+  longestJudgePath: string;
+  /** process.memoryUsage() when the resident set peaked, bytes. */
+  peak: { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
+}
+
+/** The server under load: its HTTPS port, its probe port (plain HTTP) if any, its process. */
+export interface Server {
+  port: number;
+  healthPort?: number;
+  pid: number;
+  window: () => Promise<ServerWindow>;
+}
+
+/** Probes both ports from a process of their own (webhook-prober.ts) for `ms`. */
+function probeFrom(server: Server, ms: number): Promise<{ https: Answer[]; plain: Answer[] }> {
+  const child = fork(fileURLToPath(new URL('./webhook-prober.js', import.meta.url)), [
+    String(server.port),
+    String(server.healthPort ?? 0),
+    String(ms),
+  ]);
+  return new Promise((resolve) => {
+    child.once('message', (m) => resolve(m as { https: Answer[]; plain: Answer[] }));
+    child.once('exit', () => resolve({ https: [], plain: [] }));
+  });
+}
+
+const mib = (n: number) => `${(n / MIB).toFixed(0)} MiB`;
+
+function probeLine(what: string, probes: readonly Answer[]): string {
+  const ms = probes.map((p) => p.ms).sort((a, b) => a - b);
+  return `  ${what} every ${PROBE_EVERY_MS} ms: ${probes.length} probes, ${tally(probes)}; p50 ${percentile(ms, 50).toFixed(0)} ms, p99 ${percentile(ms, 99).toFixed(0)} ms, max ${(ms[ms.length - 1] ?? NaN).toFixed(0)} ms, over 1 s: ${probes.filter((p) => p.ms > 1000).length}`;
+}
+
 /** The mixed load; returns the lines to print. */
-export async function mixedLoad(port: number, pid: number, bodies: Bodies): Promise<string[]> {
+export async function mixedLoad(server: Server, bodies: Bodies): Promise<string[]> {
+  const { port, pid } = server;
+  await server.window();
+  const probing = probeFrom(server, MIX_MS);
   const until = performance.now() + MIX_MS;
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const rss = sampleRss(pid);
   const ordinary: Answer[] = [];
   const heavy: Answer[] = [];
   const oversized: Answer[] = [];
-  const probes: Answer[] = [];
   const sockets: TLSSocket[] = [];
   const big = bigReviews();
   const heavyBody = JSON.stringify(admissionRequestReview({ object: heavyDeployment(2_000_000) }));
@@ -211,35 +273,43 @@ export async function mixedLoad(port: number, pid: number, bodies: Bodies): Prom
         setTimeout(() => (socket.destroy(), resolve()), 5_000).unref();
       });
     }),
-    loop(1, async () => {
-      probes.push(await post(port, false, '/healthz', '', 'GET'));
-      await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
-    }),
   ]);
+  const { https: probes, plain: plainProbes } = await probing;
+  const seen = await server.window();
   clearTimeout(second);
   const openNeverReading = connectionsTo(port, sockets);
   for (const s of sockets) s.destroy();
   agent.destroy();
   const peak = rss.stop();
-  const probeMs = probes.map((p) => p.ms).sort((a, b) => a - b);
   const heavyMs = heavy.map((p) => p.ms).sort((a, b) => a - b);
   return [
     `mixed load, ${MIX_MS / 1000} s: 16 connections of ordinary reviews (/validate, /mutate, /override, /convert), 4 of ${(heavyBody.length / MIB).toFixed(1)} MB /override, ${NEVER_READING} never-reading clients (~2.5 MB reviews on every route), 2 oversized clients (4 MiB and a declared 20 MiB body)`,
-    `  server peak VmRSS ${(peak / MIB).toFixed(0)} MiB (limit 256 MiB; 80% = 204.8 MiB)`,
-    `  /healthz on a new connection every ${PROBE_EVERY_MS} ms: ${probes.length} probes, ${tally(probes)}; p50 ${percentile(probeMs, 50).toFixed(0)} ms, p99 ${percentile(probeMs, 99).toFixed(0)} ms, max ${(probeMs[probeMs.length - 1] ?? NaN).toFixed(0)} ms`,
+    `  server peak VmRSS ${(peak / MIB).toFixed(0)} MiB (limit 256 MiB; 80% = 204.8 MiB); at its own peak sample: rss ${mib(seen.peak.rss)}, V8 heap ${mib(seen.peak.heapUsed)} used of ${mib(seen.peak.heapTotal)}, external ${mib(seen.peak.external)} (array buffers ${mib(seen.peak.arrayBuffers)})`,
+    `  probes from a separate process (as kubelet's):`,
+    probeLine('/healthz on a new HTTPS connection to the admission port', probes),
+    ...(server.healthPort === undefined
+      ? []
+      : [probeLine('/healthz on a new plain-HTTP connection to the probe port (--health-port)', plainProbes)]),
+    `  server event loop delay: max ${seen.loopMax.toFixed(0)} ms, p99 ${seen.loopP99.toFixed(0)} ms; longest single request judged: ${seen.longestJudgeMs.toFixed(0)} ms (${seen.longestJudgePath})`,
     `  ordinary: ${tally(ordinary)}; heavy /override: ${tally(heavy)}, p50 ${percentile(heavyMs, 50).toFixed(0)} ms, max ${(heavyMs[heavyMs.length - 1] ?? NaN).toFixed(0)} ms; oversized (4 MiB): ${tally(oversized)}`,
     `  never-reading connections still open at the end: ${openNeverReading} of ${sockets.length}`,
   ];
 }
 
-/** Per route, 40 never-reading clients; open connections / RSS at the given seconds. Returns table rows. */
-export async function neverReadingPerRoute(port: number, pid: number, seconds: readonly number[]): Promise<string[]> {
+/**
+ * Per route, 40 never-reading clients; open connections / RSS at the given seconds, then the peak RSS and
+ * what the server's memory was made of at its peak. Returns table rows.
+ */
+export async function neverReadingPerRoute(server: Server, seconds: readonly number[]): Promise<string[]> {
+  const { port, pid } = server;
   const big = bigReviews();
   const rows: string[] = [
-    `| route | ${seconds.map((s) => `${s} s`).join(' | ')} |`,
-    `|---|${seconds.map(() => '---|').join('')}`,
+    `| route | ${seconds.map((s) => `${s} s`).join(' | ')} | peak VmRSS | at the peak: V8 heap used / total, external (array buffers) |`,
+    `|---|${seconds.map(() => '---|').join('')}---|---|`,
   ];
   for (const route of Object.keys(big)) {
+    await server.window();
+    const rss = sampleRss(pid);
     const sockets: TLSSocket[] = [];
     const started = performance.now();
     for (let i = 0; i < NEVER_READING; i++) neverReadingClient(port, rawRequest(route, big[route] ?? ''), sockets);
@@ -249,7 +319,12 @@ export async function neverReadingPerRoute(port: number, pid: number, seconds: r
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       cells.push(`${connectionsTo(port, sockets)} / ${(residentBytes(pid) / MIB).toFixed(0)} MiB`);
     }
-    rows.push(`| ${route} | ${cells.join(' | ')} |`);
+    const peak = rss.stop();
+    const seen = await server.window();
+    const p = seen.peak;
+    rows.push(
+      `| ${route} | ${cells.join(' | ')} | ${mib(peak)} | ${mib(p.heapUsed)} / ${mib(p.heapTotal)}, ${mib(p.external)} (${mib(p.arrayBuffers)}) |`,
+    );
     for (const s of sockets) s.destroy();
     await new Promise((r) => setTimeout(r, 1000));
   }

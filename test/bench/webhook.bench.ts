@@ -26,19 +26,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import { clusterInfo, OverrideSet } from '../../pkg/engine/index.js';
 import {
+  startHealthServer,
   WebhookHandler,
   WebhookServer,
   admissionRequestReview,
   conversionRequestReview,
 } from '../../pkg/webhook/index.js';
 import { clusterOverridePolicy, deployment, overridePolicy, type Obj } from '../builders.js';
-import { mixedLoad, neverReadingPerRoute } from './webhook-load.js';
+import { mixedLoad, neverReadingPerRoute, type ServerWindow } from './webhook-load.js';
 
 const CONNECTIONS = 100;
 const OPEN_LOOP_RATE = 2000;
@@ -170,23 +171,54 @@ function typicalOverridePolicyIn(i: number, namespace: string): Obj {
 
 async function serve(dir: string): Promise<void> {
   const set = overrideFleet();
+  const handler = new WebhookHandler({ overrides: { set, ready: () => true, namespaceLabels: () => ({}) } });
   const server = new WebhookServer({
-    handler: new WebhookHandler({ overrides: { set, ready: () => true, namespaceLabels: () => ({}) } }),
+    handler,
     certFile: join(dir, 'tls.crt'),
     keyFile: join(dir, 'tls.key'),
     port: 0,
     host: '127.0.0.1',
   });
   const abort = new AbortController();
+  // What the load does to the server, measured here and sent when asked (webhook-load.ts's ServerWindow).
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let longest = { ms: 0, path: '' };
+  const handle = handler.handle.bind(handler);
+  handler.handle = (req) => {
+    const started = performance.now();
+    const answer = handle(req);
+    const ms = performance.now() - started;
+    if (ms > longest.ms) longest = { ms, path: req.url };
+    return answer;
+  };
+  let peak = process.memoryUsage();
+  setInterval(() => {
+    const now = process.memoryUsage();
+    if (now.rss > peak.rss) peak = now;
+  }, 50).unref();
   process.on('message', (m) => {
     if (m === 'stop') abort.abort();
+    if (m === 'window') {
+      process.send?.({
+        loopMax: delay.max / 1e6,
+        loopP99: delay.percentile(99) / 1e6,
+        longestJudgeMs: longest.ms,
+        longestJudgePath: longest.path,
+        peak,
+      });
+      delay.reset();
+      longest = { ms: 0, path: '' };
+      peak = process.memoryUsage();
+    }
     if (m === 'rss') {
       globalThis.gc?.();
       process.send?.({ rss: process.memoryUsage().rss, policies: set.size.policies });
     }
   });
   const { address, stopped } = await server.start(abort.signal);
-  process.send?.({ port: address.port });
+  const health = await startHealthServer({ port: 0, host: '127.0.0.1', handler }, abort.signal);
+  process.send?.({ port: address.port, healthPort: health.address.port });
   await stopped;
   process.exit(0);
 }
@@ -339,13 +371,14 @@ async function main(): Promise<void> {
     // The deployment's heap flags (the chart's webhook.nodeOptions), so memory is measured as deployed.
     execArgv: ['--expose-gc', ...(process.env.WEBHOOK_NODE_OPTIONS ?? CHART_NODE_OPTIONS).split(/\s+/).filter(Boolean)],
   });
-  const rss = () =>
-    new Promise<{ rss: number; policies: number }>((resolve) => {
-      child.once('message', (m) => resolve(m as { rss: number; policies: number }));
-      child.send('rss');
+  const rss = () => ask<{ rss: number; policies: number }>('rss');
+  const ask = <T>(what: string) =>
+    new Promise<T>((resolve) => {
+      child.once('message', (m) => resolve(m as T));
+      child.send(what);
     });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (m) => resolve((m as { port: number }).port));
+  const { port, healthPort } = await new Promise<{ port: number; healthPort: number }>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as { port: number; healthPort: number }));
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
@@ -390,12 +423,18 @@ async function main(): Promise<void> {
         'policy.flotilla.io/v1beta1',
       ),
     );
-    const mixed = await mixedLoad(port, child.pid ?? 0, {
+    const server = {
+      port,
+      healthPort,
+      pid: child.pid ?? 0,
+      window: () => ask<ServerWindow>('window'),
+    };
+    const mixed = await mixedLoad(server, {
       validate: body.toString(),
       override: admitted.toString(),
       convert: conversionBody,
     });
-    const perRoute = await neverReadingPerRoute(port, child.pid ?? 0, [0, 2, 5, 10, 15, 20, 30]);
+    const perRoute = await neverReadingPerRoute(server, [0, 2, 5, 10, 15, 20, 30]);
     process.stdout.write(`\n${mixed.join('\n')}\n`);
     process.stdout.write(`\n${NEVER_READING_TITLE}\n${perRoute.join('\n')}\n`);
     process.stdout.write(

@@ -52,7 +52,7 @@ export interface WebhookServerOptions {
   reloadIntervalMs?: number;
   /** How long open connections may finish after stop; default 5 s. */
   shutdownGraceMs?: number;
-  /** Ceiling on the bytes held for requests in flight (bodies being read, answers being written); default 16 MiB. */
+  /** Ceiling on the bytes held for requests in flight (bodies being read, answers being written); default 8 MiB. */
   maxInFlightBytes?: number;
   /** The kernel's send queues (tests give a fake). */
   sendQueues?: SendQueueReader;
@@ -90,12 +90,13 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  */
 const WRITE_TIMEOUT_MS = 10_000;
 /**
- * Bytes held for requests in flight. Answers stuck behind a client that does not read are held twice
- * (plain and encrypted) until the write timeout; with the process's own ~65 MB, one request being judged
- * and the deployment's heap flags, 16 MiB kept the webhook at 240 MiB resident under 40 never-reading
- * clients (npm run bench:webhook-memory), inside its 256 MiB limit; 64 MiB reached 434 MiB.
+ * Bytes held for requests in flight: two of the largest reviews the apiserver sends (3 MiB) at once, or one
+ * with its answer. Each counted byte costs about three resident (the body or answer, its string, its
+ * encrypted copy) and is freed only by the garbage collector: under bench:webhook's never-reading clients
+ * with --override and the chart's heap flags, 16 MiB peaked at 193-206 MiB resident, past 80% of the
+ * 256 MiB limit; 8 MiB at 160-176 MiB. 64 MiB reached 434 MiB.
  */
-const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+const MAX_IN_FLIGHT_BYTES = 8 * 1024 * 1024;
 const MAX_CONNECTIONS = 1024;
 /**
  * An answer this large may sit whole in the kernel's send buffer after 'finish' (loopback buffers reach

@@ -34,7 +34,8 @@ import { MemberWork, RETRY_UNREACHABLE_MS, type MemberReport } from './execute.j
 import type { Member } from './member.js';
 import { describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
-import { hubWriteQueue, templateKey, templateQueue } from './queue.js';
+import { hubWriteQueue, templateKey, templateQueue, type ReconcileResult } from './queue.js';
+import type { Reconciler } from './reconciler.js';
 import { WORK_API_VERSION, WORK_KIND, executionSpace, workName, workPath, workStatus, workTemplate } from './work.js';
 
 /** The field manager of an agent's Work status (and its Cluster's). */
@@ -66,8 +67,11 @@ export interface AgentReconcilerOptions {
   onMemberResult?: ((member: string, state: string) => void) | undefined;
 }
 
-export class AgentReconciler {
+export class AgentReconciler implements Reconciler {
+  readonly name = 'agent-templates';
   readonly queue: WorkQueue;
+  /** The agent's report in each Work's status: its own reconciler and queue. */
+  readonly status: Reconciler;
   readonly work: MemberWork;
   /** Template key → its object on the hub, as last seen (kept after it was deleted, until its copy is gone). */
   readonly templates = new Map<string, JsonObject>();
@@ -88,6 +92,7 @@ export class AgentReconciler {
     this.o = o;
     this.queue = templateQueue((key, signal) => this.reconcile(key, signal), o);
     this.entries = hubWriteQueue((key) => this.writeEntry(key), o.logger, 'cannot write the status of a Work');
+    this.status = { name: 'work-status', queue: this.entries, reconcile: (key) => this.writeEntry(key) };
     this.work = new MemberWork({
       plan: (key) => this.plans.get(key),
       ref: (key) => {
@@ -105,9 +110,10 @@ export class AgentReconciler {
     });
   }
 
+  /** Runs the templates queue and the member's queue until `signal` aborts (the Work status writer runs on its own). */
   async run(signal: AbortSignal): Promise<void> {
     this.work.start(signal);
-    await Promise.all([this.queue.start(signal), this.entries.start(signal)]);
+    await this.queue.start(signal);
   }
 
   all(): void {
@@ -166,7 +172,7 @@ export class AgentReconciler {
     return w && workTemplate(w)?.uid === t.uid ? w : undefined;
   }
 
-  async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
+  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult> {
     const template = this.templates.get(key);
     const m = this.o.member();
     if (!template || !m || !this.pullMode()) return undefined;

@@ -17,6 +17,7 @@ import type { ClusterFacts } from './cluster-facts.js';
 import { withHealthTaints, type HealthTaint } from './health-taints.js';
 import type { EventRecorder } from './events.js';
 import { carriedStatus } from './status-carry.js';
+import type { Reconciler } from './reconciler.js';
 
 export const POLICY_STORAGE_API_VERSION = `${POLICY_GROUP}/v1beta1`;
 const READY = 'Ready';
@@ -82,7 +83,8 @@ function retryingQueue(
 }
 
 /** The Ready condition of every Cluster on the hub, from what the member registry says of it. */
-export class ClusterStatusReconciler {
+export class ClusterStatusReconciler implements Reconciler {
+  readonly name = 'cluster-status';
   readonly queue: WorkQueue;
   private readonly written = new Map<string, string>();
   /** The Ready status last written per Cluster (before the first write: the one the Cluster carries). */
@@ -170,7 +172,8 @@ function readyStatus(cluster: JsonObject): string | undefined {
  * The status of every policy, from the PolicyStatusBook the template reconciles record into. A policy
  * whose counts change is written at most once per `intervalMs` (a burst of reconciles is one write).
  */
-export class PolicyStatusReconciler {
+export class PolicyStatusReconciler implements Reconciler {
+  readonly name = 'policy-status';
   readonly queue: WorkQueue;
   readonly book = new PolicyStatusBook();
   private readonly written = new Map<string, string>();
@@ -233,7 +236,8 @@ export class PolicyStatusReconciler {
  * there (kept as they are). A merge patch carrying the resourceVersion it was computed from: a concurrent
  * edit makes it fail with 409, and the queue retries from the newer object. Unchanged: no request.
  */
-export class ClusterTaintReconciler {
+export class ClusterTaintReconciler implements Reconciler {
+  readonly name = 'cluster-taints';
   readonly queue: WorkQueue;
 
   constructor(

@@ -45,6 +45,7 @@ import type { Reconciler } from './reconciler.js';
 import type { PolicyStatusReconciler } from './status.js';
 import { TemplateStatusWriter } from './template-status.js';
 import { WorkWriter } from './work-writer.js';
+import { workTemplate } from './work.js';
 
 export type { Sharding } from './reach.js';
 
@@ -151,10 +152,10 @@ export class TemplateReconciler implements Reconciler {
     });
   }
 
-  /** Runs the queues (templates, bindings, members') until `signal` aborts. */
+  /** Runs the templates queue and the members' queues until `signal` aborts (the binding writer runs on its own). */
   async run(signal: AbortSignal): Promise<void> {
     this.work.start(signal);
-    await Promise.all([this.queue.start(signal), this.bindings.queue.start(signal)]);
+    await this.queue.start(signal);
   }
 
   /** Every template again (a member connected or became ready, a resync). */
@@ -180,6 +181,15 @@ export class TemplateReconciler implements Reconciler {
       placementHealthy(targets, (c) => this.statusOf(key, p, c))
     )
       this.queue.add(key);
+  }
+
+  /** A pull cluster's Work changed: when its agent's report changed (or the Work went), the binding follows. */
+  onWork(o: JsonObject, old?: JsonObject): void {
+    if (old && JSON.stringify(o.status) === JSON.stringify(old.status)) return;
+    const template = workTemplate(o);
+    if (!template) return;
+    const { uid: _uid, ...ref } = template;
+    this.bindingChanged(templateKey(ref));
   }
 
   /** The template was deleted on the hub (its finalizer, when it had one, was handled before). */

@@ -9,7 +9,7 @@ import { afterEach, describe, it } from 'node:test';
 import { createLogger } from '../runtime/log.js';
 import { ClusterHealth } from './cluster-health.js';
 import { UNREACHABLE_TAINT, type HealthTaint } from './health-taints.js';
-import type { Readiness } from './member.js';
+import type { Readiness } from './member-probe.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z');
 

@@ -14,7 +14,7 @@ import {
   type HealthTaint,
   type HealthTaintOptions,
 } from './health-taints.js';
-import type { Readiness } from './member.js';
+import type { Readiness } from './member-probe.js';
 
 export interface ClusterHealthOptions extends HealthTaintOptions {
   /** Fraction of judged clusters not ready (more than two) from which nothing is evicted. */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { healthTaints, healthTaintsOf, nextHealthCheck, NOT_READY_TAINT, UNREACHABLE_TAINT } from './health-taints.js';
-import type { Readiness } from './member.js';
+import type { Readiness } from './member-probe.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z');
 const o = { notReadyAfterMs: 30_000, failover: true, evictionAfterMs: 300_000 };

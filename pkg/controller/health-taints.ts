@@ -7,7 +7,7 @@
 // that starts keeps the taints the hub's Cluster carries until it has judged the member itself. Pure.
 
 import { isObject, ownString } from '../kube/objects.js';
-import type { Readiness } from './member.js';
+import type { Readiness } from './member-probe.js';
 
 export const NOT_READY_TAINT = 'cluster.karmada.io/not-ready';
 export const UNREACHABLE_TAINT = 'cluster.karmada.io/unreachable';

@@ -26,20 +26,19 @@ import {
   type LiveMeta,
 } from '../kube/delivery.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
-import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
 import { deepClone, isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { stampAppliedHash } from '../kube/ownership.js';
 import type { Transport } from '../kube/transport.js';
 import { Watcher } from '../kube/watch.js';
-import { sleep } from '../runtime/clock.js';
-import { formatDuration } from '../runtime/duration.js';
 import { memberHealth, type MemberHealth } from './binding.js';
+import { probeReadyz, type Readiness } from './member-probe.js';
+import { OwnedWatches } from './owned-watches.js';
+import { retainReplicas } from './retain.js';
 import {
   CONTROLLER_FIELD_MANAGER,
   PREVIOUS_MEMBER_FIELD_MANAGERS,
   RELEASED_ANNOTATIONS,
   RELEASED_LABELS,
-  TEMPLATE_UID_LABEL,
   ownedBy,
   templateMark,
   type TemplateIdentity,
@@ -67,70 +66,6 @@ function observedOf(o: JsonObject | undefined): { generation?: number; status?: 
   };
 }
 
-/** Karmada's label asking that the members keep their own spec.replicas. */
-export const RETAIN_REPLICAS_LABEL = 'resourcetemplate.karmada.io/retain-replicas';
-
-/** Whether a managedFields entry written through the scale subresource owns spec.replicas. */
-function scaledThroughSubresource(live: JsonObject): boolean {
-  const entries =
-    isObject(live.metadata) && Array.isArray(live.metadata.managedFields) ? live.metadata.managedFields : [];
-  return entries.some((e) => {
-    if (!isObject(e) || e.subresource !== 'scale') return false;
-    const spec = isObject(e.fieldsV1) ? e.fieldsV1['f:spec'] : undefined;
-    return isObject(spec) && Object.hasOwn(spec, 'f:replicas');
-  });
-}
-
-/**
- * Retain (Karmada's retain interpreter, for replicas): when the template asks for it with
- * RETAIN_REPLICAS_LABEL, or when something on the member scales the object through its scale subresource
- * (a HorizontalPodAutoscaler, `kubectl scale`), the member's spec.replicas is applied as it is, so the
- * controller does not force it back on every reconcile. Changes `body` in place; returns what was kept.
- */
-export function retainReplicas(body: JsonObject, live: JsonObject): { replicas: number; why: string } | undefined {
-  const spec = isObject(body.spec) ? body.spec : undefined;
-  const liveSpec = isObject(live.spec) ? live.spec : undefined;
-  if (!spec || typeof spec.replicas !== 'number' || !liveSpec || typeof liveSpec.replicas !== 'number')
-    return undefined;
-  const labels = isObject(body.metadata) && isObject(body.metadata.labels) ? body.metadata.labels : {};
-  const why =
-    labels[RETAIN_REPLICAS_LABEL] === 'true'
-      ? `the template's ${RETAIN_REPLICAS_LABEL} label`
-      : scaledThroughSubresource(live)
-        ? 'the member scales it through its scale subresource (an autoscaler or kubectl scale)'
-        : undefined;
-  if (why === undefined) return undefined;
-  spec.replicas = liveSpec.replicas;
-  return { replicas: liveSpec.replicas, why };
-}
-
-export interface Readiness {
-  /** undefined until the first probe. */
-  ready: boolean | undefined;
-  message?: string;
-  /** The last failed probe got no HTTP answer (connection refused, timeout): unreachable, not merely not ready. */
-  unreachable?: boolean;
-  /** Consecutive failed probes. */
-  failures: number;
-  /** When `ready` last changed (ms since the epoch). */
-  since: number;
-}
-
-/**
- * What a failed /readyz probe of `server` says, in the member's log line, its Cluster's Ready condition
- * and the ClusterNotReady Event alike: the answer's HTTP status, how long was waited for none, or the
- * transport's error (which names the server).
- */
-export function probeMessage(
-  server: string,
-  outcome: { status: number } | { timeoutMs: number } | { error: string },
-): string {
-  if ('status' in outcome) return `${server}/readyz answered HTTP ${outcome.status}`;
-  if ('timeoutMs' in outcome)
-    return `${server}/readyz: no answer within ${formatDuration(outcome.timeoutMs)} (probe timeout)`;
-  return outcome.error.startsWith(server) ? outcome.error : `${server}: ${outcome.error}`;
-}
-
 export interface MemberOptions {
   name: string;
   /** Holds the member's context as its current context. */
@@ -145,12 +80,6 @@ export interface MemberOptions {
   onWatchError(resource: string, err: unknown, attempt: number): void;
 }
 
-interface OwnedWatch {
-  informer: Informer;
-  stop: AbortController;
-  info: ResourceInfo;
-}
-
 export class Member {
   readonly name: string;
   readonly client: KubeClient;
@@ -159,11 +88,8 @@ export class Member {
   readonly readiness: Readiness = { ready: undefined, failures: 0, since: Date.now() };
   private readonly o: MemberOptions;
   private readonly watcher: Watcher;
-  private readonly watches = new Map<string, OwnedWatch>();
-  /** Per watch: template uid → keys of the objects carrying it, kept from the watch's events. */
-  private readonly owned = new Map<string, Map<string, Set<string>>>();
-  /** Object (by watch and key) → hash of what this process last applied there: a cache older than our own write is not trusted. */
-  private readonly lastApplied = new Map<string, string>();
+  /** The watches of what the controller applied here, their caches and index (owned-watches.ts). */
+  private readonly watches: OwnedWatches;
   private readonly stopAll = new AbortController();
   private signal: AbortSignal;
 
@@ -180,6 +106,7 @@ export class Member {
       fieldManager: CONTROLLER_FIELD_MANAGER,
       previousManagers: PREVIOUS_MEMBER_FIELD_MANAGERS,
     });
+    this.watches = new OwnedWatches({ ...options, client: this.client, watcher: this.watcher });
     this.signal = this.stopAll.signal;
   }
 
@@ -212,43 +139,8 @@ export class Member {
   }
 
   /** GET /readyz within `timeoutMs`; updates `readiness` and returns true when it changed. */
-  async probe(timeoutMs: number): Promise<boolean> {
-    const before = this.readiness.ready;
-    let message: string | undefined;
-    let unreachable = false;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    try {
-      const res = await this.client.request({
-        method: 'GET',
-        path: '/readyz',
-        accept: 'text/plain',
-        // Not behind the member's queue: requests hanging on a dying member would hold the verdict back.
-        unqueued: true,
-        signal: AbortSignal.any([this.signal, deadline]),
-      });
-      if (res.status !== 200) message = probeMessage(this.server, { status: res.status });
-    } catch (err: unknown) {
-      if (this.signal.aborted) return false;
-      unreachable = true;
-      message = probeMessage(
-        this.server,
-        deadline.aborted ? { timeoutMs } : { error: err instanceof Error ? err.message : String(err) },
-      );
-    }
-    if (message === undefined) {
-      this.readiness.ready = true;
-      this.readiness.failures = 0;
-      delete this.readiness.message;
-      delete this.readiness.unreachable;
-    } else {
-      this.readiness.ready = false;
-      this.readiness.failures++;
-      this.readiness.message = message;
-      this.readiness.unreachable = unreachable;
-    }
-    if (before === this.readiness.ready) return false;
-    this.readiness.since = Date.now();
-    return true;
+  probe(timeoutMs: number): Promise<boolean> {
+    return probeReadyz(this.client, this.readiness, timeoutMs, this.signal);
   }
 
   /** Resource and scope of a kind on this member, or undefined when the member does not serve it. */
@@ -258,35 +150,8 @@ export class Member {
 
   /** Starts (once per kind) the watch of the objects of this kind the controller applied here. */
   watchOwned(info: ResourceInfo, apiVersion: string): void {
-    const id = watchId(info);
-    if (this.watches.has(id) || this.signal.aborted || (this.o.transport && !this.o.transport.watch)) return;
-    const stop = new AbortController();
-    const resource = `${info.resource}${info.group ? `.${info.group}` : ''}`;
-    const informer = new Informer({
-      name: `${this.name} ${resource}`,
-      source: listWatchSource(this.client, this.watcher),
-      path: resourcePath(info, undefined),
-      apiVersion,
-      kind: info.kind,
-      labelSelector: TEMPLATE_UID_LABEL,
-      handlers: {
-        onAdd: (o) => this.index(id, o, true),
-        onUpdate: (o, old) => {
-          this.index(id, old, false);
-          this.index(id, o, true);
-          this.o.onOwnedEvent(o);
-        },
-        onDelete: (o) => {
-          this.index(id, o, false);
-          this.lastApplied.delete(`${id}|${objectKey(o)}`);
-          this.o.onOwnedEvent(o);
-        },
-      },
-      backoff: { baseMs: 1_000, maxMs: 30_000 },
-      onError: (err, attempt) => this.o.onWatchError(resource, err, attempt),
-    });
-    this.watches.set(id, { informer, stop, info });
-    void informer.start(AbortSignal.any([this.signal, stop.signal]));
+    if (this.o.transport && !this.o.transport.watch) return;
+    this.watches.start(info, apiVersion, this.signal);
   }
 
   /**
@@ -294,29 +159,7 @@ export class Member {
    * false while any watch has not (what it holds is not known yet).
    */
   ownedObjects(): { synced: boolean; objects: Array<{ info: ResourceInfo; object: JsonObject }> } {
-    const objects: Array<{ info: ResourceInfo; object: JsonObject }> = [];
-    let synced = true;
-    for (const w of this.watches.values()) {
-      if (!w.informer.synced) synced = false;
-      else for (const object of w.informer.values()) objects.push({ info: w.info, object });
-    }
-    return { synced, objects };
-  }
-
-  private index(id: string, o: JsonObject, add: boolean): void {
-    const uid = ownString(isObject(o.metadata) ? o.metadata.labels : undefined, TEMPLATE_UID_LABEL);
-    if (!uid) return;
-    const key = objectKey(o);
-    let byUid = this.owned.get(id);
-    if (!byUid) this.owned.set(id, (byUid = new Map<string, Set<string>>()));
-    const keys = byUid.get(uid);
-    if (add) {
-      if (keys) keys.add(key);
-      else byUid.set(uid, new Set([key]));
-    } else if (keys) {
-      keys.delete(key);
-      if (keys.size === 0) byUid.delete(uid);
-    }
+    return this.watches.objects();
   }
 
   /** Server-side applies `object` for template `t` by the delivery core's rules. Never rejects. */
@@ -343,10 +186,8 @@ export class Member {
       return failed(err);
     }
     const key = namespace ? `${namespace}/${name}` : name;
-    const id = `${watchId(info)}|${key}`;
     mark.mark(body);
-    const watch = this.watches.get(watchId(info));
-    const cached = watch?.informer.synced ? watch.informer.get(key) : undefined;
+    const cached = this.watches.synced(info) ? this.watches.get(info, key) : undefined;
     // The cache is what is there now when it holds the template's object; a cache older than this
     // process's last write there is not trusted to say "unchanged".
     const live: LiveMeta | undefined = cached ? liveMetaOf(cached) : undefined;
@@ -359,7 +200,7 @@ export class Member {
       mark,
       conflictResolution,
       ...(known ? { live: known } : {}),
-      mayBeUnchanged: known !== undefined && (this.lastApplied.get(id) ?? hash) === hash,
+      mayBeUnchanged: known !== undefined && (this.watches.applied(info, key) ?? hash) === hash,
       signal,
     });
     if (out.action === 'conflict') return { state: 'Conflict', message: `${kind} ${key} ${out.message ?? ''}` };
@@ -376,10 +217,10 @@ export class Member {
         observed: observedOf(cached),
         ...(retained ? { retained } : {}),
       };
-    this.lastApplied.set(id, hash);
+    this.watches.setApplied(info, key, hash);
     const answered = out.answer && isObject(out.answer.metadata) ? out.answer.metadata : {};
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
-    const seen = watch?.informer.get(key);
+    const seen = this.watches.get(info, key);
     const now: JsonObject = {
       kind,
       spec: body.spec,
@@ -428,10 +269,9 @@ export class Member {
   ): Promise<{ info: ResourceInfo; keys: Set<string> } | undefined> {
     const info = await this.resolve(at.apiVersion, at.kind);
     if (!info) return undefined;
-    const id = watchId(info);
     const namespace = info.namespaced ? at.namespace || 'default' : undefined;
     const keys = new Set<string>([namespace ? `${namespace}/${at.name}` : at.name]);
-    if (this.watches.get(id)?.informer.synced) for (const k of this.owned.get(id)?.get(t.uid) ?? []) keys.add(k);
+    if (this.watches.synced(info)) for (const k of this.watches.keysOf(info, t.uid)) keys.add(k);
     return { info, keys };
   }
 
@@ -445,8 +285,7 @@ export class Member {
     const slash = info.namespaced ? key.indexOf('/') : -1;
     const namespace = slash >= 0 ? key.slice(0, slash) : undefined;
     const name = slash >= 0 ? key.slice(slash + 1) : key;
-    const watch = this.watches.get(watchId(info));
-    if (watch?.informer.synced && !watch.informer.get(key)) return undefined;
+    if (this.watches.synced(info) && !this.watches.get(info, key)) return undefined;
     const path = resourcePath(info, namespace, name);
     const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) return undefined;
@@ -487,7 +326,7 @@ export class Member {
       });
       if (patched.status === 404 || patched.status === 409) continue;
       if (patched.status >= 400) throw apiError(patched);
-      this.lastApplied.delete(`${watchId(found.info)}|${key}`);
+      this.watches.setApplied(found.info, key, undefined);
       released.push(key);
     }
     return released;
@@ -500,7 +339,7 @@ export class Member {
     // Gone, or replaced meanwhile by an object that is not this one: nothing deleted.
     const { result } = await this.core.remove(info, owned.namespace, owned.name, owned.live.uid, { signal });
     if (result !== 'deleted') return false;
-    this.lastApplied.delete(`${watchId(info)}|${key}`);
+    this.watches.setApplied(info, key, undefined);
     return true;
   }
 }
@@ -508,25 +347,4 @@ export class Member {
 function failed(err: unknown): ApplyOutcome {
   const f = failureOf(err);
   return f.unreachable ? { state: 'Unreachable', message: f.message } : { state: 'Failed', message: f.message };
-}
-
-function watchId(info: ResourceInfo): string {
-  return `${info.group}/${info.kind}`;
-}
-
-/** Probes `member` until `signal` aborts: every `intervalMs` while ready, with backoff (1 s doubling to `intervalMs`, ±20%) while not. */
-export async function probeLoop(
-  member: Member,
-  o: { intervalMs: number; timeoutMs: number; onChange(member: Member): void; random?: () => number },
-  signal: AbortSignal,
-): Promise<void> {
-  const random = o.random ?? Math.random;
-  while (!signal.aborted) {
-    if (await member.probe(o.timeoutMs)) o.onChange(member);
-    const failing = member.readiness.ready === false;
-    const base = failing
-      ? Math.min(o.intervalMs, 1_000 * 2 ** Math.min(member.readiness.failures - 1, 10))
-      : o.intervalMs;
-    await sleep(Math.round(base * (0.8 + 0.4 * random())), signal);
-  }
 }

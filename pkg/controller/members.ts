@@ -15,7 +15,9 @@ import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Watcher } from '../kube/watch.js';
 import type { Logger } from '../runtime/log.js';
 import { credentialsFromSecret } from './credentials.js';
-import { Member, probeLoop, type Readiness } from './member.js';
+import { Member } from './member.js';
+import { probeLoop, type Readiness } from './member-probe.js';
+import { readyCondition } from './ready-condition.js';
 import type { Condition } from './status.js';
 
 export interface MemberAccess {
@@ -146,26 +148,11 @@ export class MemberRegistry {
   /** The Ready condition cluster `name` should carry now; undefined before the first probe. */
   condition(name: string): Condition | undefined {
     const pull = this.pull.get(name);
-    if (pull)
-      return pull.ready === undefined
-        ? undefined
-        : pull.ready
-          ? { status: 'True', reason: 'AgentLeaseRenewed', message: pull.message ?? 'its agent renews its Lease' }
-          : {
-              status: 'False',
-              reason: this.pullReason.get(name) ?? 'AgentLeaseExpired',
-              message: pull.message ?? 'its agent does not renew its Lease',
-            };
-    const m = this.members.get(name);
-    if (!m) {
-      const n = this.noAccess.get(name);
-      return n ? { status: 'False', reason: n.reason, message: n.why } : undefined;
-    }
-    const r = m.readiness;
-    if (r.ready === undefined) return undefined;
-    return r.ready
-      ? { status: 'True', reason: 'MemberReady', message: `${m.server}/readyz answered ok` }
-      : { status: 'False', reason: 'MemberNotReady', message: r.message ?? 'not ready' };
+    return readyCondition({
+      pull: pull && { readiness: pull, reason: this.pullReason.get(name) },
+      member: this.members.get(name),
+      noAccess: this.noAccess.get(name),
+    });
   }
 
   /** Starts the probes of the members known so far; later members start as they connect. */

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 
 import { KubeConfig } from '@kubernetes/client-node';
 
-import { Member, probeMessage } from './member.js';
+import { Member } from './member.js';
+import { probeMessage } from './member-probe.js';
 
 describe('probeMessage: what a failed /readyz probe says (log, Ready condition and Event alike)', () => {
   const server = 'https://127.0.0.1:6443';

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RETAIN_REPLICAS_LABEL, retainReplicas } from './member.js';
+import { RETAIN_REPLICAS_LABEL, retainReplicas } from './retain.js';
 
 type Obj = Record<string, unknown>;
 const desired = (replicas: number, labels: Obj = {}): Obj => ({

@@ -1,0 +1,133 @@
+// A member's watches of the objects the controller applied there, one per kind (label-selected on the
+// template-uid label, ownership.ts): their events bring drift and status changes back to the controller
+// (onOwnedEvent), their caches say what is there now, an index says which objects carry each template's
+// uid, and a hash of what this process last applied at each object says when the cache is older than our
+// own write.
+
+import type { KubeClient } from '../kube/client.js';
+import { resourcePath, type ResourceInfo } from '../kube/discovery.js';
+import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
+import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+import type { Watcher } from '../kube/watch.js';
+import { TEMPLATE_UID_LABEL } from './ownership.js';
+
+interface OwnedWatch {
+  informer: Informer;
+  stop: AbortController;
+  info: ResourceInfo;
+}
+
+export interface OwnedWatchesOptions {
+  /** The member's name, in the informers' names. */
+  name: string;
+  client: KubeClient;
+  watcher: Watcher;
+  /** A change or deletion of an object the controller applied here (drift, status). */
+  onOwnedEvent(object: JsonObject): void;
+  onWatchError(resource: string, err: unknown, attempt: number): void;
+}
+
+export class OwnedWatches {
+  private readonly watches = new Map<string, OwnedWatch>();
+  /** Per watch: template uid → keys of the objects carrying it, kept from the watch's events. */
+  private readonly owned = new Map<string, Map<string, Set<string>>>();
+  /** Object (by watch and key) → hash of what this process last applied there: a cache older than our own write is not trusted. */
+  private readonly lastApplied = new Map<string, string>();
+
+  constructor(private readonly o: OwnedWatchesOptions) {}
+
+  /** Starts (once per kind) the watch of the objects of this kind the controller applied here, until `signal` aborts. */
+  start(info: ResourceInfo, apiVersion: string, signal: AbortSignal): void {
+    const id = watchId(info);
+    if (this.watches.has(id) || signal.aborted) return;
+    const stop = new AbortController();
+    const resource = `${info.resource}${info.group ? `.${info.group}` : ''}`;
+    const informer = new Informer({
+      name: `${this.o.name} ${resource}`,
+      source: listWatchSource(this.o.client, this.o.watcher),
+      path: resourcePath(info, undefined),
+      apiVersion,
+      kind: info.kind,
+      labelSelector: TEMPLATE_UID_LABEL,
+      handlers: {
+        onAdd: (o) => this.index(id, o, true),
+        onUpdate: (o, old) => {
+          this.index(id, old, false);
+          this.index(id, o, true);
+          this.o.onOwnedEvent(o);
+        },
+        onDelete: (o) => {
+          this.index(id, o, false);
+          this.lastApplied.delete(`${id}|${objectKey(o)}`);
+          this.o.onOwnedEvent(o);
+        },
+      },
+      backoff: { baseMs: 1_000, maxMs: 30_000 },
+      onError: (err, attempt) => this.o.onWatchError(resource, err, attempt),
+    });
+    this.watches.set(id, { informer, stop, info });
+    void informer.start(AbortSignal.any([signal, stop.signal]));
+  }
+
+  /** Forgets every watch (the member was closed: their signal aborted). */
+  clear(): void {
+    this.watches.clear();
+  }
+
+  /** The objects carrying a template's labels, from the watches that have listed once; `synced` false while any has not. */
+  objects(): { synced: boolean; objects: Array<{ info: ResourceInfo; object: JsonObject }> } {
+    const objects: Array<{ info: ResourceInfo; object: JsonObject }> = [];
+    let synced = true;
+    for (const w of this.watches.values()) {
+      if (!w.informer.synced) synced = false;
+      else for (const object of w.informer.values()) objects.push({ info: w.info, object });
+    }
+    return { synced, objects };
+  }
+
+  /** Whether the kind's watch has listed once. */
+  synced(info: ResourceInfo): boolean {
+    return this.watches.get(watchId(info))?.informer.synced === true;
+  }
+
+  /** The object at `key` as the kind's watch last saw it (whether or not it has listed). */
+  get(info: ResourceInfo, key: string): JsonObject | undefined {
+    return this.watches.get(watchId(info))?.informer.get(key);
+  }
+
+  /** The keys of the objects of the kind carrying template uid `uid` (known once the watch has listed). */
+  keysOf(info: ResourceInfo, uid: string): Iterable<string> {
+    return this.owned.get(watchId(info))?.get(uid) ?? [];
+  }
+
+  /** The hash of what this process last applied at `key`. */
+  applied(info: ResourceInfo, key: string): string | undefined {
+    return this.lastApplied.get(`${watchId(info)}|${key}`);
+  }
+
+  setApplied(info: ResourceInfo, key: string, hash: string | undefined): void {
+    const id = `${watchId(info)}|${key}`;
+    if (hash === undefined) this.lastApplied.delete(id);
+    else this.lastApplied.set(id, hash);
+  }
+
+  private index(id: string, o: JsonObject, add: boolean): void {
+    const uid = ownString(isObject(o.metadata) ? o.metadata.labels : undefined, TEMPLATE_UID_LABEL);
+    if (!uid) return;
+    const key = objectKey(o);
+    let byUid = this.owned.get(id);
+    if (!byUid) this.owned.set(id, (byUid = new Map<string, Set<string>>()));
+    const keys = byUid.get(uid);
+    if (add) {
+      if (keys) keys.add(key);
+      else byUid.set(uid, new Set([key]));
+    } else if (keys) {
+      keys.delete(key);
+      if (keys.size === 0) byUid.delete(uid);
+    }
+  }
+}
+
+function watchId(info: ResourceInfo): string {
+  return `${info.group}/${info.kind}`;
+}

@@ -6,9 +6,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
-import { Controller } from '../controller/manager.js';
-import { runHoldingLease } from '../controller/leader.js';
-import { serveOps } from '../controller/ops.js';
+import { Controller, runHoldingLease, serveOps } from '../controller/index.js';
 import { KubeClient } from '../kube/client.js';
 import { loadContext } from '../kube/kubeconfig.js';
 import { createLogger } from '../runtime/log.js';

@@ -6,10 +6,7 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 
-import { Controller, type MemberAccess } from '../controller/manager.js';
-import { runHoldingLease } from '../controller/leader.js';
-import { SHARD_LABEL } from '../controller/shards.js';
-import { serveOps } from '../controller/ops.js';
+import { Controller, runHoldingLease, serveOps, SHARD_LABEL, type MemberAccess } from '../controller/index.js';
 import { KubeClient } from '../kube/client.js';
 import { KubeconfigError } from '../kube/errors.js';
 import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';

@@ -5,11 +5,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { agentFieldManager } from '../controller/agent.js';
-import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from '../controller/defaults.js';
-import { NOT_READY_TAINT, UNREACHABLE_TAINT } from '../controller/health-taints.js';
-import { CONTROLLER_FIELD_MANAGER } from '../controller/ownership.js';
-import { executionSpace } from '../controller/work.js';
+import {
+  agentFieldManager,
+  CONTROLLER_DEFAULTS,
+  CONTROLLER_FIELD_MANAGER,
+  DEFAULT_LEASE_NAMESPACE,
+  executionSpace,
+  NOT_READY_TAINT,
+  UNREACHABLE_TAINT,
+} from '../controller/index.js';
 import type { CommandSpec } from './command.js';
 import { AGENT_FLAGS, CONTROLLER_FLAGS, ROOT } from './commands.js';
 import { FIELD_MANAGER } from './delivery.js';

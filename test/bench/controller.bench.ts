@@ -35,7 +35,7 @@ import PQueue from 'p-queue';
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import type { CommandIO } from '../../pkg/cli/command.js';
 import { run } from '../../pkg/cli/index.js';
-import { bindingObject } from '../../pkg/controller/binding.js';
+import { bindingObject } from '../../pkg/controller/index.js';
 import { renderDetailed } from '../../pkg/engine/index.js';
 import { KubeClient, METADATA_ACCEPT } from '../../pkg/kube/client.js';
 import { startEnvironment, waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';

@@ -16,7 +16,7 @@ import {
   WEBHOOK_CERTIFICATE,
 } from '../../api/crds/index.js';
 import { CHART, REPO, helmSync } from '../helm-binary.js';
-import { executionSpace } from '../../pkg/controller/work.js';
+import { executionSpace } from '../../pkg/controller/index.js';
 
 type Obj = Record<string, unknown>;
 const NS = 'flotilla-system';

@@ -471,6 +471,8 @@ export class FakeApiserver implements Transport {
     if (!s) return status(404, 'NotFound', `${r.kind.resource} "${r.name ?? ''}" not found`);
     const before = structuredClone(s.object);
     mergeInto(s.object, patch);
+    // A patch that changes nothing is no write (no new resourceVersion, no watch event), as on a real server.
+    if (JSON.stringify(before) === JSON.stringify(s.object)) return { status: 200, body: this.view(s, metadataOnly) };
     this.stamp(s, before);
     this.settle(storeKey(r.kind, r.namespace, r.name ?? ''), s);
     return { status: 200, body: this.view(s, metadataOnly) };

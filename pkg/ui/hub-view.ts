@@ -10,7 +10,7 @@ import { policyId, type UiChange, type UiSnapshot } from './shared/model.js';
 import type { FleetView } from './view.js';
 
 export interface HubFleetViewOptions {
-  /** How long changes are gathered before one recompute (default 100 ms). */
+  /** How long changes are gathered before one recompute (default 250 ms: a busy hub costs at most four a second). */
   settleMs?: number;
   /** Called with a failure to read or compute (the view keeps the last good state). */
   onError?: (err: unknown) => void;
@@ -37,7 +37,7 @@ export class HubFleetView implements FleetView {
     private readonly fleet: FleetReader,
     private readonly options: HubFleetViewOptions = {},
   ) {
-    this.settleMs = options.settleMs ?? 100;
+    this.settleMs = options.settleMs ?? 250;
   }
 
   /**

@@ -4,7 +4,7 @@
 // RUNS loads, each in a fresh browser context).
 
 import { UiServer } from '../../pkg/ui/server.js';
-import { launchChromium } from '../browser/chromium.js';
+import { launchChromium, waitInPage } from '../browser/chromium.js';
 import { SyntheticFleet } from '../ui-synthetic.js';
 
 const TEMPLATES = Number(process.env.TEMPLATES ?? 5000);
@@ -51,7 +51,11 @@ try {
     // Page-side code as text: this file is compiled for Node, without the DOM's types.
     const first = await page.getAttribute('[data-row-id]', 'data-row-id');
     await page.evaluate("document.querySelector('[data-testid=matrix]').scrollTop = 1e9");
-    await page.waitForFunction(`document.querySelector('[data-row-id]')?.dataset.rowId !== ${JSON.stringify(first)}`);
+    await waitInPage(
+      page,
+      `document.querySelector('[data-row-id]')?.dataset.rowId !== ${JSON.stringify(first)}`,
+      60_000,
+    );
     await cdp.send('HeapProfiler.collectGarbage');
     heapScrolled.push((await metrics()).JSHeapUsedSize ?? NaN);
     await context.close();

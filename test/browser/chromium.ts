@@ -3,7 +3,7 @@
 
 import { accessSync, constants } from 'node:fs';
 
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -32,4 +32,18 @@ export function launchChromium(): Promise<Browser> {
     // A container's /dev/shm is often 64 MiB; Chromium then crashes on large pages.
     args: ['--disable-dev-shm-usage', '--no-first-run', '--disable-gpu'],
   });
+}
+
+/**
+ * Waits until `expression` (page-side JavaScript, as text: the tests have Node's types, not the DOM's) is
+ * truthy in the page. Evaluated through the DevTools protocol, not by the page's own eval, which the
+ * ui's Content-Security-Policy forbids (playwright's waitForFunction with a string uses it).
+ */
+export async function waitInPage(page: Page, expression: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await page.evaluate(expression)) return;
+    if (Date.now() > deadline) throw new Error(`not true in the page within ${timeoutMs} ms: ${expression}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -30,7 +30,7 @@ import {
   startController,
   type Obj,
 } from '../integration/controller-io.js';
-import { launchChromium } from './chromium.js';
+import { launchChromium, waitInPage } from './chromium.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SHOTS = join(ROOT, 'docs', 'images');
@@ -60,10 +60,10 @@ void describe('flotilla ui in Chromium, on a hub with two members', () => {
   const cell = (id: string, cluster: string) => page.locator(`[data-row-id=${css(id)}] [data-cluster=${css(cluster)}]`);
   /** Waits until the cell says `state` (page-side code as text: this file has Node's types, not the DOM's). */
   const waitState = (id: string, cluster: string, state: string) =>
-    page.waitForFunction(
+    waitInPage(
+      page,
       `document.querySelector(${JSON.stringify(`[data-row-id=${css(id)}] [data-cluster=${css(cluster)}]`)})?.dataset.state === ${JSON.stringify(state)}`,
-      undefined,
-      { timeout: WAIT_MS },
+      WAIT_MS,
     );
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `ui-${name}.png`) });
 

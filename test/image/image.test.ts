@@ -5,7 +5,17 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -119,6 +129,14 @@ void describe('the container image', () => {
     );
     assert.ok(inside.stdout.length > 0);
     assert.equal(inside.stdout, outside.stdout);
+  });
+
+  void it("carries the ui page's scripts (compiled for the browser by the page's own tsconfig)", () => {
+    for (const dir of ['dist/pkg/ui/page', 'dist/pkg/ui/shared']) {
+      const scripts = readdirSync(join(repo, dir)).filter((f) => f.endsWith('.js') && !f.endsWith('.test.js'));
+      assert.ok(scripts.includes(dir.endsWith('page') ? 'app.js' : 'model.js'));
+      for (const f of scripts) assert.ok(existsSync(join(rw, 'app', dir, f)), `${dir}/${f} is in the image`);
+    }
   });
 
   void it('serves the webhook’s /healthz over TLS from a read-only root', async (t) => {

@@ -48,11 +48,7 @@ export default tseslint.config(
     },
   },
   // The allow-list. Each entry says why; remove an entry when its reason goes away.
-  // Over the limits when the rule came in, each to be split by concern; the entry goes with its split.
-  {
-    files: ['pkg/cli/commands.ts'],
-    rules: { 'max-lines': 'off' },
-  },
+  // Functions over 120 lines when the rule came in, each to be split by concern; the entry goes with its split.
   {
     files: ['pkg/cli/controller.ts', 'pkg/controller/binding.ts'],
     rules: { 'max-lines-per-function': 'off' },

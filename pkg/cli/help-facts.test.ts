@@ -15,7 +15,9 @@ import {
   UNREACHABLE_TAINT,
 } from '../controller/index.js';
 import type { CommandSpec } from './command.js';
-import { AGENT_FLAGS, CONTROLLER_FLAGS, ROOT } from './commands.js';
+import { AGENT_FLAGS } from './agent-command.js';
+import { ROOT } from './commands.js';
+import { CONTROLLER_FLAGS } from './controller-command.js';
 import { FIELD_MANAGER } from './delivery.js';
 import { parseDuration } from './duration.js';
 import { STATE_FILTERS } from '../fleet/types.js';

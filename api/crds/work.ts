@@ -182,6 +182,18 @@ function bindingSpec(): JSONSchemaProps {
         },
       },
       conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
+      suspension: {
+        type: 'object',
+        description:
+          "From the claiming policy: dispatching suspended to every cluster, or to those named. A Work's says dispatching: true when its cluster is one of them.",
+        properties: {
+          dispatching: { type: 'boolean' },
+          dispatchingOnClusters: {
+            type: 'object',
+            properties: { clusterNames: { type: 'array', 'x-kubernetes-list-type': 'atomic', items: str() } },
+          },
+        },
+      },
       preserveResourcesOnDeletion: {
         type: 'boolean',
         description: 'From the claiming policy: the members keep their copies when the template is deleted.',

@@ -36,7 +36,16 @@ import { describeTemplate, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, plan, type TemplatePlan } from './plan.js';
 import { hubWriteQueue, templateKey, templateQueue, type ReconcileResult } from './queue.js';
 import type { Reconciler } from './reconciler.js';
-import { WORK_API_VERSION, WORK_KIND, executionSpace, workName, workPath, workStatus, workTemplate } from './work.js';
+import {
+  WORK_API_VERSION,
+  WORK_KIND,
+  executionSpace,
+  workName,
+  workPath,
+  workStatus,
+  workDispatch,
+  workTemplate,
+} from './work.js';
 
 /** The field manager of an agent's Work status (and its Cluster's). */
 export function agentFieldManager(cluster: string): string {
@@ -56,8 +65,6 @@ export interface AgentReconcilerOptions {
   clusterObject(): JsonObject | undefined;
   /** A Work in the cluster's namespace on the hub, as last seen (by name). */
   work(name: string): JsonObject | undefined;
-  /** A policy's object, for its spec (suspension). */
-  policy(ref: PolicyRef): JsonObject | undefined;
   /** The hub controller's namespace: bindings of cluster-scoped templates. */
   namespace: string;
   concurrency: number;
@@ -197,23 +204,17 @@ export class AgentReconciler implements Reconciler {
     const version = ++this.versions;
     const empty = { template: t, placements: [], unmatched: [], errors: [], warnings: [] };
     const policyRef = spec && isObject(spec.policy) ? policyRefOf(spec.policy) : undefined;
-    const policy = policyRef ? this.o.policy(policyRef) : undefined;
-    const policySpec: JsonObject = {
-      ...(policy && isObject(policy.spec) && isObject(policy.spec.suspension)
-        ? { suspension: policy.spec.suspension }
-        : {}),
-      conflictResolution: spec ? (ownString(spec, 'conflictResolution') ?? 'Abort') : 'Abort',
-      preserveResourcesOnDeletion: spec?.preserveResourcesOnDeletion === true,
-    };
+    // What the claiming policy says about dispatching here, as the hub wrote it in the Work.
+    const dispatch = workDispatch(spec);
     const d = agentDecision(spec, this.o.cluster);
     if (d.action === 'render') {
       const result = this.o.state.renderPlaced(key, {
         clusters: new Map([[this.o.cluster, d.replicas]]),
         ...(policyRef ? { policy: policyRef } : {}),
       }) ?? { ...empty, policy: policyRef };
-      return plan(t, template, result, policySpec, version);
+      return plan(t, template, result, dispatch, version);
     }
-    const p = plan(t, template, empty, policySpec, version);
+    const p = plan(t, template, empty, dispatch, version);
     if (d.action === 'keep') p.steps.set(this.o.cluster, { action: 'keep', message: d.message });
     return p;
   }

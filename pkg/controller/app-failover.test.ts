@@ -1,37 +1,9 @@
-// Reading failover.application and statePreservation's JSONPath on a member copy's status.
+// Reading statePreservation's JSONPath on a member copy's status (failover.application itself: pkg/engine/dispatch.test.ts).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { appFailoverOf, preservedLabels, readStatusPath } from './app-failover.js';
-
-describe('appFailoverOf', () => {
-  it("reads Karmada's defaults: 300 s toleration, Gracefully, 600 s grace", () => {
-    assert.deepEqual(appFailoverOf({ failover: { application: {} } }), {
-      tolerationMs: 300_000,
-      purgeMode: 'Gracefully',
-      gracePeriodMs: 600_000,
-      rules: [],
-    });
-    assert.equal(appFailoverOf({ failover: { cluster: {} } }), undefined);
-  });
-
-  it('reads what the policy says, and leaves out rules without a label or a path', () => {
-    const a = appFailoverOf({
-      failover: {
-        application: {
-          decisionConditions: { tolerationSeconds: 0 },
-          purgeMode: 'Never',
-          statePreservation: { rules: [{ aliasLabelName: 'a', jsonPath: '{.x}' }, { aliasLabelName: 'b' }, 'junk'] },
-        },
-      },
-    });
-    assert.deepEqual(
-      [a?.tolerationMs, a?.purgeMode, a?.rules],
-      [0, 'Never', [{ aliasLabelName: 'a', jsonPath: '{.x}' }]],
-    );
-  });
-});
+import { preservedLabels, readStatusPath } from './app-failover.js';
 
 describe('readStatusPath', () => {
   const status = { replicas: 3, conditions: [{ type: 'Ready', status: 'True' }], nested: { ok: true } };

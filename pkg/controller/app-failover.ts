@@ -2,37 +2,14 @@
 // unhealthy for `decisionConditions.tolerationSeconds` (default 300) is evicted from that cluster and
 // placed elsewhere; `purgeMode` (Directly, Gracefully — the default —, Never) and `gracePeriodSeconds`
 // (default 600) say what happens to the old copy; `statePreservation.rules` copy fields of the old copy's
-// status (`jsonPath`, e.g. `{.replicas}`) onto the new copies as labels (`aliasLabelName`). Pure.
+// status (`jsonPath`, e.g. `{.replicas}`) onto the new copies as labels (`aliasLabelName`). The engine reads
+// those settings from the claiming policy (pkg/engine/dispatch.ts); this file reads the old copy's status. Pure.
 
-import { isObject, ownString, type JsonObject } from '../kube/objects.js';
-import type { PurgeMode } from '../../api/work/v1alpha1/types.js';
+import type { ApplicationFailover } from '../engine/dispatch.js';
+import { isObject } from '../kube/objects.js';
 
-export interface AppFailover {
-  tolerationMs: number;
-  purgeMode: PurgeMode;
-  gracePeriodMs: number;
-  rules: Array<{ aliasLabelName: string; jsonPath: string }>;
-}
-
-/** The policy's failover.application, read; undefined when it has none. */
-export function appFailoverOf(spec: JsonObject): AppFailover | undefined {
-  const f = isObject(spec.failover) && isObject(spec.failover.application) ? spec.failover.application : undefined;
-  if (!f) return undefined;
-  const dc = isObject(f.decisionConditions) ? f.decisionConditions : {};
-  const toleration = typeof dc.tolerationSeconds === 'number' && dc.tolerationSeconds >= 0 ? dc.tolerationSeconds : 300;
-  const mode = ownString(f, 'purgeMode');
-  const grace = typeof f.gracePeriodSeconds === 'number' && f.gracePeriodSeconds > 0 ? f.gracePeriodSeconds : 600;
-  const sp = isObject(f.statePreservation) && Array.isArray(f.statePreservation.rules) ? f.statePreservation.rules : [];
-  return {
-    tolerationMs: toleration * 1000,
-    purgeMode: mode === 'Directly' || mode === 'Never' ? mode : 'Gracefully',
-    gracePeriodMs: grace * 1000,
-    rules: sp
-      .filter(isObject)
-      .map((r) => ({ aliasLabelName: ownString(r, 'aliasLabelName') ?? '', jsonPath: ownString(r, 'jsonPath') ?? '' }))
-      .filter((r) => r.aliasLabelName !== '' && r.jsonPath !== ''),
-  };
-}
+/** The policy's failover.application, as the engine read it (pkg/engine/dispatch.ts). */
+export type AppFailover = ApplicationFailover;
 
 const SEGMENT = /^([^.[\]]+)((?:\[\d+\])*)$/;
 

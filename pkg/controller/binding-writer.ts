@@ -17,10 +17,8 @@ import {
   bindingName,
   bindingNamespace,
   bindingObject,
+  type BindingInput,
   type ClusterStatus,
-  type EvictionTask,
-  type PolicyRef,
-  type RequiredBy,
 } from './binding.js';
 import type { MemberReport } from './execute.js';
 import type { HubApplies } from './hub-apply.js';
@@ -48,17 +46,7 @@ export interface BindingWriterOptions {
 }
 
 /** What a binding says, besides the template it is for. */
-export interface BindingContent {
-  policy?: PolicyRef;
-  requiredBy?: RequiredBy[];
-  evictionTasks?: EvictionTask[];
-  notChosen?: Array<{ cluster: string; reason: string }>;
-  conflictResolution?: string;
-  preserveResourcesOnDeletion?: boolean;
-  clusters: ClusterStatus[];
-  agentClusters?: ClusterStatus[];
-  errors: string[];
-}
+export type BindingContent = Omit<BindingInput, 'template' | 'controllerNamespace'>;
 
 export class BindingWriter implements Reconciler {
   readonly name = 'bindings';
@@ -116,6 +104,7 @@ export class BindingWriter implements Reconciler {
       ...(p.evictionTasks.length > 0 ? { evictionTasks: p.evictionTasks } : {}),
       ...(p.notChosen.length > 0 ? { notChosen: p.notChosen } : {}),
       conflictResolution: p.conflictResolution,
+      suspended: p.suspended,
       ...(p.preserveOnDeletion ? { preserveResourcesOnDeletion: true } : {}),
       clusters,
       errors: p.errors,

@@ -49,6 +49,8 @@ export interface BindingInput {
   /** The claiming policy; absent when no policy claims the template any more. */
   policy?: PolicyRef;
   conflictResolution?: string;
+  /** From the claiming policy: the clusters dispatching to is suspended (every one, or those named). */
+  suspended?: 'all' | ReadonlySet<string>;
   /** From the claiming policy (set only when true). */
   preserveResourcesOnDeletion?: boolean;
   /** Targeted clusters and, after them, clusters the object is still being removed from or kept on (Evicting). */
@@ -269,6 +271,9 @@ export function bindingObject(b: BindingInput): JsonObject {
       ...(gracePeriodMs === undefined ? {} : { gracePeriodSeconds: Math.round(gracePeriodMs / 1000) }),
     }));
   if (b.conflictResolution) spec.conflictResolution = b.conflictResolution;
+  if (b.suspended === 'all') spec.suspension = { dispatching: true };
+  else if (b.suspended && b.suspended.size > 0)
+    spec.suspension = { dispatchingOnClusters: { clusterNames: [...b.suspended].sort() } };
   if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
   const status: JsonObject = {
     // kubectl's APPLIED and READY columns: of the target clusters, how many hold the copy, how many are healthy.

@@ -7,14 +7,7 @@ import { describe, it } from 'node:test';
 import { cluster, deployment, propagationPolicy, selectDeployment, type Obj } from '../../test/builders.js';
 import { EngineState, templateKey } from '../engine/state.js';
 import { bindingObject, type ClusterStatus, type EvictionTask } from './binding.js';
-import {
-  assessEvictions,
-  clusterPurgeMode,
-  evictingCondition,
-  placementHealthy,
-  bindingTasks,
-  type EvictionInput,
-} from './eviction.js';
+import { assessEvictions, evictingCondition, placementHealthy, bindingTasks, type EvictionInput } from './eviction.js';
 import { bindingClusters, plan, stepFor } from './plan.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00Z');
@@ -122,13 +115,6 @@ describe('assessEvictions: the graceful eviction rule', () => {
     assert.equal(out.kept.get('m1')?.keptUntil, '2026-01-01T10:00:30Z');
     assert.match(out.kept.get('m1')?.message ?? '', /^evicted by application failover; /);
   });
-
-  it("reads the policy's failover.cluster.purgeMode (Gracefully when it says none), else the controller's default", () => {
-    assert.equal(clusterPurgeMode({ failover: { cluster: { purgeMode: 'Directly' } } }, 'Gracefully'), 'Directly');
-    assert.equal(clusterPurgeMode({ failover: { cluster: {} } }, 'Never'), 'Gracefully');
-    assert.equal(clusterPurgeMode({ failover: { application: {} } }, 'Never'), 'Never');
-    assert.equal(clusterPurgeMode({}, 'Directly'), 'Directly');
-  });
 });
 
 describe('bindingTasks: the tasks a binding lists, read back after a restart', () => {
@@ -208,7 +194,8 @@ describe('a kept copy in the plan and the binding', () => {
       cluster('m2'),
     ])
       s.upsert(o);
-    return plan(T, deployment(), s.renderTemplate(KEY)!, {}, 1);
+    const result = s.renderTemplate(KEY)!;
+    return plan(T, deployment(), result, result.dispatch!, 1);
   };
 
   it('placement found no cluster: the evicted cluster loses its copy unless a task keeps it; other members keep theirs', () => {

@@ -32,17 +32,6 @@ export function timestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-/**
- * The purge mode of a taint eviction (Karmada's taint manager): the policy's spec.failover.cluster.purgeMode
- * (Gracefully when failover.cluster says none), else — no failover.cluster — `fallback` (--eviction-purge-mode).
- */
-export function clusterPurgeMode(spec: JsonObject, fallback: PurgeMode): PurgeMode {
-  const failover = isObject(spec.failover) && isObject(spec.failover.cluster) ? spec.failover.cluster : undefined;
-  if (!failover) return fallback;
-  const mode = ownString(failover, 'purgeMode');
-  return mode === 'Directly' || mode === 'Never' ? mode : 'Gracefully';
-}
-
 /** When a task ends by time (undefined: Never, which no time ends). */
 export function taskExpires(t: EvictionTask, timeoutMs: number): number | undefined {
   return t.purgeMode === 'Never' ? undefined : t.created + (t.gracePeriodMs ?? timeoutMs);
@@ -72,7 +61,10 @@ export interface EvictionInput {
   evicted: readonly string[];
   /** Whether the previous plan targeted the cluster (only a cluster taken off the template gets a task). */
   wasTargeted(cluster: string): boolean;
-  /** The purge mode of a taint eviction (clusterPurgeMode). */
+  /**
+   * The purge mode of a taint eviction (Karmada's taint manager): the policy's spec.failover.cluster.purgeMode
+   * (Gracefully when failover.cluster says none), else — no failover.cluster — --eviction-purge-mode.
+   */
   purgeMode: PurgeMode;
   /** Application failover: the clusters it evicted by this plan, and the policy's rules. */
   application?: { clusters: ReadonlySet<string>; failover: AppFailover } | undefined;

@@ -4,10 +4,10 @@
 // starting controller reads the tasks back from the template's binding before its first plan of it, so a
 // restart keeps them and their timeouts.
 
-import { isObject, type JsonObject } from '../kube/objects.js';
+import { isObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterStatus, EvictionTask, PurgeMode } from './binding.js';
-import { assessEvictions, bindingTasks, clusterPurgeMode, placementHealthy } from './eviction.js';
+import { assessEvictions, bindingTasks, placementHealthy } from './eviction.js';
 import type { EventRecorder } from './events.js';
 import type { TemplateIdentity } from './ownership.js';
 import type { TemplatePlan } from './plan.js';
@@ -56,7 +56,6 @@ export class GracefulEviction {
     key: string,
     p: TemplatePlan,
     previous: TemplatePlan | undefined,
-    spec: JsonObject,
     now: number,
     byApplication: ReadonlySet<string>,
     statusOf: (cluster: string) => ClusterStatus | undefined,
@@ -68,7 +67,7 @@ export class GracefulEviction {
       targets,
       evicted: [...p.evicted],
       wasTargeted: (c) => previous?.steps.has(c) === true,
-      purgeMode: clusterPurgeMode(spec, this.o.purgeMode),
+      purgeMode: p.clusterPurgeMode ?? this.o.purgeMode,
       application: app ? { clusters: byApplication, failover: app } : undefined,
       reasons: new Map(p.notChosen.map((n) => [n.cluster, n.reason])),
       healthy: placementHealthy(targets, statusOf),

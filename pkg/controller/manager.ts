@@ -322,7 +322,6 @@ export class Controller {
       cluster,
       clusterObject: () => this.inputs.cluster(cluster),
       work: (name) => this.pull.works?.get(`${executionSpace(cluster)}/${name}`),
-      policy: (ref) => this.inputs.policy(ref),
       namespace: o.namespace,
       concurrency: o.concurrency,
       events: this.events,

@@ -17,12 +17,14 @@ import { bindingClusters, plan, stepFor } from './plan.js';
 const KEY = templateKey({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' });
 const T = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web', uid: 'uid-1' };
 
+/** The plan of web, with `spec` added to the claiming policy's spec: its settings come from the engine's answer. */
 function planFor(objects: Obj[], spec: Obj = {}, version = 1) {
   const s = new EngineState();
-  for (const o of objects) s.upsert(o);
+  for (const o of objects)
+    s.upsert(o.kind === 'PropagationPolicy' ? { ...o, spec: { ...(o.spec as Obj), ...spec } } : o);
   const result = s.renderTemplate(KEY);
-  assert.ok(result);
-  return plan(T, deployment(), result, spec, version);
+  assert.ok(result?.dispatch);
+  return plan(T, deployment(), result, result.dispatch, version);
 }
 
 describe('plan()', () => {

@@ -2,11 +2,11 @@
 // template reconciler (template.ts) computes a plan and hands each member its part; the member work
 // (execute.ts) carries it out on that member alone, so a slow member holds back nobody else.
 
+import type { ClusterStatus, PolicyRef, PurgeMode, RequiredBy } from '../../api/work/v1alpha1/types.js';
+import { isSuspended as suspendedIn, type ApplicationFailover, type Dispatch } from '../engine/dispatch.js';
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
-import { isObject, ownString } from '../kube/objects.js';
-import type { AppFailover } from './app-failover.js';
-import type { ClusterStatus, PolicyRef, RequiredBy } from '../../api/work/v1alpha1/types.js';
+import { isObject } from '../kube/objects.js';
 import type { EvictionTask } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
 
@@ -27,6 +27,7 @@ export interface TemplatePlan {
   identity: TemplateIdentity;
   generation: number | undefined;
   policy: PolicyRef | undefined;
+  /** The claiming policy's conflictResolution (the engine's dispatch settings, as are the fields below). */
   conflictResolution: 'Abort' | 'Overwrite';
   /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render). */
   clusters: Map<string, ClusterStatus>;
@@ -50,19 +51,12 @@ export interface TemplatePlan {
   evicting: ClusterStatus[];
   /** The known clusters the template does not go to, and why (the engine's first reason). */
   notChosen: Array<{ cluster: string; reason: string }>;
-  /** The policy's failover.application, read (the template reconciler fills it in). */
-  appFailover?: AppFailover | undefined;
+  /** The policy's failover.application. */
+  appFailover?: ApplicationFailover | undefined;
+  /** The policy's failover.cluster.purgeMode; absent when it has no failover.cluster (the controller's default then). */
+  clusterPurgeMode?: PurgeMode | undefined;
   /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
   placementFailed?: string;
-}
-
-/** Karmada's `suspension`: `dispatching: true` suspends every cluster, else `dispatchingOnClusters.clusterNames`. */
-export function suspendedClusters(spec: JsonObject): 'all' | ReadonlySet<string> {
-  const s = isObject(spec.suspension) ? spec.suspension : undefined;
-  if (!s) return new Set();
-  if (s.dispatching === true) return 'all';
-  const on = isObject(s.dispatchingOnClusters) ? s.dispatchingOnClusters.clusterNames : undefined;
-  return new Set(Array.isArray(on) ? on.filter((n): n is string => typeof n === 'string') : []);
 }
 
 export function isSuspended(p: Pick<TemplatePlan, 'suspended'>, cluster: string): boolean {
@@ -70,20 +64,21 @@ export function isSuspended(p: Pick<TemplatePlan, 'suspended'>, cluster: string)
 }
 
 /**
- * The plan of a claimed template. `render` is the engine's result for it; `spec` the claiming policy's
- * spec (conflictResolution). Members that are not targeted are not listed: stepFor() says `remove`.
+ * The plan of a claimed template. `render` is the engine's result for it; `dispatch` what the claiming
+ * policy says about dispatching it (the engine's `render.dispatch` on the hub; the Work's spec in an
+ * agent). Members that are not targeted are not listed: stepFor() says `remove`.
  */
 export function plan(
   identity: TemplateIdentity,
   template: JsonObject,
   render: TemplateResult,
-  spec: JsonObject,
+  dispatch: Dispatch,
   version: number,
 ): TemplatePlan {
   const meta = isObject(template.metadata) ? template.metadata : {};
   const clusters = new Map<string, ClusterStatus>();
   const steps = new Map<string, MemberStep>();
-  const suspended = suspendedClusters(spec);
+  const suspended = dispatch.suspended === 'all' ? 'all' : new Set(dispatch.suspended);
   const policyName = render.policy
     ? `${render.policy.kind} ${render.policy.namespace ? `${render.policy.namespace}/` : ''}${render.policy.name}`
     : 'its policy';
@@ -92,7 +87,7 @@ export function plan(
     stampOwnership(object, identity);
     const replicas =
       isObject(object.spec) && typeof object.spec.replicas === 'number' ? object.spec.replicas : undefined;
-    const hold = isSuspended({ suspended }, p.cluster);
+    const hold = suspendedIn(dispatch, p.cluster);
     steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object });
     clusters.set(p.cluster, {
       name: p.cluster,
@@ -118,18 +113,20 @@ export function plan(
     identity,
     generation: typeof meta.generation === 'number' ? meta.generation : undefined,
     policy: render.policy,
-    conflictResolution: ownString(spec, 'conflictResolution') === 'Overwrite' ? 'Overwrite' : 'Abort',
+    conflictResolution: dispatch.conflictResolution,
     clusters,
     errors,
     overrideFailed,
     steps,
     suspended,
-    preserveOnDeletion: spec.preserveResourcesOnDeletion === true,
+    preserveOnDeletion: dispatch.preserveResourcesOnDeletion,
     requiredBy: [],
     evictionTasks: [],
     evicted: new Set(render.evicted ?? []),
     evicting: [],
     notChosen: render.notChosen ?? [],
+    appFailover: dispatch.application,
+    clusterPurgeMode: dispatch.clusterPurgeMode,
   };
 }
 

@@ -19,6 +19,7 @@
 // slow member delays only its own line.
 
 import { refOf } from '../engine/inputs.js';
+import { DEFAULT_DISPATCH } from '../engine/dispatch.js';
 import type { EngineState } from '../engine/state.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Discovery } from '../kube/discovery.js';
@@ -27,7 +28,6 @@ import type { Logger } from '../runtime/log.js';
 import type { WorkQueue } from '../runtime/queue.js';
 import type { ClusterStatus, PolicyRef, PurgeMode, RequiredBy } from './binding.js';
 import { BindingWriter } from './binding-writer.js';
-import { appFailoverOf } from './app-failover.js';
 import { ApplicationFailover } from './app-failover-state.js';
 import { TemplateClaims } from './claims.js';
 import { TemplateCleanup } from './cleanup.js';
@@ -61,7 +61,7 @@ export interface TemplateOptions {
   registry: MemberRegistry;
   events: EventRecorder;
   policyStatus: PolicyStatusReconciler;
-  /** The claiming policy's object, for its spec (conflictResolution). */
+  /** The claiming policy's object, for its permanent id (the claim labels). */
   policy(ref: PolicyRef): JsonObject | undefined;
   namespace: string;
   concurrency: number;
@@ -274,17 +274,15 @@ export class TemplateReconciler implements Reconciler {
       await this.claims.record(ref, template, result.policy);
       if (!hasFinalizer) await this.claims.addFinalizer(ref, finalizers);
     } else if (!hasFinalizer) return undefined;
-    // A dependency no policy claims follows the first workload that requires it in conflictResolution,
-    // suspension and preserveResourcesOnDeletion.
-    const policy = this.o.policy(result.policy ?? result.requiredBy![0]!.policy);
-    const spec = policy && isObject(policy.spec) ? policy.spec : {};
+    // What the claiming policy says about dispatching, as the engine read it (a dependency no policy
+    // claims: the first workload's that requires it).
+    const dispatch = result.dispatch ?? DEFAULT_DISPATCH;
     // The first plan of this process for a template evicted somewhere: its tasks are in its binding.
     if (!this.plans.has(key) && !this.evictions.has(key) && (result.evicted?.length ?? 0) > 0)
       await this.evictions.restore(key, identity);
-    const p = plan(identity, template, result, spec, ++this.versions);
+    const p = plan(identity, template, result, dispatch, ++this.versions);
     p.requiredBy = requiredBy;
-    p.appFailover = appFailoverOf(spec);
-    const evictionDue = this.evictions.evict(key, p, this.plans.get(key), spec, now, appEvicted, (c) =>
+    const evictionDue = this.evictions.evict(key, p, this.plans.get(key), now, appEvicted, (c) =>
       this.statusOf(key, p, c),
     );
     this.appFailover.preserveState(key, p);
@@ -334,9 +332,7 @@ export class TemplateReconciler implements Reconciler {
 
   /** The claiming policy's preserveResourcesOnDeletion, for a template deleted before this process planned it. */
   private preservedByPolicy(key: string): boolean {
-    const ref = this.o.state.renderTemplate(key)?.policy;
-    const policy = ref ? this.o.policy(ref) : undefined;
-    return isObject(policy?.spec) && policy.spec.preserveResourcesOnDeletion === true;
+    return this.o.state.renderTemplate(key)?.dispatch?.preserveResourcesOnDeletion === true;
   }
 
   /** What cluster `c` last said of the template (any plan version): its member's report, or its agent's (or replica's) entry. */

@@ -5,7 +5,8 @@
 // karmada-es-<cluster>), and one Work there per template the cluster holds or should hold, named
 // `<binding namespace>.<binding name>` (a namespace has no dots, so two bindings never share a Work name;
 // a name longer than 253 characters is cut and ends in a hash). The controller writes the spec: the
-// binding's spec cut down to that cluster. The agent writes the status: its entry, as the binding would
+// binding's spec cut down to that cluster (its suspension too: `dispatching: true` when the claiming policy
+// suspends dispatching there). The agent writes the status: its entry, as the binding would
 // list it, or nothing once the cluster holds no copy. An agent therefore reads and writes one namespace,
 // and its writes reach only the controller: with every agent reading every binding instead, each entry
 // an agent wrote went to every other agent (C² watch events per template).
@@ -18,6 +19,7 @@
 import { createHash } from 'node:crypto';
 
 import { TEMPLATE_UID_LABEL, WORK, type ClusterStatus } from '../../api/work/v1alpha1/types.js';
+import { DEFAULT_DISPATCH, type Dispatch } from '../engine/dispatch.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { bindingName, bindingNamespace, clusterStatusOf } from './binding.js';
 import type { TemplateIdentity } from './ownership.js';
@@ -57,11 +59,34 @@ export function workSpec(bindingSpec: JsonObject, cluster: string): JsonObject {
   const mine = (list: unknown, key: string) =>
     (Array.isArray(list) ? list : []).filter((e): e is JsonObject => isObject(e) && e[key] === cluster);
   out.clusters = mine(bindingSpec.clusters, 'name');
+  if (suspendedIn(bindingSpec.suspension, cluster)) out.suspension = { dispatching: true };
   const tasks = mine(bindingSpec.gracefulEvictionTasks, 'fromCluster');
   if (tasks.length > 0) out.gracefulEvictionTasks = tasks;
   const required = Array.isArray(bindingSpec.requiredBy) ? bindingSpec.requiredBy.filter(isObject) : [];
   if (required.length > 0) out.requiredBy = required.map((r) => ({ ...r, clusters: mine(r.clusters, 'name') }));
   return out;
+}
+
+/** Whether a binding's spec.suspension (the policy's shape) suspends dispatching to `cluster`. */
+function suspendedIn(suspension: unknown, cluster: string): boolean {
+  if (!isObject(suspension)) return false;
+  if (suspension.dispatching === true) return true;
+  const on = isObject(suspension.dispatchingOnClusters) ? suspension.dispatchingOnClusters.clusterNames : undefined;
+  return Array.isArray(on) && on.includes(cluster);
+}
+
+/**
+ * What the claiming policy says about dispatching to the Work's cluster, as the hub wrote it in the Work
+ * (the agent reads nothing else): suspension, conflictResolution, preserveResourcesOnDeletion. No Work:
+ * the defaults.
+ */
+export function workDispatch(spec: JsonObject | undefined): Dispatch {
+  if (!spec) return DEFAULT_DISPATCH;
+  return {
+    suspended: isObject(spec.suspension) && spec.suspension.dispatching === true ? 'all' : [],
+    conflictResolution: ownString(spec, 'conflictResolution') === 'Overwrite' ? 'Overwrite' : 'Abort',
+    preserveResourcesOnDeletion: spec.preserveResourcesOnDeletion === true,
+  };
 }
 
 /**

@@ -25,6 +25,7 @@ export {
   type TemplateResult,
   type StateCounts,
 } from './state.js';
+export { DEFAULT_DISPATCH, dispatchOf, isSuspended, type ApplicationFailover, type Dispatch } from './dispatch.js';
 export { OverrideSet, AdmissionOverrideError } from './admit.js';
 export { ADDED_ANNOTATION } from './additions.js';
 export type { AdmitRequest, AdmitResult } from './admit.js';

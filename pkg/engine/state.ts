@@ -35,6 +35,7 @@
 //     replicas. An update that changes nothing placement, division or overrides read (status,
 //     annotations, the kubeconfig secret) affects nothing.
 
+import { dispatchOf, type Dispatch } from './dispatch.js';
 import { admissionErrors } from './admission.js';
 import { refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
 import { isObject, jsonEqual, obj } from './json.js';
@@ -95,6 +96,8 @@ export interface TemplateResult extends DetailedResult {
   recheckAt?: number;
   /** The known clusters the claimed template does not go to, and why (placement's first reason). */
   notChosen?: Array<{ cluster: string; reason: string }>;
+  /** What the claiming policy says about dispatching (dispatch.ts); required only: the first workload's policy's. */
+  dispatch?: Dispatch;
 }
 
 export interface StateCounts {
@@ -235,6 +238,7 @@ export class EngineState {
     const own = new Set<string>();
     if (claim) {
       result.policy = claim.policy.ref;
+      result.dispatch = dispatchOf(claim.policy.spec);
       // Placed nowhere: which clusters were evicted still counts (a graceful eviction keeps their copies).
       const unplaced: Unplaced = { evicted: [], skipped: [] };
       const schedule = renderClaimed(t, claim.policy, ctx, result, unplaced);
@@ -248,6 +252,8 @@ export class EngineState {
     }
     if (requirements.length > 0) {
       result.requiredBy = requirements;
+      const first = this.templates.get(templateKey(requirements[0]!.workload));
+      result.dispatch ??= dispatchOf((first && this.claimOf(first)?.policy.spec) ?? {});
       renderRequired(t, requirements, own, ctx, result);
     }
     return result;

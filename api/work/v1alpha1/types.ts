@@ -9,7 +9,7 @@
 // The labels below mark what belongs to a template: its binding and Works on the hub, its copies on the
 // members. The CRDs are in api/crds (work.ts).
 
-import type { ObjectMeta } from '../../policy/v1alpha1/types.js';
+import type { ObjectMeta, Suspension } from '../../policy/v1alpha1/types.js';
 
 export const GROUP = 'work.flotilla.io';
 export const VERSION = 'v1alpha1';
@@ -138,6 +138,11 @@ export interface ResourceBindingSpec {
   gracefulEvictionTasks?: GracefulEvictionTask[];
   /** From the claiming policy: Abort or Overwrite. */
   conflictResolution?: string;
+  /**
+   * From the claiming policy, in its shape: dispatching suspended to every cluster or to those named. A
+   * Work says `dispatching: true` when its cluster is one of them, and nothing otherwise.
+   */
+  suspension?: Suspension;
   /** From the claiming policy (set only when true). */
   preserveResourcesOnDeletion?: boolean;
   clusters: TargetCluster[];

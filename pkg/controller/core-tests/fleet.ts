@@ -46,6 +46,8 @@ export interface FleetOptions {
   onMembers?: Record<string, Obj[]>;
   /** Controller options beyond the fleet's own. */
   options?: Partial<ControllerOptions>;
+  /** The members the controller reaches (default all); the others are there for agents. */
+  pushMembers?: string[];
 }
 
 export class Fleet {
@@ -53,8 +55,7 @@ export class Fleet {
   readonly members = new Map<string, FakeApiserver>();
   readonly logs: LogEntry[] = [];
   private readonly stop = new AbortController();
-  private running: Promise<void> | undefined;
-  controller: Controller | undefined;
+  private readonly running: Array<Promise<void>> = [];
 
   constructor(names: string[]) {
     for (const name of names)
@@ -74,9 +75,9 @@ export class Fleet {
     debug: () => undefined,
   };
 
-  /** Starts a controller (or, with options.agent, an agent) on the fleet; run() ends at close(). */
+  /** Starts a controller (or, with options.agent, an agent) on the fleet, on `members`; run() ends at close(). */
   start(options: Partial<ControllerOptions> = {}, members = [...this.members.keys()]): void {
-    this.controller = new Controller({
+    const controller = new Controller({
       hub: this.hub,
       members: members.map((name) => ({
         name,
@@ -93,12 +94,12 @@ export class Fleet {
       probeIntervalMs: 60_000,
       ...options,
     });
-    this.running = this.controller.run(this.stop.signal);
+    this.running.push(controller.run(this.stop.signal));
   }
 
   async close(): Promise<void> {
     this.stop.abort();
-    await this.running;
+    await Promise.all(this.running);
   }
 
   /** Requests sent so far to the hub and every member, but probes. */
@@ -141,7 +142,7 @@ export function fleet(o: FleetOptions): Fleet {
   const f = new Fleet(o.members);
   for (const obj of o.hub ?? []) f.hub.put(obj, 'kubectl');
   for (const [name, objs] of Object.entries(o.onMembers ?? {})) for (const obj of objs) f.member(name).put(obj);
-  f.start(o.options);
+  f.start(o.options, o.pushMembers);
   return f;
 }
 

@@ -68,7 +68,7 @@ start=$(date +%s)
 (
   cd "$src"
   GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local \
-    nice -n "$nice_level" go test -c -trimpath -o "$tmp" ./test/e2e/suites/base >&2
+    nice -n "$nice_level" go test -c -vet=off -trimpath -o "$tmp" ./test/e2e/suites/base >&2
 ) || { rm -f "$tmp"; die "compiling the suite failed (see the go output above)"; }
 mv -f "$tmp" "$bin"
 say "built $bin in $(($(date +%s) - start)) s"

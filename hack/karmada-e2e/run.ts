@@ -231,7 +231,7 @@ async function main(): Promise<number> {
     await mirror;
     if (!existsSync(reportPath)) throw new Error(`the suite exited ${status} without a report; see ${results}/e2e.log`);
     const lines: SpecLine[] = summarise(JSON.parse(readFileSync(reportPath, 'utf8')) as unknown);
-    for (const l of lines)
+    for (const l of lines.filter((x) => x.state !== 'skipped'))
       process.stdout.write(`${l.state.padEnd(8)} ${l.file}: ${l.name}${l.reason ? `\n         ${l.reason}` : ''}\n`);
     const count = (s: string) => lines.filter((l) => l.state === s).length;
     process.stdout.write(

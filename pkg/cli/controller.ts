@@ -1,32 +1,27 @@
 // `flotilla controller`: the hub-to-members controller (pkg/controller), configured from flags. Its flags
 // and help are in commands.ts.
 
-import { hostname } from 'node:os';
-
-import type { KubeConfig } from '@kubernetes/client-node';
-import { randomBytes } from 'node:crypto';
-
-import { Controller, runHoldingLease, serveOps, SHARD_LABEL, type MemberAccess } from '../controller/index.js';
-import { KubeClient } from '../kube/client.js';
+import { Controller, serveOps, SHARD_LABEL, type MemberAccess } from '../controller/index.js';
 import { KubeconfigError } from '../kube/errors.js';
 import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';
-import { createLogger } from '../runtime/log.js';
+import { createLogger, type Logger } from '../runtime/log.js';
 import { Registry } from '../runtime/metrics.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { ControllerFlags } from './commands.js';
+import {
+  checkDnsLabel,
+  holdLease,
+  instanceName,
+  integer,
+  loadKubeconfigs,
+  processIdentity,
+  reconcileMetrics,
+} from './daemon.js';
 import { loadKubeConfigFor } from './kubeflags.js';
 import { readVersion } from './version.js';
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 /** Distinct member names given their own metrics series. */
 const MAX_MEMBER_LABELS = 256;
-
-function integer(flag: string, value: string, min: number, max: number): number {
-  const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n >= min && n <= max))
-    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  return n;
-}
 
 /** A number in (0, 1]. */
 function fraction(flag: string, value: string): number {
@@ -40,47 +35,21 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const concurrency = integer('--concurrency', values.concurrency, 1, 1000);
   const metricsPort = integer('--metrics-port', values['metrics-port'], 0, 65535);
   const namespace = values.namespace ?? (io.env.POD_NAMESPACE || 'flotilla-system');
-  if (!DNS_LABEL.test(namespace) || namespace.length > 63)
-    throw new UsageError(`--namespace must be a DNS label, got ${JSON.stringify(namespace)}`);
+  checkDnsLabel('--namespace', namespace);
   const sharded = values.sharding === 'true';
   if (sharded && values['leader-elect'] === 'true')
     throw new UsageError('--sharding true and --leader-elect true do not go together: sharded replicas all work');
   const logger = createLogger({ level: values['log-level'], stream: io.stderr });
 
-  let members: MemberAccess[];
-  let hub: KubeConfig;
-  try {
-    hub = await loadKubeConfigFor(values, io);
-    members = [];
-    const file = values['members-kubeconfig'];
-    if (file !== undefined) {
-      const loaded = loadKubeconfig({ file });
-      const names = contextNames(loaded.config);
-      if (names.length === 0)
-        throw new KubeconfigError(
-          'NO_CONTEXT',
-          `${loaded.description} has no contexts: each context is a member cluster`,
-        );
-      members = names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
-    } else {
-      logger.info(
-        'no --members-kubeconfig: members come from Cluster objects whose spec.secretRef names a Secret with credentials',
-      );
-    }
-  } catch (e: unknown) {
-    if (e instanceof UsageError) throw e;
-    logger.error('cannot load the kubeconfigs', { error: e instanceof Error ? e.message : String(e) });
-    return 1;
-  }
+  const kubeconfigs = await loadKubeconfigs(logger, async () => ({
+    hub: await loadKubeConfigFor(values, io),
+    members: membersOf(values['members-kubeconfig'], logger),
+  }));
+  if (kubeconfigs === undefined) return 1;
+  const { hub, members } = kubeconfigs;
 
   const registry = new Registry();
-  const reconciles = registry.histogram(
-    'flotilla_controller_reconcile_duration_seconds',
-    'Time to reconcile one template.',
-    ['outcome'],
-    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  );
-  const depth = registry.gauge('flotilla_controller_queue_depth', 'Template keys waiting for a worker.');
+  const { reconciles, depth } = reconcileMetrics(registry, 'controller');
   const leaderGauge = registry.gauge(
     'flotilla_controller_leader',
     '1 while this replica holds the Lease (or runs without leader election).',
@@ -104,8 +73,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return name;
   };
   const tooling = `flotilla/v${await readVersion()}`;
-  // The pod's name where the chart sets POD_NAME, else the host's; a suffix keeps two processes on one host apart.
-  const identity = `${io.env.POD_NAME || hostname()}-${randomBytes(4).toString('hex')}`;
+  const identity = processIdentity(io.env);
   const shardLease = shardLeaseName(values['lease-name'], identity);
   const controller = new Controller({
     ...(sharded ? { sharding: { self: shardLease, group: values['lease-name'], handoffMs: SHARD_HANDOFF_MS } } : {}),
@@ -115,7 +83,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     concurrency,
     logger,
     tooling,
-    instance: io.env.POD_NAME || hostname(),
+    instance: instanceName(io.env),
     resyncMs: values.resync,
     probeIntervalMs: values['probe-interval'],
     probeTimeoutMs: values['probe-timeout'],
@@ -154,32 +122,27 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return 0;
   }
 
-  logger.info('waiting for the Lease', { identity, lease: `${namespace}/${values['lease-name']}` });
-  const outcome = await runHoldingLease(
+  const lease = `${namespace}/${values['lease-name']}`;
+  logger.info('waiting for the Lease', { identity, lease });
+  // Lost, another replica may be working already: this one stops at once and exits, so the pod restarts as a standby.
+  const outcome = await holdLease(
     {
-      client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+      hub,
+      tooling,
+      logger,
+      held: leaderGauge,
+      stop,
       namespace,
       name: values['lease-name'],
       identity,
       work: (s) => controller.run(s),
       onAcquired: () => {
         leading = true;
-        leaderGauge.set({}, 1);
-        logger.info('leading: controller starting', {
-          identity,
-          lease: `${namespace}/${values['lease-name']}`,
-          members: members.map((m) => m.name),
-        });
       },
-      onLost: () => {
-        // Another replica may be working already: stop at once, and exit so the pod restarts as a standby.
-        leaderGauge.set({}, 0);
-        logger.error('lost the Lease; stopping', { identity });
-        stop.abort();
-      },
-      onError: (message) => logger.warn('leader election', { error: message }),
-      onReleaseError: (error) =>
-        logger.warn('could not release the Lease; another replica takes over when it expires', { error }),
+      acquired: ['leading: controller starting', { identity, lease, members: members.map((m) => m.name) }],
+      lost: ['lost the Lease; stopping', { identity }],
+      renewError: ['leader election', {}],
+      releaseError: 'could not release the Lease; another replica takes over when it expires',
     },
     signal,
   );
@@ -192,9 +155,13 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
    * other replicas take its members over) and exits, so the pod restarts as a new replica.
    */
   async function runSharded(): Promise<number> {
-    const result = await runHoldingLease(
+    const result = await holdLease(
       {
-        client: new KubeClient(hub, { concurrency: 2, userAgent: tooling }),
+        hub,
+        tooling,
+        logger,
+        held: leaderGauge,
+        stop,
         namespace,
         name: shardLease,
         identity,
@@ -202,26 +169,38 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
         work: (s) => controller.run(s),
         onAcquired: () => {
           leading = true;
-          leaderGauge.set({}, 1);
-          logger.info('replica Lease held: controller starting (sharded)', {
-            identity,
-            lease: `${namespace}/${shardLease}`,
-          });
         },
-        onLost: () => {
-          leaderGauge.set({}, 0);
-          logger.error('cannot renew the replica Lease; stopping before it expires', { identity });
-          stop.abort();
-        },
-        onError: (message) => logger.warn('replica Lease', { error: message }),
-        onReleaseError: (error) =>
-          logger.warn('could not release the replica Lease; the others take its members when it expires', { error }),
+        acquired: [
+          'replica Lease held: controller starting (sharded)',
+          { identity, lease: `${namespace}/${shardLease}` },
+        ],
+        lost: ['cannot renew the replica Lease; stopping before it expires', { identity }],
+        renewError: ['replica Lease', {}],
+        releaseError: 'could not release the replica Lease; the others take its members when it expires',
       },
       signal,
     );
     logger.info('controller stopped');
     return result === 'lost' ? 1 : 0;
   }
+}
+
+/**
+ * The members named by --members-kubeconfig, one per context; none without it (members then come from
+ * Cluster objects with credentials).
+ */
+function membersOf(file: string | undefined, logger: Logger): MemberAccess[] {
+  if (file === undefined) {
+    logger.info(
+      'no --members-kubeconfig: members come from Cluster objects whose spec.secretRef names a Secret with credentials',
+    );
+    return [];
+  }
+  const loaded = loadKubeconfig({ file });
+  const names = contextNames(loaded.config);
+  if (names.length === 0)
+    throw new KubeconfigError('NO_CONTEXT', `${loaded.description} has no contexts: each context is a member cluster`);
+  return names.map((name) => ({ name, kubeConfig: configForContext(loaded.config, name, loaded.description) }));
 }
 
 /** How long a joining replica waits before it works on the members it wins (the others stop at half of it). */

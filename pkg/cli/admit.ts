@@ -9,11 +9,10 @@ import {
   type AdmitResult,
 } from '../engine/index.js';
 import { writeYaml } from '../yaml/index.js';
-import { checkDocuments, formatFieldError } from './check.js';
+import { checkInputs, readOrInterrupted } from './check.js';
 import type { CommandIO } from './command.js';
 import type { AdmitFlags } from './commands.js';
-import { describeRef, dropDuplicates, readInputs, type InputOptions } from './inputs.js';
-import { Interrupted } from './interrupt.js';
+import { describeRef, type InputOptions } from './inputs.js';
 
 const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
 const CLUSTER_GROUPS = new Set(['cluster.flotilla.io', 'cluster.karmada.io']);
@@ -25,26 +24,10 @@ function groupOf(apiVersion: string): string {
 
 export async function run(values: AdmitFlags, io: CommandIO): Promise<number> {
   const input: InputOptions = { filenames: values.filename, recursive: values.recursive, generateName: true };
-  let read;
-  try {
-    read = await readInputs(input, io);
-  } catch (err: unknown) {
-    if (!(err instanceof Interrupted)) throw err;
-    io.stderr.write(`flotilla admit: ${err.message}\n`);
-    return err.exitCode;
-  }
-  const problems: string[] = [...read.errors];
-  for (const n of read.notes) io.stderr.write(`note: ${n}\n`);
-  const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
-  for (const w of duplicates) io.stderr.write(`warning: ${w}\n`);
-
-  const check = checkDocuments(documents);
-  const denied = new Set(check.denials.map((d) => d.document));
-  for (const d of check.denials)
-    for (const e of d.errors)
-      problems.push(`${d.document.source}: ${describeRef(refOf(d.document.object))}: ${formatFieldError(e)}`);
-  for (const w of check.warnings)
-    io.stderr.write(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}\n`);
+  const read = await readOrInterrupted('admit', input, io);
+  if (typeof read === 'number') return read;
+  const { documents, denied, problems, notes } = checkInputs(read);
+  for (const n of notes) io.stderr.write(`${n}\n`);
 
   const name = values.cluster;
   const clusterDoc = documents.find((d) => {

@@ -18,8 +18,8 @@ import {
   type MemberReport,
   type ObjectResult,
 } from '../kube/index.js';
-import { checkDocuments, formatFieldError, groupOf } from './check.js';
-import { describeRef, dropDuplicates, readInputs, SourceIndex, type InputOptions } from './inputs.js';
+import { checkInputs, groupOf } from './check.js';
+import { describeRef, readInputs, SourceIndex, type InputOptions } from './inputs.js';
 
 export interface PlanOptions {
   input: InputOptions;
@@ -51,24 +51,12 @@ function isClusterDocument(o: unknown): boolean {
  * would have kept.
  */
 export async function planDelivery(options: PlanOptions): Promise<Plan> {
-  const problems: string[] = [];
-  const notes: string[] = [];
   const read = await readInputs(options.input, {
     stdin: options.stdin,
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  problems.push(...read.errors);
-  for (const n of read.notes) notes.push(`note: ${n}`);
-  const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
-  for (const w of duplicates) notes.push(`warning: ${w}`);
+  const { documents, denied, problems, notes } = checkInputs(read);
   const sources = new SourceIndex(documents);
-  const check = checkDocuments(documents);
-  const denied = new Set(check.denials.map((d) => d.document));
-  for (const d of check.denials)
-    for (const e of d.errors)
-      problems.push(`${d.document.source}: ${describeRef(refOf(d.document.object))}: ${formatFieldError(e)}`);
-  for (const w of check.warnings)
-    notes.push(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}`);
 
   const admitted = documents.filter((d) => !denied.has(d));
   const empty: Fleet = { members: [], clusters: [], errors: [] };

@@ -2,11 +2,10 @@
 
 import { describePolicy, explainPlacement, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
 import { writeYaml } from '../yaml/index.js';
-import { checkDocuments, formatFieldError, isAdmitted } from './check.js';
+import { checkInputs, isAdmitted, nothingIn, readOrInterrupted } from './check.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { RenderFlags } from './commands.js';
-import { describeRef, dropDuplicates, readInputs, SourceIndex, type InputOptions } from './inputs.js';
-import { Interrupted } from './interrupt.js';
+import { describeRef, SourceIndex, type InputOptions } from './inputs.js';
 
 /** Said when the input has no Cluster: where member clusters come from. */
 export const NO_CLUSTERS_HINT = `the input has no Cluster objects, so no template can be placed. Give the member clusters as Cluster
@@ -67,33 +66,12 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
   if (values.output === 'name' && values.explain)
     throw new UsageError('--explain does not apply to -o name; use -o yaml or -o json');
 
-  const problems: string[] = [];
-  let read;
-  try {
-    read = await readInputs(input, io);
-  } catch (err: unknown) {
-    if (!(err instanceof Interrupted)) throw err;
-    io.stderr.write(`flotilla render: ${err.message}\n`);
-    return err.exitCode;
-  }
-  problems.push(...read.errors);
-  for (const n of read.notes) io.stderr.write(`note: ${n}\n`);
-  const { kept: documents, warnings: duplicates } = dropDuplicates(read.documents);
-  for (const w of duplicates) io.stderr.write(`warning: ${w}\n`);
-  if (read.documents.length === 0 && read.errors.length === 0) {
-    problems.push(
-      `nothing to render: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`,
-    );
-  }
+  const read = await readOrInterrupted('render', input, io);
+  if (typeof read === 'number') return read;
+  const { documents, denied, problems, notes } = checkInputs(read);
+  if (read.documents.length === 0 && read.errors.length === 0) problems.push(nothingIn('render', input));
+  for (const n of notes) io.stderr.write(`${n}\n`);
   const sources = new SourceIndex(documents);
-  const check = checkDocuments(documents);
-  const denied = new Set(check.denials.map((d) => d.document));
-  for (const d of check.denials) {
-    const who = describeRef(refOf(d.document.object));
-    for (const e of d.errors) problems.push(`${d.document.source}: ${who}: ${formatFieldError(e)}`);
-  }
-  for (const w of check.warnings)
-    io.stderr.write(`warning: ${w.document.source}: ${describeRef(refOf(w.document.object))}: ${w.message}\n`);
 
   const result = renderDetailed(
     { objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) },

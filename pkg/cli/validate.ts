@@ -1,31 +1,18 @@
 // `flotilla validate`: the webhook's admission rules, offline. Its flags and help are in commands.ts.
 
 import { refOf } from '../engine/index.js';
-import { checkDocuments, formatFieldError } from './check.js';
+import { checkDocuments, formatFieldError, nothingIn, readOrInterrupted } from './check.js';
 import type { CommandIO } from './command.js';
 import type { ValidateFlags } from './commands.js';
-import { describeRef, dropDuplicates, readInputs, type InputOptions } from './inputs.js';
-import { Interrupted } from './interrupt.js';
+import { describeRef, dropDuplicates, type InputOptions } from './inputs.js';
 
 export async function run(values: ValidateFlags, io: CommandIO): Promise<number> {
   const input: InputOptions = { filenames: values.filename, recursive: values.recursive };
-  let read;
-  try {
-    read = await readInputs(input, io);
-  } catch (err: unknown) {
-    if (!(err instanceof Interrupted)) throw err;
-    io.stderr.write(`flotilla validate: ${err.message}
-`);
-    return err.exitCode;
-  }
+  const read = await readOrInterrupted('validate', input, io);
+  if (typeof read === 'number') return read;
   const { documents, errors } = read;
-  for (const n of read.notes)
-    io.stderr.write(`note: ${n}
-`);
-  if (documents.length === 0 && errors.length === 0)
-    errors.push(
-      `nothing to validate: no objects in ${input.filenames.map((f) => (f === '-' ? 'stdin (-f -)' : f)).join(', ')}`,
-    );
+  for (const n of read.notes) io.stderr.write(`note: ${n}\n`);
+  if (documents.length === 0 && errors.length === 0) errors.push(nothingIn('validate', input));
   for (const e of errors) io.stdout.write(`${e}\n`);
   // Every copy of a duplicated object is checked: kubectl apply sends each of them to the webhook.
   const { warnings: duplicates } = dropDuplicates(documents);

@@ -1,11 +1,11 @@
 // `flotilla controller`: the hub-to-members controller (pkg/controller), configured from flags. Its flags
 // and help are in commands.ts.
 
-import { Controller, serveOps, SHARD_LABEL, type MemberAccess } from '../controller/index.js';
+import { Controller, serveOps, SHARD_LABEL, type ControllerOptions, type MemberAccess } from '../controller/index.js';
 import { KubeconfigError } from '../kube/errors.js';
 import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger, type Logger } from '../runtime/log.js';
-import { Registry } from '../runtime/metrics.js';
+import { Registry, type Gauge } from '../runtime/metrics.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { ControllerFlags } from './commands.js';
 import {
@@ -50,6 +50,120 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
 
   const registry = new Registry();
   const { reconciles, depth } = reconcileMetrics(registry, 'controller');
+  const { leaderGauge, onMemberResult, onMemberReady } = memberMetrics(registry);
+  const tooling = `flotilla/v${await readVersion()}`;
+  const identity = processIdentity(io.env);
+  const shardLease = shardLeaseName(values['lease-name'], identity);
+  const controller = new Controller({
+    ...(sharded ? { sharding: { self: shardLease, group: values['lease-name'], handoffMs: SHARD_HANDOFF_MS } } : {}),
+    hub,
+    members,
+    namespace,
+    concurrency,
+    logger,
+    tooling,
+    instance: instanceName(io.env),
+    ...settingsOf(values),
+    onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
+    onMemberResult,
+    onMemberReady,
+  });
+
+  const stop = new AbortController();
+  const signal = AbortSignal.any([io.signal, stop.signal]);
+  const leaderElect = values['leader-elect'] === 'true';
+  let leading = !leaderElect;
+  const ready = () => {
+    depth.set({}, controller.queueDepth);
+    if (!leading) return { ok: true }; // a standby is ready: it is there to take over
+    return controller.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
+  };
+  if (!(await serveOps({ port: metricsPort, registry, ready }, signal, logger))) return 1;
+
+  if (!leaderElect && !sharded) {
+    leaderGauge.set({}, 1);
+    logger.info('controller starting', { members: members.map((m) => m.name), namespace });
+    await controller.run(signal);
+    logger.info('controller stopped');
+    return 0;
+  }
+
+  const holding = {
+    hub,
+    tooling,
+    logger,
+    held: leaderGauge,
+    stop,
+    namespace,
+    identity,
+    work: (s: AbortSignal) => controller.run(s),
+    onAcquired: () => {
+      leading = true;
+    },
+  };
+  let outcome: 'lost' | 'stopped';
+  if (sharded) {
+    // This replica holds its own Lease (labelled with --lease-name) and works while it renews it; one it
+    // cannot renew within the renew deadline stops it at once (before the Lease expires and the other
+    // replicas take its members over) and exits, so the pod restarts as a new replica.
+    outcome = await holdLease(
+      {
+        ...holding,
+        name: shardLease,
+        labels: { [SHARD_LABEL]: values['lease-name'] },
+        acquired: [
+          'replica Lease held: controller starting (sharded)',
+          { identity, lease: `${namespace}/${shardLease}` },
+        ],
+        lost: ['cannot renew the replica Lease; stopping before it expires', { identity }],
+        renewError: ['replica Lease', {}],
+        releaseError: 'could not release the replica Lease; the others take its members when it expires',
+      },
+      signal,
+    );
+  } else {
+    const lease = `${namespace}/${values['lease-name']}`;
+    logger.info('waiting for the Lease', { identity, lease });
+    // Lost, another replica may be working already: this one stops at once and exits, so the pod restarts
+    // as a standby.
+    outcome = await holdLease(
+      {
+        ...holding,
+        name: values['lease-name'],
+        acquired: ['leading: controller starting', { identity, lease, members: members.map((m) => m.name) }],
+        lost: ['lost the Lease; stopping', { identity }],
+        renewError: ['leader election', {}],
+        releaseError: 'could not release the Lease; another replica takes over when it expires',
+      },
+      signal,
+    );
+  }
+  logger.info('controller stopped');
+  return outcome === 'lost' ? 1 : 0;
+}
+
+/** The Controller's settings that are its flags' values, checked. */
+function settingsOf(values: ControllerFlags) {
+  return {
+    resyncMs: values.resync,
+    probeIntervalMs: values['probe-interval'],
+    probeTimeoutMs: values['probe-timeout'],
+    clusterStatusIntervalMs: values['cluster-status-interval'],
+    notReadyTaintAfterMs: values['not-ready-taint-after'],
+    failover: values.failover === 'true',
+    failoverEvictionTimeoutMs: values['failover-eviction-timeout'],
+    unhealthyClusterThreshold: fraction('--unhealthy-cluster-threshold', values['unhealthy-cluster-threshold']),
+    gracefulEvictionTimeoutMs: values['graceful-eviction-timeout'],
+    evictionPurgeMode: purgeMode(values['eviction-purge-mode']),
+    karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',
+    leaseNamespace: values['lease-namespace'],
+  } satisfies Partial<ControllerOptions>;
+}
+
+/** The controller's metrics past the reconcile ones, and the callbacks that keep the member series. */
+function memberMetrics(
+  registry: Registry,
+): { leaderGauge: Gauge } & Required<Pick<ControllerOptions, 'onMemberResult' | 'onMemberReady'>> {
   const leaderGauge = registry.gauge(
     'flotilla_controller_leader',
     '1 while this replica holds the Lease (or runs without leader election).',
@@ -72,117 +186,11 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     memberLabels.add(name);
     return name;
   };
-  const tooling = `flotilla/v${await readVersion()}`;
-  const identity = processIdentity(io.env);
-  const shardLease = shardLeaseName(values['lease-name'], identity);
-  const controller = new Controller({
-    ...(sharded ? { sharding: { self: shardLease, group: values['lease-name'], handoffMs: SHARD_HANDOFF_MS } } : {}),
-    hub,
-    members,
-    namespace,
-    concurrency,
-    logger,
-    tooling,
-    instance: instanceName(io.env),
-    resyncMs: values.resync,
-    probeIntervalMs: values['probe-interval'],
-    probeTimeoutMs: values['probe-timeout'],
-    clusterStatusIntervalMs: values['cluster-status-interval'],
-    notReadyTaintAfterMs: values['not-ready-taint-after'],
-    failover: values.failover === 'true',
-    failoverEvictionTimeoutMs: values['failover-eviction-timeout'],
-    unhealthyClusterThreshold: fraction('--unhealthy-cluster-threshold', values['unhealthy-cluster-threshold']),
-    gracefulEvictionTimeoutMs: values['graceful-eviction-timeout'],
-    evictionPurgeMode: purgeMode(values['eviction-purge-mode']),
-    karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',
-    leaseNamespace: values['lease-namespace'],
-    onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
+  return {
+    leaderGauge,
     onMemberResult: (member, result) => memberResults.inc({ member: memberLabel(member), result }),
     onMemberReady: (member, isReady) => memberReady.set({ member: memberLabel(member) }, isReady ? 1 : 0),
-  });
-
-  const stop = new AbortController();
-  const signal = AbortSignal.any([io.signal, stop.signal]);
-  const leaderElect = values['leader-elect'] === 'true';
-  let leading = !leaderElect;
-  const ready = () => {
-    depth.set({}, controller.queueDepth);
-    if (!leading) return { ok: true }; // a standby is ready: it is there to take over
-    return controller.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
   };
-  if (!(await serveOps({ port: metricsPort, registry, ready }, signal, logger))) return 1;
-
-  if (sharded) return runSharded();
-
-  if (!leaderElect) {
-    leaderGauge.set({}, 1);
-    logger.info('controller starting', { members: members.map((m) => m.name), namespace });
-    await controller.run(signal);
-    logger.info('controller stopped');
-    return 0;
-  }
-
-  const lease = `${namespace}/${values['lease-name']}`;
-  logger.info('waiting for the Lease', { identity, lease });
-  // Lost, another replica may be working already: this one stops at once and exits, so the pod restarts as a standby.
-  const outcome = await holdLease(
-    {
-      hub,
-      tooling,
-      logger,
-      held: leaderGauge,
-      stop,
-      namespace,
-      name: values['lease-name'],
-      identity,
-      work: (s) => controller.run(s),
-      onAcquired: () => {
-        leading = true;
-      },
-      acquired: ['leading: controller starting', { identity, lease, members: members.map((m) => m.name) }],
-      lost: ['lost the Lease; stopping', { identity }],
-      renewError: ['leader election', {}],
-      releaseError: 'could not release the Lease; another replica takes over when it expires',
-    },
-    signal,
-  );
-  logger.info('controller stopped');
-  return outcome === 'lost' ? 1 : 0;
-
-  /**
-   * Sharded: this replica holds its own Lease (labelled with --lease-name) and works while it renews it;
-   * one it cannot renew within the renew deadline stops it at once (before the Lease expires and the
-   * other replicas take its members over) and exits, so the pod restarts as a new replica.
-   */
-  async function runSharded(): Promise<number> {
-    const result = await holdLease(
-      {
-        hub,
-        tooling,
-        logger,
-        held: leaderGauge,
-        stop,
-        namespace,
-        name: shardLease,
-        identity,
-        labels: { [SHARD_LABEL]: values['lease-name'] },
-        work: (s) => controller.run(s),
-        onAcquired: () => {
-          leading = true;
-        },
-        acquired: [
-          'replica Lease held: controller starting (sharded)',
-          { identity, lease: `${namespace}/${shardLease}` },
-        ],
-        lost: ['cannot renew the replica Lease; stopping before it expires', { identity }],
-        renewError: ['replica Lease', {}],
-        releaseError: 'could not release the replica Lease; the others take its members when it expires',
-      },
-      signal,
-    );
-    logger.info('controller stopped');
-    return result === 'lost' ? 1 : 0;
-  }
 }
 
 /**

@@ -6,7 +6,8 @@
 //                plus their number as `pods`;
 //   allocating   the requests of Pods not bound to a node yet, plus their number as `pods`.
 // A Pod's requests are Kubernetes' rule: the sum over containers, at least the largest init container's,
-// plus the Pod's overhead. Pure: the lists come from the caller (collect.ts does the reading).
+// plus the Pod's overhead. Pure: the lists come from the caller (cluster-facts.ts and member-discovery.ts
+// do the reading).
 //
 // Quantities are written as Karmada writes them (resource.Quantity's String()): allocatable keeps the
 // format of the Nodes' values (a sum takes the first Node's, as Quantity.Add does: `16Gi`, `3500m`, and

@@ -1,18 +1,9 @@
 // AssignImage (pkg/mutation/mutators/assignimage): sets the domain, path and/or tag of an image reference
 // (a string), keeping the parts it does not set.
 
-import { obj, setOwn, str, type JsonObject } from '../json.js';
+import { setOwn, str, type JsonObject } from '../json.js';
 import { MutationError } from './core.js';
-import {
-  checkKeyNotChanged,
-  hasMetadataRoot,
-  MutatorError,
-  readBindings,
-  readHead,
-  readLocation,
-  readTester,
-  type Mutator,
-} from './mutator.js';
+import { checkKeyNotChanged, hasMetadataRoot, MutatorError, mutatorHead, readStart, type Mutator } from './mutator.js';
 
 // Gatekeeper's regular expressions (imageparser.go); `\w` is ASCII in both Go and JavaScript.
 const DOMAIN = /(^\w[\w\-_]*\.[\w\-_.]*[\w](:\d+)?$)|(^localhost(:\d+)?$)/;
@@ -65,30 +56,20 @@ function imagePartsProblem(domain: string, path: string, tag: string): string | 
 }
 
 export function readAssignImage(o: JsonObject): Mutator {
-  const { name, spec } = readHead(o);
-  const { location, path } = readLocation('AssignImage', name, spec);
+  const start = readStart('AssignImage', o);
+  const { name, path, params } = start;
   if (hasMetadataRoot(path)) throw new MutatorError(`assignImage ${name} can't change metadata`, 'metadata');
   if (path.length > 0 && path[path.length - 1]?.type === 'List')
     throw new MutatorError(`assignImage ${name} cannot mutate list-type fields`, 'list-terminal');
   checkKeyNotChanged(path);
-  const params = obj(spec.parameters) ?? {};
   const domain = str(params.assignDomain) ?? '';
   const imagePath = str(params.assignPath) ?? '';
   const tag = str(params.assignTag) ?? '';
   const why = imagePartsProblem(domain, imagePath, tag);
   if (why !== undefined)
     throw new MutatorError(`assignImage ${name} has invalid parameters: ${why}`, 'image-parameters');
-  const tester = readTester(spec, path, params);
-  const applyTo = readBindings('AssignImage', name, spec);
   return {
-    kind: 'AssignImage',
-    name,
-    id: `AssignImage/${name}`,
-    location,
-    path,
-    tester,
-    applyTo,
-    match: obj(spec.match) ?? {},
+    ...mutatorHead('AssignImage', start),
     terminalType: 'String',
     mustTerminate: true,
     ignored: [],

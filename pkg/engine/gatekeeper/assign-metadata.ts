@@ -3,12 +3,11 @@
 
 import { obj, setOwn, type JsonObject } from '../json.js';
 import { readAssignField, valueFor } from './assign.js';
-import { MutatorError, readHead, readLocation, type Mutator } from './mutator.js';
+import { MutatorError, readStart, type Mutator } from './mutator.js';
 import { newTester } from './tester.js';
 
 export function readAssignMetadata(o: JsonObject): Mutator {
-  const { name, spec } = readHead(o);
-  const { location, path } = readLocation('AssignMetadata', name, spec);
+  const { name, spec, params, location, path } = readStart('AssignMetadata', o);
   const [a, b, c] = path;
   if (
     path.length !== 3 ||
@@ -22,7 +21,6 @@ export function readAssignMetadata(o: JsonObject): Mutator {
       `invalid location for assignmetadata ${name}: ${location} (only metadata.labels.<key> or metadata.annotations.<key>)`,
       'metadata-location',
     );
-  const params = obj(spec.parameters) ?? {};
   const value = readAssignField('AssignMetadata', name, obj(params.assign) ?? {});
   if ('literal' in value && typeof value.literal !== 'string')
     throw new MutatorError(

@@ -3,16 +3,7 @@
 
 import { cloneJson, isObject, obj, setOwn, str, type JsonObject } from '../json.js';
 import { MutationError } from './core.js';
-import {
-  checkKeyNotChanged,
-  hasMetadataRoot,
-  MutatorError,
-  readBindings,
-  readHead,
-  readLocation,
-  readTester,
-  type Mutator,
-} from './mutator.js';
+import { checkKeyNotChanged, hasMetadataRoot, MutatorError, mutatorHead, readStart, type Mutator } from './mutator.js';
 import type { PathNode } from './path.js';
 
 export type AssignValue = { literal: unknown } | { fromMetadata: 'namespace' | 'name' };
@@ -73,27 +64,17 @@ function checkListValue(path: readonly PathNode[], value: unknown): void {
 }
 
 export function readAssign(o: JsonObject): Mutator {
-  const { name, spec } = readHead(o);
-  const { location, path } = readLocation('Assign', name, spec);
+  const start = readStart('Assign', o);
+  const { name, path, params } = start;
   if (hasMetadataRoot(path))
     throw new MutatorError(`assign ${name} can't change metadata (use AssignMetadata)`, 'metadata');
   checkKeyNotChanged(path);
-  const params = obj(spec.parameters) ?? {};
   const value = readAssignField('Assign', name, obj(params.assign) ?? {});
   if ('literal' in value) checkListValue(path, value.literal);
   if ((path[path.length - 1] as PathNode).type === 'List' && 'fromMetadata' in value)
     throw new MutatorError('cannot assign a metadata field to a list', 'from-metadata-list');
-  const tester = readTester(spec, path, params);
-  const applyTo = readBindings('Assign', name, spec);
   return {
-    kind: 'Assign',
-    name,
-    id: `Assign/${name}`,
-    location,
-    path,
-    tester,
-    applyTo,
-    match: obj(spec.match) ?? {},
+    ...mutatorHead('Assign', start),
     terminalType: 'Unknown',
     mustTerminate: false,
     ignored: Object.hasOwn(params, 'assignIf') ? ['spec.parameters.assignIf'] : [],

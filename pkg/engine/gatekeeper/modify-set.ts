@@ -3,37 +3,20 @@
 
 import { arr, cloneJson, jsonEqual, obj, setOwn, str, type JsonObject } from '../json.js';
 import { MutationError } from './core.js';
-import {
-  hasMetadataRoot,
-  MutatorError,
-  readBindings,
-  readHead,
-  readLocation,
-  readTester,
-  type Mutator,
-} from './mutator.js';
+import { hasMetadataRoot, MutatorError, mutatorHead, readStart, type Mutator } from './mutator.js';
 
 export function readModifySet(o: JsonObject): Mutator {
-  const { name, spec } = readHead(o);
-  const { location, path } = readLocation('ModifySet', name, spec);
+  const start = readStart('ModifySet', o);
+  const { name, path, params } = start;
   if (hasMetadataRoot(path)) throw new MutatorError(`modifyset ${name} can't change metadata`, 'metadata');
   if (path.length > 0 && path[path.length - 1]?.type === 'List')
     throw new MutatorError('final node in a modifyset location cannot be a keyed list', 'list-terminal');
-  const params = obj(spec.parameters) ?? {};
-  const tester = readTester(spec, path, params);
-  const applyTo = readBindings('ModifySet', name, spec);
+  const head = mutatorHead('ModifySet', start);
   // The CRD defaults operation to merge; a ModifySet without values.fromList has an empty set.
   const operation = str(params.operation) ?? 'merge';
   const fromList = arr(obj(params.values)?.fromList) ?? [];
   return {
-    kind: 'ModifySet',
-    name,
-    id: `ModifySet/${name}`,
-    location,
-    path,
-    tester,
-    applyTo,
-    match: obj(spec.match) ?? {},
+    ...head,
     terminalType: 'Set',
     mustTerminate: false,
     ignored: [],

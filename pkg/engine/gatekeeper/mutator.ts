@@ -71,15 +71,57 @@ export function mutatorMatches(mu: Mutator, m: Mutable): boolean {
   return matches(mu.match, m);
 }
 
-/** Name (≤ 63 characters, as core.ValidateName) and kind, read from any mutator object. */
-export function readHead(o: JsonObject): { kind: string; name: string; spec: JsonObject } {
-  const kind = str(o.kind) ?? '';
-  const name = str(obj(o.metadata)?.name) ?? '';
-  if (name.length > 63) throw new MutatorError('maximum name length is 63 characters', 'name');
-  return { kind, name, spec: obj(o.spec) ?? {} };
+/** What every mutator reads first: its name, spec, parameters and location. */
+export interface MutatorStart {
+  name: string;
+  spec: JsonObject;
+  /** `spec.parameters`; `{}` when absent. */
+  params: JsonObject;
+  location: string;
+  path: PathNode[];
 }
 
-export function readLocation(kind: string, name: string, spec: JsonObject): { location: string; path: PathNode[] } {
+/**
+ * The name (≤ 63 characters, as core.ValidateName), then the location, read from a mutator of `kind`;
+ * refused in that order, as each of Gatekeeper's MutatorFor functions refuses them.
+ */
+export function readStart(kind: Mutator['kind'], o: JsonObject): MutatorStart {
+  const name = str(obj(o.metadata)?.name) ?? '';
+  if (name.length > 63) throw new MutatorError('maximum name length is 63 characters', 'name');
+  const spec = obj(o.spec) ?? {};
+  const { location, path } = readLocation(kind, name, spec);
+  return { name, spec, params: obj(spec.parameters) ?? {}, location, path };
+}
+
+/** The fields of a Mutator that are not the kind's own. */
+export type MutatorHead<K extends Mutator['kind']> = Pick<
+  Mutator,
+  'name' | 'id' | 'location' | 'path' | 'tester' | 'applyTo' | 'match'
+> & { kind: K };
+
+/**
+ * The head of an Assign, AssignImage or ModifySet: after the kind's own checks, the path tests and then
+ * applyTo are read, refused in that order as Gatekeeper's MutatorFor functions refuse them.
+ */
+export function mutatorHead<K extends Exclude<Mutator['kind'], 'AssignMetadata'>>(
+  kind: K,
+  s: MutatorStart,
+): MutatorHead<K> {
+  const tester = readTester(s.path, s.params);
+  const applyTo = readBindings(kind, s.name, s.spec);
+  return {
+    kind,
+    name: s.name,
+    id: `${kind}/${s.name}`,
+    location: s.location,
+    path: s.path,
+    tester,
+    applyTo,
+    match: obj(s.spec.match) ?? {},
+  };
+}
+
+function readLocation(kind: string, name: string, spec: JsonObject): { location: string; path: PathNode[] } {
   const location = str(spec.location) ?? '';
   try {
     return { location, path: parsePath(location) };
@@ -108,8 +150,7 @@ export function checkKeyNotChanged(path: readonly PathNode[]): void {
     throw new MutatorError('invalid path format: changing the item key is not allowed', 'key-changed');
 }
 
-export function readTester(spec: JsonObject, path: readonly PathNode[], params: JsonObject): Tester {
-  void spec;
+function readTester(path: readonly PathNode[], params: JsonObject): Tester {
   const raw = (arr(params.pathTests) ?? []).map((t) => {
     const o = isObject(t) ? t : {};
     return { subPath: str(o.subPath) ?? '', condition: str(o.condition) ?? '' };
@@ -122,7 +163,7 @@ export function readTester(spec: JsonObject, path: readonly PathNode[], params: 
   }
 }
 
-export function readBindings(kind: string, name: string, spec: JsonObject): ApplyTo[] {
+function readBindings(kind: string, name: string, spec: JsonObject): ApplyTo[] {
   const applyTo = readApplyTo(spec.applyTo);
   const why = applyToProblem(kind, name, applyTo);
   if (why !== undefined) throw new MutatorError(why, 'apply-to');

@@ -27,10 +27,18 @@ export async function sweepOrphans(o: OrphanSweepOptions, signal: AbortSignal, w
   const m = o.member();
   if (!m) return;
   const deadline = Date.now() + waitMs;
-  let owned = m.ownedObjects();
-  while (!owned.synced && Date.now() < deadline && !signal.aborted) {
+  // Every kind of the templates known here is watched and has listed: a watch that has not started yet
+  // would hide its kind's orphans (its objects would simply be missing from the list).
+  const kinds = new Set([...o.templates.values()].map(groupKind));
+  const ready = () => {
+    const owned = m.ownedObjects();
+    const watched = m.ownedKinds();
+    return { owned, done: owned.synced && [...kinds].every((k) => watched.has(k)) };
+  };
+  let { owned, done } = ready();
+  while (!done && Date.now() < deadline && !signal.aborted) {
     await new Promise((r) => setTimeout(r, 500));
-    owned = m.ownedObjects();
+    ({ owned, done } = ready());
   }
   const known = new Set<string>();
   for (const t of o.templates.values()) known.add(ownString(t.metadata, 'uid') ?? '');
@@ -58,4 +66,11 @@ export async function sweepOrphans(o: OrphanSweepOptions, signal: AbortSignal, w
     }
   }
   if (removed > 0) o.logger.info('removed copies whose template is gone from the hub', { removed });
+}
+
+/** A template's `group/Kind`, as the member's watches name kinds. */
+function groupKind(t: JsonObject): string {
+  const apiVersion = ownString(t, 'apiVersion') ?? '';
+  const slash = apiVersion.indexOf('/');
+  return `${slash < 0 ? '' : apiVersion.slice(0, slash)}/${ownString(t, 'kind') ?? ''}`;
 }

@@ -177,11 +177,50 @@ export function bindingObject(b: BindingInput): JsonObject {
   const t = b.template;
   const every = [...b.clusters, ...(b.agentClusters ?? [])];
   const targeted = every.filter((c) => c.state !== 'Removing' && c.state !== 'Evicting');
-  const ready = targeted.filter((c) => c.state === 'Applied' && c.health?.state === 'Healthy').length;
-  const applied = targeted.filter((c) => c.state === 'Applied').length;
+  const counts: Counts = {
+    every,
+    targeted,
+    ready: targeted.filter((c) => c.state === 'Applied' && c.health?.state === 'Healthy').length,
+    applied: targeted.filter((c) => c.state === 'Applied').length,
+  };
+  const spec = bindingSpec(b, targeted);
+  const status = bindingStatus(b, counts, bindingConditions(b, counts));
+  return {
+    apiVersion: BINDING_API_VERSION,
+    kind: BINDING_KIND,
+    metadata: {
+      name: bindingName(t.name, t.kind),
+      namespace: bindingNamespace(t, b.controllerNamespace),
+      labels: { [TEMPLATE_UID_LABEL]: t.uid },
+      ownerReferences: [
+        {
+          apiVersion: t.apiVersion,
+          kind: t.kind,
+          name: t.name,
+          uid: t.uid,
+          controller: true,
+          blockOwnerDeletion: false,
+        },
+      ],
+    },
+    spec,
+    status,
+  };
+}
+
+/** Of a binding's cluster entries: all, the targeted ones, and how many of those are applied and ready. */
+interface Counts {
+  every: ClusterStatus[];
+  targeted: ClusterStatus[];
+  ready: number;
+  applied: number;
+}
+
+/** What the binding's conditions say: claimed or not, applied, suspended, evicting, ready. */
+function bindingConditions(b: BindingInput, counts: Counts): JsonObject[] {
+  const { every, targeted, ready, applied } = counts;
   // A kept evicted copy is not a delivery problem: the Evicting condition says why it is there.
   const problems = every.filter((c) => c.state !== 'Applied' && c.state !== 'Evicting');
-  const generation = t.generation;
   const conditions: JsonObject[] = [];
   const required = b.requiredBy ?? [];
   const by = b.policy ? describePolicy(b.policy) : `the workloads that use it (${describeWorkloads(required)})`;
@@ -248,6 +287,13 @@ export function bindingObject(b: BindingInput): JsonObject {
       ),
     });
   }
+  return conditions;
+}
+
+/** The binding's spec: the template, where it goes, and what the claiming policy says of dispatching. */
+function bindingSpec(b: BindingInput, targeted: readonly ClusterStatus[]): JsonObject {
+  const t = b.template;
+  const required = b.requiredBy ?? [];
   const resource: JsonObject = { apiVersion: t.apiVersion, kind: t.kind, name: t.name, uid: t.uid };
   if (t.namespace) resource.namespace = t.namespace;
   const spec: JsonObject = {
@@ -275,6 +321,13 @@ export function bindingObject(b: BindingInput): JsonObject {
   else if (b.suspended && b.suspended.size > 0)
     spec.suspension = { dispatchingOnClusters: { clusterNames: [...b.suspended].sort() } };
   if (b.preserveResourcesOnDeletion) spec.preserveResourcesOnDeletion = true;
+  return spec;
+}
+
+/** The binding's status: the APPLIED and READY counts, the conditions and each cluster's entry. */
+function bindingStatus(b: BindingInput, counts: Counts, conditions: JsonObject[]): JsonObject {
+  const { targeted, ready, applied } = counts;
+  const generation = b.template.generation;
   const status: JsonObject = {
     // kubectl's APPLIED and READY columns: of the target clusters, how many hold the copy, how many are healthy.
     applied: `${applied}/${targeted.length}`,
@@ -294,27 +347,7 @@ export function bindingObject(b: BindingInput): JsonObject {
   if (b.notChosen && b.notChosen.length > 0)
     status.notChosen = b.notChosen.slice(0, 50).map((n) => ({ name: n.cluster, reason: truncate(n.reason) }));
   if (b.errors.length > 0) status.errors = b.errors.map(truncate);
-  return {
-    apiVersion: BINDING_API_VERSION,
-    kind: BINDING_KIND,
-    metadata: {
-      name: bindingName(t.name, t.kind),
-      namespace: bindingNamespace(t, b.controllerNamespace),
-      labels: { [TEMPLATE_UID_LABEL]: t.uid },
-      ownerReferences: [
-        {
-          apiVersion: t.apiVersion,
-          kind: t.kind,
-          name: t.name,
-          uid: t.uid,
-          controller: true,
-          blockOwnerDeletion: false,
-        },
-      ],
-    },
-    spec,
-    status,
-  };
+  return status;
 }
 
 function describeWorkloads(rs: readonly RequiredBy[]): string {

@@ -162,6 +162,11 @@ export class Member {
     return this.watches.objects();
   }
 
+  /** The kinds whose copies here are watched, as `group/Kind`. */
+  ownedKinds(): Set<string> {
+    return this.watches.kinds();
+  }
+
   /** Server-side applies `object` for template `t` by the delivery core's rules. Never rejects. */
   async apply(
     object: JsonObject,

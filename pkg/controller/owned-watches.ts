@@ -85,6 +85,11 @@ export class OwnedWatches {
     return { synced, objects };
   }
 
+  /** The kinds watched, as `group/Kind` ('' for the core group). */
+  kinds(): Set<string> {
+    return new Set([...this.watches.values()].map((w) => `${w.info.group}/${w.info.kind}`));
+  }
+
   /** Whether the kind's watch has listed once. */
   synced(info: ResourceInfo): boolean {
     return this.watches.get(watchId(info))?.informer.synced === true;

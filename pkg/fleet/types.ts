@@ -5,20 +5,9 @@
 import type { ClusterState } from '../../api/work/v1alpha1/types.js';
 import type { JsonObject } from '../kube/objects.js';
 
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  /** Absent for cluster-scoped objects. */
-  namespace?: string;
-  name: string;
-}
+import type { ObjectRef, PolicyRef } from '../engine/types.js';
 
-export interface PolicyRef {
-  kind: string;
-  /** Absent for ClusterPropagationPolicy / ClusterOverridePolicy. */
-  namespace?: string;
-  name: string;
-}
+export type { ObjectRef, PolicyRef };
 
 export interface TaintFact {
   key: string;

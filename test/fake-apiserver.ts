@@ -12,6 +12,8 @@
 //     status subresources (status only, generation unchanged), discovery of the kinds it is given;
 //   - finalizers: DELETE of an object that has some sets deletionTimestamp; the write that empties them
 //     removes it;
+//   - requests held (`hold`) before the store answers them, until the test releases them: a write in
+//     flight that has reached the server but not been carried out yet;
 //   - watches (`watch`, the Transport's streaming side, as a Watcher uses it): ADDED / MODIFIED / DELETED
 //     from the resourceVersion asked for (every change is kept), with the list's selectors, delivered in
 //     order after the write that made them; an old resourceVersion is 410 Gone only after `compact()`.
@@ -102,10 +104,28 @@ interface Subscriber {
 /** A hook may answer a request instead of the store (errors, slowness); undefined lets the store answer. */
 export type Hook = (req: RecordedRequest) => { status: number; body?: unknown } | 'unreachable' | undefined;
 
+/** Requests held before the store answers them (FakeApiserver.hold). */
+export interface Held {
+  /** The requests held so far, as sent. */
+  readonly requests: RecordedRequest[];
+  /** Resolves with the first request held. */
+  readonly reached: Promise<RecordedRequest>;
+  /** The held requests go on to the store, and later ones are not held. */
+  release(): void;
+}
+
+interface Hold {
+  match: (req: RecordedRequest) => boolean;
+  gate: Promise<void>;
+  requests: RecordedRequest[];
+  first: (req: RecordedRequest) => void;
+}
+
 export class FakeApiserver implements Transport {
   readonly server: string;
   readonly requests: RecordedRequest[] = [];
   hook: Hook | undefined;
+  private readonly holds = new Set<Hold>();
   private readonly kinds: FakeKind[];
   private readonly store = new Map<string, Stored>();
   /** Every change since the start (or the last compact()), oldest first. */
@@ -121,6 +141,24 @@ export class FakeApiserver implements Transport {
   }
 
   close(): void {}
+
+  /** Holds each request `match` picks (recorded, not answered) until release(). */
+  hold(match: (req: RecordedRequest) => boolean): Held {
+    let open = () => {};
+    let first = (_req: RecordedRequest) => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const reached = new Promise<RecordedRequest>((resolve) => (first = resolve));
+    const h: Hold = { match, gate, requests: [], first };
+    this.holds.add(h);
+    return {
+      requests: h.requests,
+      reached,
+      release: () => {
+        this.holds.delete(h);
+        open();
+      },
+    };
+  }
 
   /** Requests of this method (and whose path contains `path`, when given), in order. */
   sent(method: string, path?: string): RecordedRequest[] {
@@ -311,6 +349,12 @@ export class FakeApiserver implements Transport {
     };
     this.requests.push(recorded);
     await Promise.resolve();
+    for (const h of [...this.holds])
+      if (h.match(recorded)) {
+        h.requests.push(recorded);
+        h.first(recorded);
+        await h.gate;
+      }
     const hooked = this.hook?.(recorded);
     if (hooked === 'unreachable') throw new TransportError(`${this.server}: connect ECONNREFUSED`, 'ECONNREFUSED');
     const answer = hooked ?? this.answer(recorded, String(headers.Accept ?? ''));

@@ -22,6 +22,7 @@ import {
 } from './binding.js';
 import type { MemberReport } from './execute.js';
 import type { HubApplies } from './hub-apply.js';
+import type { KarmadaMirror } from './karmada-mirror.js';
 import { CONTROLLER_FIELD_MANAGER, type TemplateIdentity } from './ownership.js';
 import { bindingClusters, type TemplatePlan } from './plan.js';
 import { hubWriteQueue } from './queue.js';
@@ -43,6 +44,8 @@ export interface BindingWriterOptions {
   plan(key: string): TemplatePlan | undefined;
   template(key: string): JsonObject | undefined;
   reports(key: string): ReadonlyMap<string, MemberReport> | undefined;
+  /** When the hub serves Karmada's API: Karmada's binding, Works and Events follow each binding. */
+  karmada?: KarmadaMirror | undefined;
 }
 
 /** What a binding says, besides the template it is for. */
@@ -143,12 +146,14 @@ export class BindingWriter implements Reconciler {
       await applies.apply(path, main, CONTROLLER_FIELD_MANAGER);
       await applies.apply(`${path}/status`, statusOf(status as JsonObject), CONTROLLER_FIELD_MANAGER);
       await this.o.works.put(t, body.spec as JsonObject);
+      await this.o.karmada?.put(t, template, b, this.o);
       return;
     }
     if (this.o.reach.coordinator()) {
       await applies.apply(path, main, CONTROLLER_FIELD_MANAGER);
       await applies.apply(`${path}/status`, statusOf(summary), CONTROLLER_FIELD_MANAGER);
       await this.o.works.put(t, body.spec as JsonObject);
+      await this.o.karmada?.put(t, template, b, this.o);
     }
     await this.putEntries(t, Array.isArray(entries) ? entries.filter(isObject) : []);
   }
@@ -202,6 +207,7 @@ export class BindingWriter implements Reconciler {
     // The binding's owner reference would have the garbage collector remove it; do not wait for that.
     await this.o.hub.request({ method: 'DELETE', path, accept: METADATA_ACCEPT });
     await this.o.works.deleteAll(t);
+    await this.o.karmada?.delete(t);
   }
 
   /** Forgets what was written of template `t`'s binding. */

@@ -36,6 +36,7 @@ import type { EventRecorder } from './events.js';
 import { MemberWork, type MemberReport } from './execute.js';
 import { GracefulEviction } from './graceful-eviction.js';
 import { HubApplies } from './hub-apply.js';
+import type { KarmadaMirror } from './karmada-mirror.js';
 import type { MemberRegistry } from './members.js';
 import { FINALIZER, describeTemplate, type TemplateIdentity } from './ownership.js';
 import { plan, type TemplatePlan } from './plan.js';
@@ -80,6 +81,8 @@ export interface TemplateOptions {
   work(cluster: string, t: TemplateIdentity): JsonObject | undefined;
   /** Sharded push (shards.ts): which members this replica works on, and whether it is the coordinator. */
   shards?: Sharding | undefined;
+  /** When the hub serves Karmada's API: Karmada's objects and Events beside each binding. */
+  karmada?: KarmadaMirror | undefined;
 }
 
 export class TemplateReconciler implements Reconciler {

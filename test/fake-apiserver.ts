@@ -17,6 +17,8 @@
 //   - watches (`watch`, the Transport's streaming side, as a Watcher uses it): ADDED / MODIFIED / DELETED
 //     from the resourceVersion asked for (every change is kept), with the list's selectors, delivered in
 //     order after the write that made them; an old resourceVersion is 410 Gone only after `compact()`.
+// A request it has no answer for (no route, an unsupported method, content type or JSON patch) is kept in
+// `unserved`, so a caller can fail loudly rather than take a 404 for an answer.
 // It is not an apiserver: no validation, defaulting, admission or strategic merge. Integration
 // tests (test/integration) run the real one.
 
@@ -124,8 +126,12 @@ interface Hold {
 export class FakeApiserver implements Transport {
   readonly server: string;
   readonly requests: RecordedRequest[] = [];
+  /** Requests it could not serve (a path it has no route for, an unsupported method or patch), as `METHOD path: why`. */
+  readonly unserved: string[] = [];
   hook: Hook | undefined;
   private readonly holds = new Set<Hold>();
+  /** False: `requests` stays empty (a long run over HTTP, test/fake-apiserver-server.ts, counts them itself). */
+  private readonly record: boolean;
   private readonly kinds: FakeKind[];
   private readonly store = new Map<string, Stored>();
   /** Every change since the start (or the last compact()), oldest first. */
@@ -135,9 +141,10 @@ export class FakeApiserver implements Transport {
   private version = 1;
   private uids = 0;
 
-  constructor(o: { server?: string; kinds?: FakeKind[] } = {}) {
+  constructor(o: { server?: string; kinds?: FakeKind[]; record?: boolean } = {}) {
     this.server = o.server ?? 'https://fake.test:6443';
     this.kinds = o.kinds ?? CORE_KINDS;
+    this.record = o.record ?? true;
   }
 
   close(): void {}
@@ -223,18 +230,19 @@ export class FakeApiserver implements Transport {
     const url = new URL(req.path, 'https://fake.test');
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(req.query)) if (v !== undefined) query.set(k, v);
-    this.requests.push({
-      method: 'WATCH',
-      path: url.pathname,
-      query,
-      contentType: undefined,
-      body: undefined,
-    });
+    if (this.record)
+      this.requests.push({
+        method: 'WATCH',
+        path: url.pathname,
+        query,
+        contentType: undefined,
+        body: undefined,
+      });
     const route = this.route(url.pathname);
-    if (!route || route.name !== undefined || route.status)
-      return Promise.reject(
-        new ApiError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`),
-      );
+    if (!route || route.name !== undefined || route.status) {
+      this.unserved.push(`WATCH ${url.pathname}: no such collection`);
+      return Promise.reject(new ApiError(404, 'NotFound', `${NO_ROUTE} (${url.pathname})`));
+    }
     const from = Number(req.query.resourceVersion ?? this.version);
     if (from < this.compactedTo)
       return Promise.reject(new ApiError(410, 'Expired', `too old resource version: ${from}`));
@@ -347,7 +355,7 @@ export class FakeApiserver implements Transport {
       contentType,
       body,
     };
-    this.requests.push(recorded);
+    if (this.record) this.requests.push(recorded);
     await Promise.resolve();
     for (const h of [...this.holds])
       if (h.match(recorded)) {
@@ -358,6 +366,8 @@ export class FakeApiserver implements Transport {
     const hooked = this.hook?.(recorded);
     if (hooked === 'unreachable') throw new TransportError(`${this.server}: connect ECONNREFUSED`, 'ECONNREFUSED');
     const answer = hooked ?? this.answer(recorded, String(headers.Accept ?? ''));
+    if (!hooked && (answer.status === 405 || answer.status === 415 || unrouted(answer)))
+      this.unserved.push(`${req.method} ${url.pathname}: ${(answer.body as { message?: string }).message ?? ''}`);
     return {
       status: answer.status,
       warnings: [],
@@ -368,11 +378,12 @@ export class FakeApiserver implements Transport {
   private answer(req: RecordedRequest, accept: string): { status: number; body?: unknown } {
     if (req.path === '/readyz') return { status: 200, body: 'ok' };
     if (req.path === '/version') return { status: 200, body: { major: '1', minor: '33', gitVersion: 'v1.33.0' } };
+    if (req.path === '/api') return { status: 200, body: { kind: 'APIVersions', versions: ['v1'] } };
     if (req.path === '/apis') return { status: 200, body: this.groupList() };
     const discovery = this.discovery(req.path);
     if (discovery) return discovery;
     const route = this.route(req.path);
-    if (!route) return status(404, 'NotFound', `the server could not find the requested resource (${req.path})`);
+    if (!route) return status(404, 'NotFound', `${NO_ROUTE} (${req.path})`);
     const metadataOnly = accept.includes('as=PartialObjectMetadata');
     switch (req.method) {
       case 'GET':
@@ -670,6 +681,17 @@ export class FakeApiserver implements Transport {
     return { kind: 'APIGroupList', groups };
   }
 }
+
+/** The answer to a path no route serves (or a JSON patch it cannot apply): the fake, not the object, is missing something. */
+function unrouted(answer: { status: number; body?: unknown }): boolean {
+  const message = (answer.body as { message?: unknown } | undefined)?.message;
+  return (
+    (answer.status === 404 && typeof message === 'string' && message.startsWith(NO_ROUTE)) ||
+    (answer.status === 422 && typeof message === 'string' && message.startsWith('fake apiserver:'))
+  );
+}
+
+const NO_ROUTE = 'the server could not find the requested resource';
 
 function status(code: number, reason: string, message: string): { status: number; body: unknown } {
   return { status: code, body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, message, code } };

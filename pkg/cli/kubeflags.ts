@@ -23,6 +23,17 @@ export const CONTEXT_FLAG = {
 
 export const KUBE_FLAGS = { kubeconfig: KUBECONFIG_FLAG, context: CONTEXT_FLAG } as const satisfies Flags;
 
+/** The flags of the commands that read the fleet from the hub with the user's kubeconfig (status, ui). */
+export const HUB_READ_FLAGS = {
+  'lease-namespace': {
+    type: 'string',
+    default: 'flotilla-cluster-lease',
+    value: 'NS',
+    help: "where pull clusters' agents renew their Leases (the controller's --lease-namespace)",
+  },
+  ...KUBE_FLAGS,
+} as const satisfies Flags;
+
 export interface KubeFlagValues {
   kubeconfig?: string | undefined;
   context?: string | undefined;

@@ -2,8 +2,11 @@
 // Light, as commands.ts must be: the command itself (status.ts) loads the Kubernetes client and the engine.
 
 import { defineCommand, type FlagValues, type Flags } from './command.js';
-import { KUBE_FLAGS } from './kubeflags.js';
+import { HUB_READ_FLAGS } from './kubeflags.js';
 import { STATE_FILTERS } from '../fleet/types.js';
+
+/** -n NS, with what the namespace means to the subcommand. */
+const namespaceFlag = (help: string) => ({ type: 'string', short: 'n', value: 'NS', help }) as const;
 
 const COMMON_FLAGS = {
   output: {
@@ -18,25 +21,14 @@ const COMMON_FLAGS = {
     short: 'w',
     help: 'keep watching the hub and print again when what is shown changes (at most once a second)',
   },
-  'lease-namespace': {
-    type: 'string',
-    default: 'flotilla-cluster-lease',
-    value: 'NS',
-    help: "where pull clusters' agents renew their Leases (the controller's --lease-namespace)",
-  },
-  ...KUBE_FLAGS,
+  ...HUB_READ_FLAGS,
 } as const satisfies Flags;
 
 export const STATUS_CLUSTERS_FLAGS = COMMON_FLAGS;
 export type StatusClustersFlags = FlagValues<typeof STATUS_CLUSTERS_FLAGS>;
 
 export const STATUS_TEMPLATES_FLAGS = {
-  namespace: {
-    type: 'string',
-    short: 'n',
-    value: 'NS',
-    help: 'only templates in this namespace (default: every namespace)',
-  },
+  namespace: namespaceFlag('only templates in this namespace (default: every namespace)'),
   kind: { type: 'string', value: 'KIND', help: 'only templates of this kind (Deployment, configmap)' },
   policy: {
     type: 'string',
@@ -55,23 +47,13 @@ export const STATUS_TEMPLATES_FLAGS = {
 export type StatusTemplatesFlags = FlagValues<typeof STATUS_TEMPLATES_FLAGS>;
 
 export const STATUS_TEMPLATE_FLAGS = {
-  namespace: {
-    type: 'string',
-    short: 'n',
-    value: 'NS',
-    help: "the template's namespace (default: any namespace, when the name is found in one only)",
-  },
+  namespace: namespaceFlag("the template's namespace (default: any namespace, when the name is found in one only)"),
   ...COMMON_FLAGS,
 } as const satisfies Flags;
 export type StatusTemplateFlags = FlagValues<typeof STATUS_TEMPLATE_FLAGS>;
 
 export const STATUS_POLICIES_FLAGS = {
-  namespace: {
-    type: 'string',
-    short: 'n',
-    value: 'NS',
-    help: 'only policies in this namespace (and cluster-scoped ones)',
-  },
+  namespace: namespaceFlag('only policies in this namespace (and cluster-scoped ones)'),
   ...COMMON_FLAGS,
 } as const satisfies Flags;
 export type StatusPoliciesFlags = FlagValues<typeof STATUS_POLICIES_FLAGS>;

@@ -2,7 +2,7 @@
 // must be: the command itself (ui.ts) loads the Kubernetes client, the read model and the server.
 
 import { defineCommand, type FlagValues, type Flags } from './command.js';
-import { KUBE_FLAGS } from './kubeflags.js';
+import { HUB_READ_FLAGS } from './kubeflags.js';
 
 export const UI_FLAGS = {
   address: {
@@ -11,13 +11,7 @@ export const UI_FLAGS = {
     value: 'HOST:PORT',
     help: 'where to serve the page; a loopback address (the default) answers only requests whose Host is loopback too. Port 0: any free port',
   },
-  'lease-namespace': {
-    type: 'string',
-    default: 'flotilla-cluster-lease',
-    value: 'NS',
-    help: "where pull clusters' agents renew their Leases (the controller's --lease-namespace)",
-  },
-  ...KUBE_FLAGS,
+  ...HUB_READ_FLAGS,
 } as const satisfies Flags;
 export type UiFlags = FlagValues<typeof UI_FLAGS>;
 

@@ -66,6 +66,19 @@ function capacityFacts(status: JsonObject): CapacityFact[] {
   }));
 }
 
+/** The optional string fields of T. */
+type StringField<T> = {
+  [K in keyof T]-?: undefined extends T[K] ? (NonNullable<T[K]> extends string ? K : never) : never;
+}[keyof T];
+
+/** Sets each field of `fields` on `fact` to the own string of `from` it names, when that is not empty. */
+function setStrings<T>(fact: T, from: unknown, fields: Partial<Record<StringField<T>, string>>): void {
+  for (const [key, field] of Object.entries(fields) as Array<[StringField<T>, string]>) {
+    const v = ownString(from, field);
+    if (v) (fact as Record<StringField<T>, string>)[key] = v;
+  }
+}
+
 /** Distinct API groups of status.apiEnablements (`v1` is the core group). */
 function apiGroups(status: JsonObject): number {
   const groups = new Set<string>();
@@ -95,10 +108,7 @@ export function clusterFact(
     ready: readyStatus === 'True' || readyStatus === 'False' ? readyStatus : 'Unknown',
     taints: list(spec.taints).map((t) => {
       const taint: TaintFact = { key: ownString(t, 'key') ?? '', effect: ownString(t, 'effect') ?? '' };
-      const value = ownString(t, 'value');
-      if (value) taint.value = value;
-      const added = ownString(t, 'timeAdded');
-      if (added) taint.timeAdded = added;
+      setStrings(taint, t, { value: 'value', timeAdded: 'timeAdded' });
       return taint;
     }),
     capacity: capacityFacts(status),
@@ -107,21 +117,11 @@ export function clusterFact(
     labels: stringMap(meta.labels),
     notActedUpon: clusterNotActedUpon(spec),
   };
-  const reason = ownString(ready, 'reason');
-  if (reason) fact.readyReason = reason;
-  const message = ownString(ready, 'message');
-  if (message) fact.readyMessage = message;
-  const since = ownString(ready, 'lastTransitionTime');
-  if (since) fact.readySince = since;
+  setStrings(fact, ready, { readyReason: 'reason', readyMessage: 'message', readySince: 'lastTransitionTime' });
   if (fact.syncMode === 'Pull') fact.lease = leaseFact(leases.get(name), `${leaseNamespace}/${name}`, now);
-  const version = ownString(status, 'kubernetesVersion');
-  if (version) fact.kubernetesVersion = version;
-  const provider = ownString(spec, 'provider');
-  if (provider) fact.provider = provider;
-  const region = ownString(spec, 'region');
-  if (region) fact.region = region;
-  const created = ownString(meta, 'creationTimestamp');
-  if (created) fact.createdAt = created;
+  setStrings(fact, status, { kubernetesVersion: 'kubernetesVersion' });
+  setStrings(fact, spec, { provider: 'provider', region: 'region' });
+  setStrings(fact, meta, { createdAt: 'creationTimestamp' });
   return fact;
 }
 

@@ -1,3 +1,5 @@
+import { CodedError } from '../../api/internal/errors.js';
+
 export type CertErrorCode = 'INVALID_ARGUMENT' | 'INVALID_CA' | 'INVALID_PAIR';
 
 /**
@@ -5,11 +7,8 @@ export type CertErrorCode = 'INVALID_ARGUMENT' | 'INVALID_CA' | 'INVALID_PAIR';
  * INVALID_CA: a CA certificate (or key) that cannot be used to sign or to verify;
  * INVALID_PAIR: a certificate and private key that do not parse or do not belong together.
  */
-export class CertError extends Error {
-  readonly code: CertErrorCode;
+export class CertError extends CodedError<CertErrorCode> {
   constructor(code: CertErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CertError';
-    this.code = code;
+    super('CertError', code, message, options);
   }
 }

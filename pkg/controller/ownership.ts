@@ -26,13 +26,7 @@ import {
   TEMPLATE_UID_LABEL,
 } from '../../api/work/v1alpha1/types.js';
 
-export {
-  TEMPLATE_ANNOTATION,
-  TEMPLATE_KIND_LABEL,
-  TEMPLATE_NAME_LABEL,
-  TEMPLATE_NAMESPACE_LABEL,
-  TEMPLATE_UID_LABEL,
-} from '../../api/work/v1alpha1/types.js';
+export { TEMPLATE_ANNOTATION, TEMPLATE_KIND_LABEL, TEMPLATE_NAME_LABEL, TEMPLATE_NAMESPACE_LABEL, TEMPLATE_UID_LABEL };
 /** The member watch selector: every object the controller applied, and nothing else. */
 export const OWNED_SELECTOR = TEMPLATE_UID_LABEL;
 /** What preserveResourcesOnDeletion takes off an object it leaves on a member. */

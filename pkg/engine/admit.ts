@@ -17,12 +17,11 @@ import { admitMutators, MutationError, type UnusableMutator } from './admit-muta
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
 import { isMutator, type Mutator } from './gatekeeper.js';
 import type { AppliedRule, Change, ClusterInfo } from './types.js';
+import { CodedError } from '../../api/internal/errors.js';
 
-export class AdmissionOverrideError extends Error {
-  readonly code = 'ADMISSION_OVERRIDE';
+export class AdmissionOverrideError extends CodedError<'ADMISSION_OVERRIDE'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'AdmissionOverrideError';
+    super('AdmissionOverrideError', 'ADMISSION_OVERRIDE', message, options);
   }
 }
 

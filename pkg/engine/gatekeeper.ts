@@ -32,14 +32,7 @@ import {
 } from './gatekeeper/mutator.js';
 import type { JsonObject } from './json.js';
 
-export {
-  MUTATION_GROUP,
-  MUTATION_VERSIONS,
-  MUTATOR_KINDS,
-  MutatorError,
-  type Mutator,
-  type MutatorReason,
-} from './gatekeeper/mutator.js';
+export { MUTATION_GROUP, MUTATION_VERSIONS, MUTATOR_KINDS, MutatorError, type Mutator, type MutatorReason };
 export { MutationError, type MutationReason } from './gatekeeper/core.js';
 export { MutationSystem, sortMutators } from './gatekeeper/system.js';
 export { parsePath, PathError, type PathNode } from './gatekeeper/path.js';

@@ -10,12 +10,11 @@
 
 import { formatPath, GLOB, isGlob, parsePath, type PathSegment } from '../../api/path/index.js';
 import { cloneJson, isObject, setOwn, type JsonObject } from './json.js';
+import { CodedError } from '../../api/internal/errors.js';
 
-export class PatchError extends Error {
-  readonly code = 'PATCH';
+export class PatchError extends CodedError<'PATCH'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PatchError';
+    super('PatchError', 'PATCH', message, options);
   }
 }
 

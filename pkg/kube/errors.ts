@@ -1,6 +1,8 @@
 // Errors of member access. Messages never carry credentials: they name files, contexts, servers
 // (scheme://host:port, no user info) and what the apiserver said, never tokens, keys or file contents.
 
+import { CodedError } from '../../api/internal/errors.js';
+
 /**
  * Why a kubeconfig cannot be used. NONE: no source applies (no --kubeconfig, $KUBECONFIG, ~/.kube/config
  * or service account); UNREADABLE: a file is missing or malformed; NO_CONTEXT: the context is unset or
@@ -9,12 +11,9 @@
 export type KubeconfigErrorCode = 'NONE' | 'UNREADABLE' | 'NO_CONTEXT';
 
 /** A kubeconfig that cannot be read or used (missing file, bad YAML, unknown context, no server). */
-export class KubeconfigError extends Error {
-  readonly code: KubeconfigErrorCode;
+export class KubeconfigError extends CodedError<KubeconfigErrorCode> {
   constructor(code: KubeconfigErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'KubeconfigError';
-    this.code = code;
+    super('KubeconfigError', code, message, options);
   }
 }
 

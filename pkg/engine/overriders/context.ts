@@ -5,12 +5,11 @@
 import { expandValue } from '../../../api/variables/index.js';
 import { applyOperation, type PatchOperation } from '../patch.js';
 import type { Change, ChangeSource, ClusterInfo } from '../types.js';
+import { CodedError } from '../../../api/internal/errors.js';
 
-export class OverrideError extends Error {
-  readonly code = 'OVERRIDE';
+export class OverrideError extends CodedError<'OVERRIDE'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'OverrideError';
+    super('OverrideError', 'OVERRIDE', message, options);
   }
 }
 

@@ -31,6 +31,7 @@ import { customResourceDefinitions } from '../../api/crds/index.js';
 import { KubeClient } from '../../pkg/kube/client.js';
 import { startEnvironment, waitForCRDsEstablished, type ClusterHandle, type Environment } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
+import { measureDrift, type DriftTimes } from './fleet-drift.js';
 
 type Obj = Record<string, unknown>;
 const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
@@ -67,6 +68,7 @@ interface Row {
   controllerIdle: Usage[];
   agents: Usage[];
   edit: { p50: number; p99: number } | undefined;
+  drift?: DriftTimes;
 }
 
 function spawnFlotilla(name: string, args: string[]): Proc {
@@ -296,7 +298,7 @@ async function measure(mode: Mode): Promise<Row> {
     process.stderr.write(
       `${mode}: ${TEMPLATES} x ${MEMBERS} ${propagateMs === undefined ? `not propagated after ${TIMEOUT_MS} ms` : `propagated in ${Math.round(propagateMs)} ms`} (copies per member ${copies[0]}..${copies[1]})\n`,
     );
-    const row = (edit: Row['edit']): Row => ({
+    const row = (edit: Row['edit'], drift?: DriftTimes): Row => ({
       mode,
       propagateMs,
       copies,
@@ -306,6 +308,7 @@ async function measure(mode: Mode): Promise<Row> {
       controllerIdle,
       agents: agents.map((a) => usage(a.child.pid)),
       edit,
+      ...(drift ? { drift } : {}),
     });
     if (propagateMs === undefined) return row(undefined);
     // Settle (bindings, status), then one edit at a time until every member shows it.
@@ -331,7 +334,16 @@ async function measure(mode: Mode): Promise<Row> {
       );
       edits.push(performance.now() - t0);
     }
-    return row({ p50: percentile(edits, 50), p99: percentile(edits, 99) });
+    // A copy changed on its member (templates the edits left as v0), until the controller or agent puts it back.
+    const name = (r: number) => `cm-${String((EDITS + 1 + r) % TEMPLATES).padStart(4, '0')}`;
+    const drift = await measureDrift(members, {
+      namespace: NS,
+      rounds: EDITS,
+      name,
+      expected: 'v0',
+      timeoutMs: 120_000,
+    });
+    return row({ p50: percentile(edits, 50), p99: percentile(edits, 99) }, drift);
   } finally {
     await Promise.all(procs.map(stopProc));
     await Promise.all(members.map((m) => m.close()));
@@ -355,8 +367,8 @@ async function main(): Promise<void> {
     `Node ${process.version}, ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; hub + ${MEMBERS} member kube-apiservers and one etcd on this machine; load average (1 min) at the end of each mode: ${loads.join(', ')}`,
     `${TEMPLATES} ConfigMaps (about 0.3 KiB each) x ${MEMBERS} members = ${pairs} template-member pairs; edits: ${EDITS}, one at a time`,
     '',
-    '| mode | propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| mode | propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 | drift put back p50 / p99 |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     const each = (f: (u: Usage) => string) => r.controllers.map(f).join(' + ');
@@ -386,6 +398,7 @@ async function main(): Promise<void> {
       agentsRss,
       agentsCpu,
       r.edit ? `${Math.round(r.edit.p50)} / ${Math.round(r.edit.p99)} ms` : '-',
+      r.drift ? `${Math.round(r.drift.p50)} / ${Math.round(r.drift.p99)} ms` : '-',
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }

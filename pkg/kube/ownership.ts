@@ -27,7 +27,8 @@ export interface ManagedFieldsEntry {
   fieldsV1?: unknown;
 }
 
-function canonical(v: unknown): string {
+/** JSON with every object's keys sorted and undefined members left out: equal values, equal text. */
+export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (isObject(v)) {
     const keys = Object.keys(v)
@@ -66,7 +67,7 @@ const hasChildren = (fs: JsonObject) => Object.keys(fs).some((k) => k !== '.');
 const isLeaf = (fs: JsonObject) => Object.keys(fs).length === 0;
 
 /** Parses a `k:{...}` key; undefined when it is not one. */
-function listKey(key: string): JsonObject | undefined {
+export function listKey(key: string): JsonObject | undefined {
   if (!key.startsWith('k:')) return undefined;
   try {
     const parsed: unknown = JSON.parse(key.slice(2));
@@ -81,7 +82,7 @@ function listKey(key: string): JsonObject | undefined {
  * same value; 'partial' when the fields it has agree and some are missing (the apiserver defaults them,
  * as a port's protocol); undefined when it does not match.
  */
-function keyMatch(element: unknown, key: JsonObject): 'exact' | 'partial' | undefined {
+export function keyMatch(element: unknown, key: JsonObject): 'exact' | 'partial' | undefined {
   if (!isObject(element)) return undefined;
   let missing = 0;
   for (const k of Object.keys(key)) {

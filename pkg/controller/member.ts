@@ -7,6 +7,9 @@
 // apply(object, template) hands the object to the delivery core (pkg/kube/delivery.ts), with the
 // template's labels as the mark of ownership and, when the watch cache holds the object, its metadata as
 // what is there now (otherwise the core reads it: one metadata GET from the apiserver's watch cache).
+// The watch keeps each object cut down to a digest of the controller's fields (owned-copy.ts): an apply
+// changes nothing, and is not sent, when that digest is the one recorded from the apiserver's answer to
+// this process's last apply of the same body (before any apply here, after a restart: the body's own).
 // The rules are the core's: ours is applied with force (drift put back), someone else's is a conflict
 // unless the policy says Overwrite, an absent object is created with a non-forced apply.
 // removeAll(template, kind, keep) deletes what the template has on the member (its uid label decides, with
@@ -27,11 +30,13 @@ import {
 } from '../kube/delivery.js';
 import { Discovery, resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { deepClone, isObject, ownString, type JsonObject } from '../kube/objects.js';
+import { appliedDigest, digestOf, ownedDigest } from '../kube/field-digest.js';
 import { stampAppliedHash } from '../kube/ownership.js';
 import type { Transport } from '../kube/transport.js';
 import { Watcher } from '../kube/watch.js';
 import { memberHealth, type MemberHealth } from './binding.js';
 import { probeReadyz, type Readiness } from './member-probe.js';
+import { copyDigest, fromPreviousManager } from './owned-copy.js';
 import { OwnedWatches } from './owned-watches.js';
 import { retainReplicas } from './retain.js';
 import {
@@ -196,24 +201,11 @@ export class Member {
     // The cache is what is there now when it holds the template's object; a cache older than this
     // process's last write there is not trusted to say "unchanged".
     const live: LiveMeta | undefined = cached ? liveMetaOf(cached) : undefined;
-    const known = live && ownedBy(live, t) ? live : undefined;
+    // Someone else's object, or one whose previous manager's entry is to be taken over: the core reads it whole.
+    const known = live && cached && ownedBy(live, t) && !fromPreviousManager(cached) ? live : undefined;
     const retained = known && cached ? retainReplicas(body, cached) : undefined;
     const hash = stampAppliedHash(body);
-    const out = await this.core.apply({
-      info,
-      object: body,
-      mark,
-      conflictResolution,
-      ...(known ? { live: known } : {}),
-      mayBeUnchanged: known !== undefined && (this.watches.applied(info, key) ?? hash) === hash,
-      signal,
-    });
-    if (out.action === 'conflict') return { state: 'Conflict', message: `${kind} ${key} ${out.message ?? ''}` };
-    if (out.action === 'failed')
-      return out.unreachable
-        ? { state: 'Unreachable', message: out.message ?? '' }
-        : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
-    if (out.action === 'unchanged' && !out.answer)
+    if (known && !known.deleting && this.unchanged(info, key, body, hash, copyDigest(cached)))
       return {
         state: 'Applied',
         changed: false,
@@ -222,7 +214,24 @@ export class Member {
         observed: observedOf(cached),
         ...(retained ? { retained } : {}),
       };
-    this.watches.setApplied(info, key, hash);
+    const out = await this.core.apply({
+      info,
+      object: body,
+      mark,
+      conflictResolution,
+      ...(known ? { live: known } : {}),
+      // Decided above from the digests (the cached copy carries no field sets).
+      mayBeUnchanged: false,
+      answer: 'object',
+      signal,
+    });
+    if (out.action === 'conflict') return { state: 'Conflict', message: `${kind} ${key} ${out.message ?? ''}` };
+    if (out.action === 'failed')
+      return out.unreachable
+        ? { state: 'Unreachable', message: out.message ?? '' }
+        : { state: 'Failed', message: `${kind} ${key}: ${out.message ?? ''}` };
+    const ours = out.answer ? ownedDigest(out.answer, CONTROLLER_FIELD_MANAGER) : undefined;
+    this.watches.setApplied(info, key, ours === undefined ? undefined : appliedMemory(hash, ours));
     const answered = out.answer && isObject(out.answer.metadata) ? out.answer.metadata : {};
     // What is there now: the spec just applied, the generation the apiserver gave it, the status last seen.
     const seen = this.watches.get(info, key);
@@ -240,6 +249,23 @@ export class Member {
       observed: observedOf(now),
       ...(retained ? { retained } : {}),
     };
+  }
+
+  /**
+   * Whether applying `body` (hash `hash`) at `key` would change nothing, from `digest`, the controller's
+   * fields in the cached copy: it must be the digest recorded from the answer to this process's last apply
+   * there, when that apply sent this same body; before any apply here (a restart), the body's own digest.
+   */
+  private unchanged(
+    info: ResourceInfo,
+    key: string,
+    body: JsonObject,
+    hash: string,
+    digest: string | undefined,
+  ): boolean {
+    if (digest === undefined) return false;
+    const remembered = this.watches.applied(info, key);
+    return remembered !== undefined ? remembered === appliedMemory(hash, digest) : digest === appliedDigest(body);
   }
 
   /**
@@ -347,6 +373,11 @@ export class Member {
     this.watches.setApplied(info, key, undefined);
     return true;
   }
+}
+
+/** What Member.apply remembers of one apply: the body's hash and the digest of the controller's fields in the answer. */
+function appliedMemory(hash: string, answered: string): string {
+  return digestOf(`${hash} ${answered}`);
 }
 
 function failed(err: unknown): ApplyOutcome {

@@ -1,13 +1,15 @@
 // A member's watches of the objects the controller applied there, one per kind (label-selected on the
 // template-uid label, ownership.ts): their events bring drift and status changes back to the controller
-// (onOwnedEvent), their caches say what is there now, an index says which objects carry each template's
-// uid, and a hash of what this process last applied at each object says when the cache is older than our
-// own write.
+// (onOwnedEvent), their caches say what is there now — each object kept as owned-copy.ts cuts it down,
+// with a digest of the controller's fields — an index says which objects carry each template's uid, and
+// for each object this process applied, a digest of what it applied and of the fields as the apiserver
+// answered says whether the cache still shows that write (no drift, nothing newer of ours in flight).
 
 import type { KubeClient } from '../kube/client.js';
 import { resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+import { keptCopy, copyChanged } from './owned-copy.js';
 import type { Watcher } from '../kube/watch.js';
 import { TEMPLATE_UID_LABEL } from './ownership.js';
 
@@ -29,9 +31,9 @@ export interface OwnedWatchesOptions {
 
 export class OwnedWatches {
   private readonly watches = new Map<string, OwnedWatch>();
-  /** Per watch: template uid → keys of the objects carrying it, kept from the watch's events. */
-  private readonly owned = new Map<string, Map<string, Set<string>>>();
-  /** Object (by watch and key) → hash of what this process last applied there: a cache older than our own write is not trusted. */
+  /** Per watch: template uid → keys of the objects carrying it (one key, or a set), kept from the watch's events. */
+  private readonly owned = new Map<string, Map<string, string | Set<string>>>();
+  /** Object (by watch and key) → digest of what this process last applied there and of the apiserver's answer (owned-copy.ts). */
   private readonly lastApplied = new Map<string, string>();
 
   constructor(private readonly o: OwnedWatchesOptions) {}
@@ -49,12 +51,14 @@ export class OwnedWatches {
       apiVersion,
       kind: info.kind,
       labelSelector: TEMPLATE_UID_LABEL,
+      transform: (o) => keptCopy(o, apiVersion, info.kind),
       handlers: {
         onAdd: (o) => this.index(id, o, true),
         onUpdate: (o, old) => {
           this.index(id, old, false);
           this.index(id, o, true);
-          this.o.onOwnedEvent(o);
+          // A new resourceVersion that changes nothing kept (managedFields' times, fields of others) is no event.
+          if (copyChanged(o, old)) this.o.onOwnedEvent(o);
         },
         onDelete: (o) => {
           this.index(id, o, false);
@@ -102,10 +106,11 @@ export class OwnedWatches {
 
   /** The keys of the objects of the kind carrying template uid `uid` (known once the watch has listed). */
   keysOf(info: ResourceInfo, uid: string): Iterable<string> {
-    return this.owned.get(watchId(info))?.get(uid) ?? [];
+    const keys = this.owned.get(watchId(info))?.get(uid);
+    return keys === undefined ? [] : typeof keys === 'string' ? [keys] : keys;
   }
 
-  /** The hash of what this process last applied at `key`. */
+  /** The digest this process recorded when it last applied at `key` (Member.apply). */
   applied(info: ResourceInfo, key: string): string | undefined {
     return this.lastApplied.get(`${watchId(info)}|${key}`);
   }
@@ -121,14 +126,18 @@ export class OwnedWatches {
     if (!uid) return;
     const key = objectKey(o);
     let byUid = this.owned.get(id);
-    if (!byUid) this.owned.set(id, (byUid = new Map<string, Set<string>>()));
+    if (!byUid) this.owned.set(id, (byUid = new Map<string, string | Set<string>>()));
+    // Nearly every template has one object of a kind on a member: a string, a set only for more.
     const keys = byUid.get(uid);
     if (add) {
-      if (keys) keys.add(key);
-      else byUid.set(uid, new Set([key]));
-    } else if (keys) {
+      if (keys === undefined || keys === key) byUid.set(uid, key);
+      else if (typeof keys === 'string') byUid.set(uid, new Set([keys, key]));
+      else keys.add(key);
+    } else if (keys === key) {
+      byUid.delete(uid);
+    } else if (keys !== undefined && typeof keys !== 'string') {
       keys.delete(key);
-      if (keys.size === 0) byUid.delete(uid);
+      if (keys.size === 1) byUid.set(uid, [...keys][0] ?? key);
     }
   }
 }

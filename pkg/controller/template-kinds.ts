@@ -114,6 +114,8 @@ export class TemplateKinds {
         apiVersion,
         kind,
         handlers: this.o.handlers,
+        // Nothing here reads a template's field sets; they are often the largest part of its metadata.
+        transform: withoutManagedFields,
         onError: (err, attempt, retryInMs) =>
           this.o.logger.warn('hub watch failed; retrying', {
             resource: info.resource,
@@ -184,4 +186,11 @@ export class TemplateKinds {
       // Unreachable now: the first apply of that kind starts the watch.
     }
   }
+}
+
+/** `o` without metadata.managedFields. */
+function withoutManagedFields(o: JsonObject): JsonObject {
+  if (!isObject(o.metadata) || !Object.hasOwn(o.metadata, 'managedFields')) return o;
+  const { managedFields: _dropped, ...metadata } = o.metadata;
+  return { ...o, metadata };
 }

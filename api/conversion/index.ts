@@ -12,6 +12,7 @@
 import { isObject, type JsonObject } from '../internal/objects.js';
 import { quote } from '../internal/quote.js';
 import { CONVERSION_ANNOTATION } from '../policy/v1beta1/types.js';
+import { errorClass } from '../internal/errors.js';
 
 export { CONVERSION_ANNOTATION } from '../policy/v1beta1/types.js';
 
@@ -26,13 +27,7 @@ export const CONVERTIBLE_VERSIONS: readonly string[] = [V1ALPHA1, V1BETA1];
 const PROPAGATION_KINDS = new Set(['PropagationPolicy', 'ClusterPropagationPolicy']);
 const OVERRIDE_KINDS = new Set(['OverridePolicy', 'ClusterOverridePolicy']);
 
-export class ConversionError extends Error {
-  readonly code = 'CONVERSION';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ConversionError';
-  }
-}
+export class ConversionError extends errorClass('ConversionError', 'CONVERSION') {}
 
 /**
  * What a v1alpha1 object says that v1beta1 has no field for, stored as JSON in CONVERSION_ANNOTATION.

@@ -14,17 +14,12 @@
 // cached (a bounded cache, see api/internal/cache.ts).
 
 import { BoundedCache } from '../internal/cache.js';
+import { errorClass } from '../internal/errors.js';
 
 export type PathSegment =
   { readonly key: string } | { readonly match: { readonly field: string; readonly value: string } };
 
-export class PathError extends Error {
-  readonly code = 'INVALID_PATH';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PathError';
-  }
-}
+export class PathError extends errorClass('PathError', 'INVALID_PATH') {}
 
 export const FORBIDDEN_SEGMENTS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 

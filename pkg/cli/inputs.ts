@@ -14,6 +14,7 @@ import { isClusterScoped, refOf, type ObjectRef } from '../engine/index.js';
 import { decodeYamlBytes, readYamlStream, YamlError } from '../yaml/index.js';
 import { UsageError } from './command.js';
 import { interruption } from './interrupt.js';
+import { errorClass } from '../../api/internal/errors.js';
 
 export interface SourcedDocument {
   object: unknown;
@@ -64,13 +65,7 @@ export function inputOptions(values: {
  */
 export const MAX_INPUT_BYTES = 64 * 1024 * 1024;
 
-export class InputError extends Error {
-  readonly code = 'INPUT';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'InputError';
-  }
-}
+export class InputError extends errorClass('InputError', 'INPUT') {}
 
 const MANIFEST = /\.(ya?ml|json)$/i;
 

@@ -4,17 +4,12 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { CommandIO } from './command.js';
+import { errorClass } from '../../api/internal/errors.js';
 
 /** From the built module (dist/pkg/cli/version.js), the package root is three directories up. */
 const PACKAGE_JSON = new URL('../../../package.json', import.meta.url);
 
-export class VersionError extends Error {
-  readonly code = 'VERSION';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'VersionError';
-  }
-}
+export class VersionError extends errorClass('VersionError', 'VERSION') {}
 
 /** The `version` of the flotilla package.json at `url`; throws VersionError naming the file when it cannot. */
 export async function readVersion(url: URL = PACKAGE_JSON): Promise<string> {

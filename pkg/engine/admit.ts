@@ -17,13 +17,9 @@ import { admitMutators, MutationError, type UnusableMutator } from './admit-muta
 import { isClusterScoped, refOf, sortInputs, type Template } from './inputs.js';
 import { isMutator, type Mutator } from './gatekeeper.js';
 import type { AppliedRule, Change, ClusterInfo } from './types.js';
-import { CodedError } from '../../api/internal/errors.js';
+import { errorClass } from '../../api/internal/errors.js';
 
-export class AdmissionOverrideError extends CodedError<'ADMISSION_OVERRIDE'> {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('AdmissionOverrideError', 'ADMISSION_OVERRIDE', message, options);
-  }
-}
+export class AdmissionOverrideError extends errorClass('AdmissionOverrideError', 'ADMISSION_OVERRIDE') {}
 
 export interface AdmitRequest {
   object: unknown;

@@ -10,13 +10,9 @@
 
 import { formatPath, GLOB, isGlob, parsePath, type PathSegment } from '../../api/path/index.js';
 import { cloneJson, isObject, setOwn, type JsonObject } from './json.js';
-import { CodedError } from '../../api/internal/errors.js';
+import { errorClass } from '../../api/internal/errors.js';
 
-export class PatchError extends CodedError<'PATCH'> {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('PatchError', 'PATCH', message, options);
-  }
-}
+export class PatchError extends errorClass('PatchError', 'PATCH') {}
 
 export interface PatchOperation {
   op: string;

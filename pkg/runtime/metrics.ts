@@ -3,6 +3,8 @@
 // Label values are whatever callers pass, so callers keep them to a bounded set (paths from a route
 // table, outcomes from an enum), never raw request input.
 
+import { errorClass } from '../../api/internal/errors.js';
+
 export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Seconds; fits request handling from sub-millisecond to a few seconds. */
@@ -10,13 +12,7 @@ export const DEFAULT_BUCKETS: readonly number[] = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
 ];
 
-export class MetricsError extends Error {
-  readonly code = 'METRICS';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'MetricsError';
-  }
-}
+export class MetricsError extends errorClass('MetricsError', 'METRICS') {}
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;

@@ -18,6 +18,7 @@
 
 import PQueue from 'p-queue';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
+import { errorClass } from '../../api/internal/errors.js';
 
 /** What a reconcile asks for next (controller-runtime's reconcile.Result). */
 export interface Result {
@@ -33,22 +34,10 @@ export interface Reconciler<K extends string = string> {
   reconcile(key: K, signal: AbortSignal): Promise<Result | void>;
 }
 
-export class QueueError extends Error {
-  readonly code = 'QUEUE';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'QueueError';
-  }
-}
+export class QueueError extends errorClass('QueueError', 'QUEUE') {}
 
 /** An error retrying cannot fix (invalid input, a conflict only a person can resolve): the key is not requeued. */
-export class TerminalError extends Error {
-  readonly code = 'TERMINAL';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'TerminalError';
-  }
-}
+export class TerminalError extends errorClass('TerminalError', 'TERMINAL') {}
 
 /** True for a TerminalError or an error caused by one (looked up 16 causes deep at most). */
 export function isTerminal(err: unknown): boolean {

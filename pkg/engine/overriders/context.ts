@@ -5,13 +5,9 @@
 import { expandValue } from '../../../api/variables/index.js';
 import { applyOperation, type PatchOperation } from '../patch.js';
 import type { Change, ChangeSource, ClusterInfo } from '../types.js';
-import { CodedError } from '../../../api/internal/errors.js';
+import { errorClass } from '../../../api/internal/errors.js';
 
-export class OverrideError extends CodedError<'OVERRIDE'> {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('OverrideError', 'OVERRIDE', message, options);
-  }
-}
+export class OverrideError extends errorClass('OverrideError', 'OVERRIDE') {}
 
 export interface OverrideContext {
   cluster: ClusterInfo;

@@ -17,17 +17,21 @@ import {
   type GroupVersionKind,
   type Operation,
 } from './types.js';
+import { errorClass } from '../../api/internal/errors.js';
 
 /** The body cannot be answered with a review: the HTTP layer turns it into a 400 with this message. */
-export class BadRequestError extends Error {
-  readonly code = 'BAD_REQUEST';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'BadRequestError';
-  }
-}
+export class BadRequestError extends errorClass('BadRequestError', 'BAD_REQUEST') {}
 
 export { isObject };
+
+/** The policies /validate and /mutate judge: these kinds, of either project's group. */
+export const POLICY_GROUPS: ReadonlySet<string> = new Set(['policy.flotilla.io', 'policy.karmada.io']);
+export const POLICY_KINDS: ReadonlySet<string> = new Set([
+  'PropagationPolicy',
+  'ClusterPropagationPolicy',
+  'OverridePolicy',
+  'ClusterOverridePolicy',
+]);
 
 /** Checks `kind` and `apiVersion` of a parsed body; returns the apiVersion to echo. */
 export function reviewVersion<V extends string>(body: unknown, kind: string, versions: readonly V[]): V {

@@ -5,16 +5,8 @@
 import jsonpatch from 'fast-json-patch';
 
 import { defaultObject } from '../../api/defaulting/index.js';
-import { deniedIfTooBig, errored, isObject, patched } from './admission.js';
+import { deniedIfTooBig, errored, isObject, patched, POLICY_GROUPS, POLICY_KINDS } from './admission.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
-
-const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
-const POLICY_KINDS = new Set([
-  'PropagationPolicy',
-  'ClusterPropagationPolicy',
-  'OverridePolicy',
-  'ClusterOverridePolicy',
-]);
 
 export interface MutatingOptions {
   /** A new permanent id per CREATE (crypto.randomUUID in the server). */

@@ -6,7 +6,7 @@
 
 import { ConversionError, toValidationShape } from '../../api/conversion/index.js';
 import { aggregate, validateObject, type FieldError, type ValidationContext } from '../../api/validation/index.js';
-import { allowed, denied, deniedIfTooBig, errored, isObject } from './admission.js';
+import { allowed, denied, deniedIfTooBig, errored, isObject, POLICY_GROUPS, POLICY_KINDS } from './admission.js';
 import { MAX_ERRORS_SHOWN } from './limits.js';
 import type { AdmissionRequest, AdmissionResponse } from './types.js';
 
@@ -23,14 +23,7 @@ export interface Inventory {
 
 export const EMPTY_INVENTORY: Inventory = { clusters: () => undefined };
 
-const POLICY_GROUPS = new Set(['policy.flotilla.io', 'policy.karmada.io']);
 const CLUSTER_GROUPS = new Set(['cluster.flotilla.io', 'cluster.karmada.io']);
-const POLICY_KINDS = new Set([
-  'PropagationPolicy',
-  'ClusterPropagationPolicy',
-  'OverridePolicy',
-  'ClusterOverridePolicy',
-]);
 
 export interface ValidatingOptions {
   inventory?: Inventory;

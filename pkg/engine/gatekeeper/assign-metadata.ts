@@ -1,8 +1,8 @@
 // AssignMetadata (pkg/mutation/mutators/assignmeta): adds one label or annotation, never changing one that
 // is there (its path test is MustNotExist on the key); every kind, every operation.
 
-import { obj, setOwn, type JsonObject } from '../json.js';
-import { readAssignField, valueFor } from './assign.js';
+import { obj, type JsonObject } from '../json.js';
+import { assignSetter, readAssignField } from './assign.js';
 import { MutatorError, readStart, type Mutator } from './mutator.js';
 import { newTester } from './tester.js';
 
@@ -39,17 +39,8 @@ export function readAssignMetadata(o: JsonObject): Mutator {
     terminalType: undefined,
     mustTerminate: false,
     ignored: Object.hasOwn(params, 'assignIf') ? ['spec.parameters.assignIf'] : [],
-    setter(m) {
-      const v = valueFor(value, m.object);
-      return {
-        keyedListOkay: true,
-        keyedListValue() {
-          throw new MutatorError('unreachable: AssignMetadata locations have no list', 'metadata-location');
-        },
-        setValue(target, key) {
-          setOwn(target, key, v);
-        },
-      };
-    },
+    setter: assignSetter(value, () => {
+      throw new MutatorError('unreachable: AssignMetadata locations have no list', 'metadata-location');
+    }),
   };
 }

@@ -45,6 +45,17 @@ export function valueFor(v: AssignValue, object: JsonObject): unknown {
   return str(meta?.[v.fromMetadata]) ?? '';
 }
 
+/**
+ * The setter of Assign and AssignMetadata: the value (copied, or read from the object's metadata) set at
+ * the location, once per call; `keyed` says what a keyed list gets.
+ */
+export function assignSetter(value: AssignValue, keyed: (v: unknown) => JsonObject): Mutator['setter'] {
+  return (m) => {
+    const v = valueFor(value, m.object);
+    return { keyedListOkay: true, keyedListValue: () => keyed(v), setValue: (target, key) => setOwn(target, key, v) };
+  };
+}
+
 /** validateObjectAssignedToList: a whole list item must be an object carrying the location's key value. */
 function checkListValue(path: readonly PathNode[], value: unknown): void {
   const lastNode = path[path.length - 1] as PathNode;
@@ -78,18 +89,9 @@ export function readAssign(o: JsonObject): Mutator {
     terminalType: 'Unknown',
     mustTerminate: false,
     ignored: Object.hasOwn(params, 'assignIf') ? ['spec.parameters.assignIf'] : [],
-    setter(m) {
-      const v = valueFor(value, m.object);
-      return {
-        keyedListOkay: true,
-        keyedListValue() {
-          if (!isObject(v)) throw new MutationError('assign.value for keyed list is not an object', 'keyed-list');
-          return v;
-        },
-        setValue(target, key) {
-          setOwn(target, key, v);
-        },
-      };
-    },
+    setter: assignSetter(value, (v) => {
+      if (!isObject(v)) throw new MutationError('assign.value for keyed list is not an object', 'keyed-list');
+      return v;
+    }),
   };
 }

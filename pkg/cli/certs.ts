@@ -37,6 +37,7 @@ import {
 import { UsageError, type CommandIO } from './command.js';
 import type { CertsCreateFlags, CertsPatchFlags } from './commands.js';
 import { loadKubeConfigFor } from './kubeflags.js';
+import { errorClass } from '../../api/internal/errors.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**
@@ -49,13 +50,7 @@ const MAX_SECRET_WRITES = 3;
 /** RFC 1123 label, as Kubernetes requires of namespace names (Service names are stricter still). */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-export class CertsCommandError extends Error {
-  readonly code = 'CERTS';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CertsCommandError';
-  }
-}
+export class CertsCommandError extends errorClass('CertsCommandError', 'CERTS') {}
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const unb64 = (s: string | undefined): string | undefined =>
@@ -351,30 +346,26 @@ export async function patch(values: CertsPatchFlags, io: CommandIO): Promise<num
   };
 
   const admission = kc.makeApiClient(k8s.AdmissionregistrationV1Api);
-  if (values.validating) {
-    const config = values.validating;
-    await attempt(`ValidatingWebhookConfiguration ${config}`, async () => {
-      const current = await admission.readValidatingWebhookConfiguration({ name: config });
-      const n = current.webhooks?.length ?? 0;
-      if (n > 0)
-        await admission.patchValidatingWebhookConfiguration({
-          name: config,
-          body: caBundleOps('/webhooks', n, caBundle),
-        });
-      return `patched the CA bundle of ${n} webhook(s) in ValidatingWebhookConfiguration ${config}`;
-    });
-  }
-  if (values.mutating) {
-    const config = values.mutating;
-    await attempt(`MutatingWebhookConfiguration ${config}`, async () => {
-      const current = await admission.readMutatingWebhookConfiguration({ name: config });
-      const n = current.webhooks?.length ?? 0;
-      if (n > 0)
-        await admission.patchMutatingWebhookConfiguration({
-          name: config,
-          body: caBundleOps('/webhooks', n, caBundle),
-        });
-      return `patched the CA bundle of ${n} webhook(s) in MutatingWebhookConfiguration ${config}`;
+  const configs = [
+    {
+      kind: 'ValidatingWebhookConfiguration',
+      name: values.validating,
+      read: (name: string) => admission.readValidatingWebhookConfiguration({ name }),
+      patch: (name: string, body: object[]) => admission.patchValidatingWebhookConfiguration({ name, body }),
+    },
+    {
+      kind: 'MutatingWebhookConfiguration',
+      name: values.mutating,
+      read: (name: string) => admission.readMutatingWebhookConfiguration({ name }),
+      patch: (name: string, body: object[]) => admission.patchMutatingWebhookConfiguration({ name, body }),
+    },
+  ];
+  for (const { kind, name: config, read, patch } of configs) {
+    if (!config) continue;
+    await attempt(`${kind} ${config}`, async () => {
+      const n = (await read(config)).webhooks?.length ?? 0;
+      if (n > 0) await patch(config, caBundleOps('/webhooks', n, caBundle));
+      return `patched the CA bundle of ${n} webhook(s) in ${kind} ${config}`;
     });
   }
   const extensions = kc.makeApiClient(k8s.ApiextensionsV1Api);

@@ -58,18 +58,11 @@ export class HubInputs {
   /** Starts the informers: Clusters first (placement needs them), then policies, then Karmada's groups when served. */
   async start(handlers: HubInputHandlers): Promise<void> {
     this.handlers = handlers;
-    const agent = this.o.agentCluster;
-    this.clusterInformer = this.informer(
+    this.clusterInformer = this.clusters(
       'clusters',
-      `/apis/${CLUSTER_API_VERSION}/clusters`,
       CLUSTER_API_VERSION,
-      'Cluster',
-      {
-        onAdd: (o) => handlers.onCluster(o),
-        onUpdate: (o) => handlers.onCluster(o),
-        onDelete: (o) => handlers.onClusterDeleted(o),
-      },
-      agent ? `metadata.name=${agent}` : undefined,
+      (o) => handlers.onCluster(o),
+      (o) => handlers.onClusterDeleted(o),
     );
     for (const p of POLICY_KINDS) {
       const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
@@ -164,6 +157,19 @@ export class HubInputs {
     return informer;
   }
 
+  /** The Clusters of one group (an agent's hub: its own Cluster only). */
+  private clusters(name: string, apiVersion: string, put: (o: JsonObject) => void, gone: (o: JsonObject) => void) {
+    const agent = this.o.agentCluster;
+    return this.informer(
+      name,
+      `/apis/${apiVersion}/clusters`,
+      apiVersion,
+      'Cluster',
+      { onAdd: (o) => put(o), onUpdate: (o) => put(o), onDelete: (o) => gone(o) },
+      agent ? `metadata.name=${agent}` : undefined,
+    );
+  }
+
   /** Informers for Karmada's groups, when the hub serves them (and they are not turned off). */
   private async startKarmada(): Promise<void> {
     if (this.o.karmadaGroups === 'off') return;
@@ -191,17 +197,11 @@ export class HubInputs {
       this.karmadaPolicyInformers.set(p.kind, informer);
     }
     if (await served(KARMADA_CLUSTER_API_VERSION, 'Cluster')) {
-      this.karmadaClusterInformer = this.informer(
+      this.karmadaClusterInformer = this.clusters(
         'clusters.cluster.karmada.io',
-        `/apis/${KARMADA_CLUSTER_API_VERSION}/clusters`,
         KARMADA_CLUSTER_API_VERSION,
-        'Cluster',
-        {
-          onAdd: (o) => this.onKarmadaCluster(o),
-          onUpdate: (o) => this.onKarmadaCluster(o),
-          onDelete: (o) => this.onKarmadaClusterDeleted(o),
-        },
-        this.o.agentCluster ? `metadata.name=${this.o.agentCluster}` : undefined,
+        (o) => this.onKarmadaCluster(o),
+        (o) => this.onKarmadaClusterDeleted(o),
       );
     }
     if (this.karmadaPolicyInformers.size > 0 || this.karmadaClusterInformer)

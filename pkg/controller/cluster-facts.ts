@@ -6,7 +6,8 @@
 // A member that fails a read keeps its last facts; the failure is logged once per change of message.
 
 import type { KubeClient } from '../kube/client.js';
-import { isObject, type JsonObject } from '../kube/objects.js';
+import { listPages } from '../kube/list-pages.js';
+import type { JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { resourceSummary, type APIEnablement, type ResourceSummary } from './cluster-summary.js';
 import { MemberDiscovery, readAPIEnablements } from './member-discovery.js';
@@ -27,19 +28,13 @@ async function listAll(
   signal: AbortSignal,
   fieldSelector?: string,
 ): Promise<JsonObject[]> {
-  const out: JsonObject[] = [];
-  let cont: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const res = await client.requestOk<{ items?: unknown[]; metadata?: { continue?: string } }>({
-      method: 'GET',
-      path,
-      query: { limit: String(PAGE), continue: cont, fieldSelector },
-      signal,
-    });
-    for (const item of res.body?.items ?? []) if (isObject(item)) out.push(item);
-    cont = res.body?.metadata?.continue || undefined;
-    if (!cont) return out;
-  }
+  const { items, complete } = await listPages(client, path, {
+    signal,
+    pageSize: PAGE,
+    maxPages: MAX_PAGES,
+    ...(fieldSelector ? { fieldSelector } : {}),
+  });
+  if (complete) return items;
   throw new Error(`${path}: more than ${MAX_PAGES * PAGE} objects; the resource summary is not written`);
 }
 

@@ -6,6 +6,7 @@
 // informers have listed once (a binding exists for every template that holds the finalizer).
 
 import type { KubeClient } from '../kube/client.js';
+import { listPages } from '../kube/list-pages.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { FINALIZER } from './ownership.js';
@@ -53,19 +54,7 @@ export async function listBoundKinds(
   path: string,
   signal: AbortSignal,
 ): Promise<Map<string, KindRef>> {
-  const items: unknown[] = [];
-  let cont: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const res = await hub.requestOk<{ items?: unknown[]; metadata?: { continue?: string } }>({
-      method: 'GET',
-      path,
-      query: { limit: String(PAGE), continue: cont },
-      signal,
-    });
-    items.push(...(res.body?.items ?? []));
-    cont = res.body?.metadata?.continue || undefined;
-    if (!cont) break;
-  }
+  const { items } = await listPages(hub, path, { signal, pageSize: PAGE, maxPages: MAX_PAGES });
   return boundKinds(items);
 }
 

@@ -5,6 +5,9 @@ import type { Action, ObjectResult } from './applier-types.js';
 import { TransportError } from './errors.js';
 import type { ObjectId } from './objects.js';
 
+/** What happened to one object: the action, a message, more fields of its result, the apiserver's warnings. */
+export type Outcome = [action: Action, message?: string, extra?: Partial<ObjectResult>, warnings?: string[]];
+
 /** Thrown to stop a member's remaining work once it is unreachable. */
 export class Unreachable extends Error {}
 
@@ -39,13 +42,7 @@ export class RunLog {
   }
 
   /** Records and reports the outcome of one object. */
-  result(
-    id: ObjectId,
-    action: Action,
-    message?: string,
-    extra: Partial<ObjectResult> = {},
-    warnings: string[] = [],
-  ): ObjectResult {
+  result(id: ObjectId, ...[action, message, extra = {}, warnings = []]: Outcome): ObjectResult {
     const r: ObjectResult = {
       ...id,
       action,

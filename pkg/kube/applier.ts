@@ -54,7 +54,7 @@ import { applySetMark } from './applyset-mark.js';
 import { CRD_GROUP, awaitSetCRDs } from './crd-wait.js';
 import { SetListings } from './set-listing.js';
 import { SetPruner, keyOf } from './set-prune.js';
-import { RunLog, Unreachable } from './applier-run.js';
+import { RunLog, Unreachable, type Outcome } from './applier-run.js';
 
 export type { ConflictResolution } from './delivery.js';
 export type { Action, ApplierOptions, ApplyMode, DesiredObject, MemberReport, ObjectResult } from './applier-types.js';
@@ -449,14 +449,8 @@ export class MemberApplier {
     this.finish(i, 'failed', f.message, f.unreachable ? { unreachable: true } : {});
   }
 
-  private finish(
-    i: Item,
-    action: Action,
-    message?: string,
-    extra: Partial<ObjectResult> = {},
-    warnings: string[] = [],
-  ): void {
-    i.result = this.log.result(i.id, action, message, extra, warnings);
+  private finish(i: Item, ...outcome: Outcome): void {
+    i.result = this.log.result(i.id, ...outcome);
   }
 
   private emit(r: ObjectResult): void {

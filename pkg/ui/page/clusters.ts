@@ -1,7 +1,7 @@
 // The clusters view: readiness and Lease age, sync mode, taints, capacity bars, version, API groups.
 
 import type { UiCapacity, UiCluster } from '../shared/model.js';
-import { age, el, replace } from './dom.js';
+import { age, el, replace, table } from './dom.js';
 import type { Store } from './store.js';
 
 function bar(c: UiCapacity): HTMLElement {
@@ -59,12 +59,7 @@ export function renderClusters(store: Store, root: HTMLElement): () => void {
     replace(
       root,
       el('h2', null, `Clusters (${store.clusters.size})`),
-      el(
-        'table',
-        { dataset: { testid: 'clusters' } },
-        el('thead', null, el('tr', null, ...head.map((h) => el('th', null, h)))),
-        el('tbody', null, ...store.clusterList().map(clusterRow)),
-      ),
+      table({ dataset: { testid: 'clusters' } }, head, store.clusterList().map(clusterRow)),
     );
   };
   root.className = '';

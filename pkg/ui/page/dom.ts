@@ -36,6 +36,21 @@ export function append(parent: Node, ...children: Child[]): void {
   }
 }
 
+/** A table: a header row of `head`, then `rows`. */
+export function table(props: Props | null, head: readonly string[], rows: readonly Node[]): HTMLTableElement {
+  return el(
+    'table',
+    props,
+    el('thead', null, el('tr', null, ...head.map((h) => el('th', null, h)))),
+    el('tbody', null, ...rows),
+  );
+}
+
+/** A table row: each cell a `<td>` holding it, or the `<td>` given. */
+export function row(props: Props | null, ...cells: Array<Child | HTMLTableCellElement>): HTMLTableRowElement {
+  return el('tr', props, ...cells.map((c) => (c instanceof HTMLTableCellElement ? c : el('td', null, c))));
+}
+
 /** Replaces every child of `parent`. */
 export function replace(parent: Node, ...children: Child[]): void {
   while (parent.firstChild) parent.removeChild(parent.firstChild);

@@ -3,28 +3,22 @@
 // its recent Events. Fetched again whenever the template's row changes.
 
 import type { UiClusterCopy, UiDiffLine, UiTemplateDetail } from '../shared/model.js';
-import { age, el, replace } from './dom.js';
+import { age, el, replace, row, table } from './dom.js';
 import { cellText } from './matrix.js';
 import type { Store } from './store.js';
 
 function diffTable(lines: UiDiffLine[]): HTMLElement {
   if (lines.length === 0) return el('p', { className: 'muted' }, 'same as the template');
-  return el(
-    'table',
+  return table(
     { className: 'diff' },
-    el('thead', null, el('tr', null, ...['field', 'template', 'delivered', 'set by'].map((h) => el('th', null, h)))),
-    el(
-      'tbody',
-      null,
-      ...lines.map((d) =>
-        el(
-          'tr',
-          { dataset: { path: d.path } },
-          el('td', null, d.path),
-          el('td', { className: 'old' }, d.template ?? ''),
-          el('td', { className: 'new' }, d.delivered ?? ''),
-          el('td', { className: 'override' }, d.setBy ?? ''),
-        ),
+    ['field', 'template', 'delivered', 'set by'],
+    lines.map((d) =>
+      row(
+        { dataset: { path: d.path } },
+        d.path,
+        el('td', { className: 'old' }, d.template ?? ''),
+        el('td', { className: 'new' }, d.delivered ?? ''),
+        el('td', { className: 'override' }, d.setBy ?? ''),
       ),
     ),
   );
@@ -60,52 +54,20 @@ function render(d: UiTemplateDetail): HTMLElement[] {
     el('p', null, 'claimed by ', el('strong', { dataset: { testid: 'policy' } }, policy)),
     ...d.errors.map((e) => el('p', { className: 'error' }, e)),
     el('h3', null, 'Placement'),
-    el(
-      'table',
+    table(
       { dataset: { testid: 'placement' } },
-      el('thead', null, el('tr', null, el('th', null, 'cluster'), el('th', null, 'chosen'), el('th', null, 'why'))),
-      el(
-        'tbody',
-        null,
-        ...d.placement.map((p) =>
-          el(
-            'tr',
-            null,
-            el('td', null, p.cluster),
-            el('td', null, p.selected ? 'yes' : 'no'),
-            el('td', null, p.reason),
-          ),
-        ),
-      ),
+      ['cluster', 'chosen', 'why'],
+      d.placement.map((p) => row(null, p.cluster, p.selected ? 'yes' : 'no', p.reason)),
     ),
     el('h3', null, 'Per cluster'),
     ...d.copies.map(copyBox),
     el('h3', null, 'Recent events'),
     d.events.length === 0
       ? el('p', { className: 'muted' }, 'none')
-      : el(
-          'table',
+      : table(
           { dataset: { testid: 'events' } },
-          el(
-            'thead',
-            null,
-            el('tr', null, ...['type', 'reason', 'age', 'count', 'message'].map((h) => el('th', null, h))),
-          ),
-          el(
-            'tbody',
-            null,
-            ...d.events.map((e) =>
-              el(
-                'tr',
-                null,
-                el('td', null, e.type),
-                el('td', null, e.reason),
-                el('td', null, age(e.lastSeen)),
-                el('td', null, e.count),
-                el('td', null, e.message),
-              ),
-            ),
-          ),
+          ['type', 'reason', 'age', 'count', 'message'],
+          d.events.map((e) => row(null, e.type, e.reason, age(e.lastSeen), e.count, e.message)),
         ),
     el('details', null, el('summary', null, 'template'), el('pre', null, d.template)),
   ];

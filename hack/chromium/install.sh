@@ -10,14 +10,9 @@
 #   FLOTILLA_CHROMIUM  a Chromium (or Chrome) executable you already have: used as is
 set -euo pipefail
 
-say() { echo "chromium-install: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-if [ -n "${FLOTILLA_CHROMIUM:-}" ]; then
-  [ -x "$FLOTILLA_CHROMIUM" ] || die "FLOTILLA_CHROMIUM=$FLOTILLA_CHROMIUM is not an executable"
-  echo "$FLOTILLA_CHROMIUM"
-  exit 0
-fi
+prefix=chromium-install
+. "$(dirname "$0")/../tool-lib.sh"
+use_given FLOTILLA_CHROMIUM
 
 find_chromium() {
   local p

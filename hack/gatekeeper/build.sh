@@ -14,14 +14,9 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
-say() { echo "gatekeeper-build: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-if [ -n "${FLOTILLA_GATEKEEPER_MUTATE:-}" ]; then
-  [ -x "$FLOTILLA_GATEKEEPER_MUTATE" ] || die "FLOTILLA_GATEKEEPER_MUTATE=$FLOTILLA_GATEKEEPER_MUTATE is not an executable file"
-  echo "$FLOTILLA_GATEKEEPER_MUTATE"
-  exit 0
-fi
+prefix=gatekeeper-build
+. "$here/../tool-lib.sh"
+use_given FLOTILLA_GATEKEEPER_MUTATE
 
 version="$(awk '$1=="require"&&$2=="github.com/open-policy-agent/gatekeeper/v3"{print $3; exit} $1=="github.com/open-policy-agent/gatekeeper/v3"&&$2~/^v/{print $2; exit}' "$here/mutate/go.mod")"
 [ -n "$version" ] || die "cannot read the Gatekeeper version from $here/mutate/go.mod"

@@ -9,13 +9,9 @@
 # Progress and compiler output go to stderr. A cold build takes about 5 minutes on 2 cores.
 set -euo pipefail
 
-say() { echo "helm-build: $*" >&2; }
-
-if [ -n "${HELM:-}" ]; then
-  [ -x "$HELM" ] || { say "HELM=$HELM is not an executable"; exit 1; }
-  echo "$HELM"
-  exit 0
-fi
+prefix=helm-build
+. "$(dirname "$0")/../tool-lib.sh"
+use_given HELM
 
 version="${HELM_VERSION:-v3.22.0}"
 out="${XDG_CACHE_HOME:-$HOME/.cache}/flotilla/helm/$version"

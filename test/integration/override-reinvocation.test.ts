@@ -8,25 +8,20 @@
 // of an unrelated field, and after `kubectl apply` of a new image.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpsRequest, type Server } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
-import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import { waitForCRDsEstablished } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
 import { chartOverrideHook } from '../helm-binary.js';
+import { spawnWebhook, waitWebhookReady, webhookCerts, type WebhookCerts, type WebhookProcess } from './webhook-io.js';
 
 type Obj = Record<string, unknown>;
-const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
 const NS = 'shop';
 const WAIT_MS = 40_000;
 const ARG = '--zone=eu-west-1';
@@ -75,9 +70,8 @@ function injector(cert: { certPem: string; keyPem: string }): { server: Server; 
 
 void describe('/override with another mutating webhook after it (reinvocation) and UPDATEs', () => {
   const env = useEnvironment({ members: 0 });
-  let dir: string;
-  let caPem: string;
-  let webhook: { child: ChildProcess; log: () => string; exited: Promise<unknown> } | undefined;
+  let certs: WebhookCerts;
+  let webhook: WebhookProcess | undefined;
   let other: ReturnType<typeof injector> | undefined;
   const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
 
@@ -100,14 +94,8 @@ void describe('/override with another mutating webhook after it (reinvocation) a
   };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'override-reinvoke-it-'));
-    const ca = createCA('override-reinvoke-it');
-    const serving = createServingCert(ca, { commonName: 'webhooks', ipAddresses: ['127.0.0.1'] });
-    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-    writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-    caPem = ca.certPem;
-    const caBundle = Buffer.from(caPem).toString('base64');
-    const port = await freePort();
+    certs = webhookCerts('override-reinvoke-it', 'webhooks');
+    const caBundle = Buffer.from(certs.caPem).toString('base64');
 
     const crds = customResourceDefinitions();
     const installed = await k(['apply', '--server-side', '-f', '-'], {
@@ -154,49 +142,19 @@ void describe('/override with another mutating webhook after it (reinvocation) a
     });
     assert.equal(objects.status, 0, objects.stderr);
 
-    const child = spawn(
-      process.execPath,
-      [
-        MAIN,
-        'webhook',
-        '--tls-cert-file',
-        join(dir, 'tls.crt'),
-        '--tls-private-key-file',
-        join(dir, 'tls.key'),
-        '--port',
-        String(port),
-        '--health-port',
-        '0',
-        '--bind-address',
-        '127.0.0.1',
-        '--kubeconfig',
-        env().hub.kubeconfigPath,
-        '--override',
-        '--cluster-name',
-        'eu-1',
-      ],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let log = '';
-    child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
-    webhook = { child, log: () => log, exited: new Promise((resolve) => child.once('exit', resolve)) };
-    const readyz = () =>
-      new Promise<number>((resolve) => {
-        const req = httpsRequest({ host: '127.0.0.1', port, path: '/readyz', ca: caPem, timeout: 2000 }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
-        req.on('error', () => resolve(0));
-        req.end();
-      });
-    assert.equal(await eventually(readyz, (s) => s === 200, WAIT_MS, 100), 200, `webhook not ready:\n${log}`);
+    webhook = await spawnWebhook({
+      certs,
+      kubeconfig: env().hub.kubeconfigPath,
+      args: ['--override', '--cluster-name', 'eu-1'],
+    });
+    await waitWebhookReady(webhook, certs.caPem, WAIT_MS);
 
-    other = injector(serving);
+    other = injector(certs.serving);
     const otherPort = await freePort();
     await new Promise<void>((resolve) => other?.server.listen(otherPort, '127.0.0.1', resolve));
 
     // Flotilla's webhook as the chart renders it; the injector's configuration sorts after it.
-    const hook = chartOverrideHook('eu-1', `https://127.0.0.1:${port}/override`, caBundle);
+    const hook = chartOverrideHook('eu-1', `https://127.0.0.1:${webhook.port}/override`, caBundle);
     assert.equal(hook.reinvocationPolicy, 'IfNeeded');
     const registered = await k(['apply', '-f', '-'], {
       apiVersion: 'v1',
@@ -251,7 +209,7 @@ void describe('/override with another mutating webhook after it (reinvocation) a
     webhook?.child.kill('SIGTERM');
     await webhook?.exited;
     await new Promise((resolve) => (other ? other.server.close(resolve) : resolve(undefined)));
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(certs.dir, { recursive: true, force: true });
   });
 
   void it('kubectl create deployment: the argument is stored once although Flotilla was called again', async () => {

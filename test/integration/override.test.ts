@@ -7,26 +7,20 @@
 // unmodified and the apiserver counts it; with Fail the refusal names Flotilla's webhook.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
-import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import { waitForCRDsEstablished } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
-import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
 import { chartOverrideHook } from '../helm-binary.js';
+import { spawnWebhook, waitWebhookReady, webhookCerts, type WebhookCerts, type WebhookProcess } from './webhook-io.js';
 
 type Obj = Record<string, unknown>;
-const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
 const NS = 'shop';
 const WAIT_MS = 40_000;
 
@@ -46,52 +40,10 @@ const IMAGES_NS = 'images';
 
 void describe('the apiserver calling /override on flotilla webhook --override', () => {
   const env = useEnvironment({ members: 0 });
-  let dir: string;
-  let port: number;
-  let caPem: string;
-  let webhook: { child: ChildProcess; log: () => string; exited: Promise<unknown> } | undefined;
+  let certs: WebhookCerts;
+  let webhook: WebhookProcess | undefined;
   const kubeconfig = () => env().hub.kubeconfigPath;
   const k = (args: string[], stdin?: unknown) => kubectl(kubeconfig(), args, stdin);
-
-  const startWebhook = () => {
-    const child = spawn(
-      process.execPath,
-      [
-        MAIN,
-        'webhook',
-        '--tls-cert-file',
-        join(dir, 'tls.crt'),
-        '--tls-private-key-file',
-        join(dir, 'tls.key'),
-        '--port',
-        String(port),
-        '--health-port',
-        '0',
-        '--bind-address',
-        '127.0.0.1',
-        '--kubeconfig',
-        kubeconfig(),
-        '--override',
-        '--cluster-name',
-        'eu-1',
-      ],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let log = '';
-    child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    webhook = { child, log: () => log, exited };
-  };
-
-  const readyz = () =>
-    new Promise<number>((resolve) => {
-      const req = httpsRequest({ host: '127.0.0.1', port, path: '/readyz', ca: caPem, timeout: 2000 }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('error', () => resolve(0));
-      req.end();
-    });
 
   const deployment = async (name: string): Promise<Obj | undefined> => {
     const r = await k(['get', 'deployment', name, '-n', NS, '-o', 'json']);
@@ -108,13 +60,7 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
   };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'override-it-'));
-    const ca = createCA('override-it');
-    const serving = createServingCert(ca, { commonName: 'flotilla-webhook', ipAddresses: ['127.0.0.1'] });
-    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-    writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-    caPem = ca.certPem;
-    port = await freePort();
+    certs = webhookCerts('override-it');
 
     const crds = [...customResourceDefinitions(), ...GATEKEEPER_CRDS];
     const installed = await k(['apply', '--server-side', '-f', '-'], {
@@ -193,12 +139,15 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
     });
     assert.equal(objects.status, 0, objects.stderr);
 
-    startWebhook();
-    const ready = await eventually(readyz, (s) => s === 200, WAIT_MS, 100);
-    assert.equal(ready, 200, `the webhook never became ready:\n${webhook?.log()}`);
+    webhook = await spawnWebhook({ certs, kubeconfig: kubeconfig(), args: ['--override', '--cluster-name', 'eu-1'] });
+    await waitWebhookReady(webhook, certs.caPem, WAIT_MS);
 
     // The chart's override webhook (webhook.override.enabled), pointed at this process by URL.
-    const hook = chartOverrideHook('eu-1', `https://127.0.0.1:${port}/override`, Buffer.from(caPem).toString('base64'));
+    const hook = chartOverrideHook(
+      'eu-1',
+      `https://127.0.0.1:${webhook.port}/override`,
+      Buffer.from(certs.caPem).toString('base64'),
+    );
     const registered = await k(['apply', '-f', '-'], {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
@@ -220,7 +169,7 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
   after(async () => {
     webhook?.child.kill('SIGTERM');
     await webhook?.exited;
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(certs.dir, { recursive: true, force: true });
   });
 
   void it("kubectl create deployment gets the cluster's override, then the Gatekeeper mutator", async () => {

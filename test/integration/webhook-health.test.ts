@@ -5,37 +5,24 @@
 // the HTTPS port allows is taken; both ports close on SIGTERM.
 
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
-import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import { waitForCRDsEstablished } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
+import { httpsStatus, spawnWebhook, webhookCerts, type WebhookCerts, type WebhookProcess } from './webhook-io.js';
 
 type Obj = Record<string, unknown>;
-const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
 const WAIT_MS = 40_000;
 /** The HTTPS port's connection limit (server.ts MAX_CONNECTIONS). */
 const HTTPS_CONNECTIONS = 1024;
-
-interface Webhook {
-  child: ChildProcess;
-  port: number;
-  healthPort: number;
-  log: () => string;
-  exited: Promise<number | null>;
-}
 
 /** Status of GET `path` on a new plain-HTTP connection (0: no answer within 5 s). */
 const plain = (port: number, path: string) =>
@@ -51,63 +38,26 @@ const plain = (port: number, path: string) =>
 
 void describe('flotilla webhook --health-port: probes in plain HTTP on the real process', () => {
   const env = useEnvironment({ members: 0 });
-  let dir: string;
-  let caPem: string;
-  const started: Webhook[] = [];
+  let certs: WebhookCerts;
+  const started: WebhookProcess[] = [];
   const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
 
   /** Status of GET `path` on a new HTTPS connection to the admission port (0: refused or closed). */
-  const secure = (port: number, path: string) =>
-    new Promise<number>((resolve) => {
-      const req = httpsRequest({ host: '127.0.0.1', port, path, ca: caPem, agent: false, timeout: 5_000 }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on('timeout', () => req.destroy());
-      req.on('error', () => resolve(0));
-      req.end();
-    });
+  const secure = (port: number, path: string) => httpsStatus(port, path, certs.caPem);
 
-  const startWebhook = async (kubeconfig: string): Promise<Webhook> => {
-    const [port, healthPort] = [await freePort(), await freePort()];
-    const child = spawn(
-      process.execPath,
-      [
-        MAIN,
-        'webhook',
-        '--tls-cert-file',
-        join(dir, 'tls.crt'),
-        '--tls-private-key-file',
-        join(dir, 'tls.key'),
-        '--port',
-        String(port),
-        '--health-port',
-        String(healthPort),
-        '--bind-address',
-        '127.0.0.1',
-        '--kubeconfig',
-        kubeconfig,
-        '--override',
-        '--cluster-name',
-        'eu-1',
-      ],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let log = '';
-    child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const w = { child, port, healthPort, log: () => log, exited };
+  const startWebhook = async (kubeconfig: string): Promise<WebhookProcess> => {
+    const w = await spawnWebhook({
+      certs,
+      kubeconfig,
+      healthPort: await freePort(),
+      args: ['--override', '--cluster-name', 'eu-1'],
+    });
     started.push(w);
     return w;
   };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'webhook-health-it-'));
-    const ca = createCA('webhook-health-it');
-    const serving = createServingCert(ca, { commonName: 'flotilla-webhook', ipAddresses: ['127.0.0.1'] });
-    writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-    writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-    caPem = ca.certPem;
+    certs = webhookCerts('webhook-health-it');
     const crds = customResourceDefinitions();
     const installed = await k(['apply', '--server-side', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: crds });
     assert.equal(installed.status, 0, installed.stderr);
@@ -123,12 +73,12 @@ void describe('flotilla webhook --health-port: probes in plain HTTP on the real 
       w.child.kill('SIGKILL');
       await w.exited;
     }
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(certs.dir, { recursive: true, force: true });
   });
 
   void it('is alive and not ready on the probe port while the apiserver it reads its policies from does not answer', async () => {
     // A kubeconfig naming a port nothing listens on.
-    const nowhere = join(dir, 'nowhere.kubeconfig');
+    const nowhere = join(certs.dir, 'nowhere.kubeconfig');
     writeFileSync(
       nowhere,
       JSON.stringify({

@@ -67,12 +67,13 @@ type KubeErrors = typeof ClientErrors;
 
 /** The cluster for --kubeconfig/--context, with client-node and its error helpers, loaded on demand. */
 async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: CommandIO) {
-  const [kc, k8s, errors] = await Promise.all([
+  const [config, k8s, errors, { clientNodeConfig }] = await Promise.all([
     loadKubeConfigFor(values, io),
     import('@kubernetes/client-node'),
     import('../kube/client-errors.js'),
+    import('../kube/config.js'),
   ]);
-  return { kc, k8s, ...errors };
+  return { kc: await clientNodeConfig(config), k8s, ...errors };
 }
 
 interface Material {

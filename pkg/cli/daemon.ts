@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 
 import { runHoldingLease, type HoldingLeaseOptions } from '../controller/index.js';
 import { KubeClient } from '../kube/client.js';

@@ -4,7 +4,7 @@
 
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 import type { KubeconfigSource } from '../kube/kubeconfig.js';
 import { UsageError, type CommandIO, type Flags } from './command.js';
 

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -28,6 +28,17 @@ function modulesLoadedBy(args: string[]): { code: number | null; modules: string
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'flotilla-startup-'));
+// A kubeconfig whose server listens nowhere: the commands read it and fail to reach it.
+const kubeconfig = join(tmp, 'kubeconfig');
+writeFileSync(
+  kubeconfig,
+  JSON.stringify({
+    'current-context': 'c',
+    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1' } }],
+    users: [{ name: 'u', user: { token: 't' } }],
+    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+  }),
+);
 
 const HEAVY = {
   'the Kubernetes client': '/node_modules/@kubernetes/client-node/',
@@ -70,6 +81,27 @@ const cases: Array<{ args: string[]; code: number; loads: Heavy[] }> = [
     ],
     code: 1,
     loads: ['the webhook server'],
+  },
+  // The long-running processes read kubeconfigs with the project's own loader, not client-node's.
+  {
+    args: [
+      'webhook',
+      '--kubeconfig',
+      kubeconfig,
+      '--tls-cert-file',
+      join(tmp, 'missing.crt'),
+      '--tls-private-key-file',
+      join(tmp, 'missing.key'),
+    ],
+    code: 1,
+    loads: ['the webhook server'],
+  },
+  { args: ['controller', '--kubeconfig', join(tmp, 'missing')], code: 1, loads: [] },
+  { args: ['controller', '--kubeconfig', kubeconfig, '--context', 'unknown'], code: 1, loads: [] },
+  {
+    args: ['agent', '--cluster-name', 'm', '--hub-kubeconfig', kubeconfig, '--kubeconfig', join(tmp, 'missing')],
+    code: 1,
+    loads: [],
   },
 ];
 

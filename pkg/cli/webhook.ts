@@ -32,16 +32,19 @@ async function clusterInventory(
     if (e instanceof UsageError && values.context === undefined) return undefined;
     throw e;
   }
-  const [{ CustomObjectsApi }, { describeKubeError, httpStatus }] = await Promise.all([
-    import('@kubernetes/client-node'),
-    import('../kube/client-errors.js'),
-  ]);
+  const [{ KubeClient }, { ApiError }] = await Promise.all([import('../kube/client.js'), import('../kube/errors.js')]);
+  const client = new KubeClient(kubeconfig, { concurrency: 2, userAgent: 'flotilla-webhook' });
+  const api = {
+    listClusterCustomObject: async (g: { group: string; version: string; plural: string }) =>
+      (await client.requestOk({ method: 'GET', path: `/apis/${g.group}/${g.version}/${g.plural}` })).body,
+  };
   return new PollingInventory({
     intervalMs: values['cluster-list-interval'],
     logger,
-    list: clusterLister(kubeconfig.makeApiClient(CustomObjectsApi), {
-      status: httpStatus,
-      describe: describeKubeError,
+    list: clusterLister(api, {
+      status: (e) => (e instanceof ApiError ? e.status : undefined),
+      describe: (e) =>
+        e instanceof ApiError ? `HTTP ${e.status}: ${e.message}` : e instanceof Error ? e.message : String(e),
       logger,
     }),
   });

@@ -3,7 +3,7 @@
 // from the Cluster object of the same name among the input documents; a context without one is a member
 // with no labels, and a Cluster object whose name no context has is an error naming both.
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 
 import { API_VERSION as CLUSTER_API_VERSION } from '../../api/cluster/v1alpha1/types.js';
 import {

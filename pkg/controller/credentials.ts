@@ -8,7 +8,7 @@
 // program (`exec`, `auth-provider`) or read a file of the controller's (`certificate-authority`,
 // `client-certificate`, `client-key`, `tokenFile`) is refused with the field named, never with its value.
 
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/config.js';
 
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { readYaml } from '../yaml/index.js';

@@ -16,7 +16,7 @@
 // the object's uid as a precondition), and nothing else: every object of the kind carrying the template's
 // uid label (an override may have renamed it, or moved it to another namespace) but the one at `keep`.
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 
 import { apiError, KubeClient, METADATA_ACCEPT } from '../kube/client.js';
 import {

@@ -6,7 +6,7 @@
 // reconciler (status.ts) writes it, and the templates are queued again whenever the set of members or
 // their readiness changes.
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 
 import type { KubeClient } from '../kube/client.js';
 import type { Transport } from '../kube/transport.js';

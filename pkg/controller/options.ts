@@ -1,7 +1,7 @@
 // The controller's options (`flotilla controller`, `flotilla agent`): what the manager (manager.ts) is
 // given; which of push, sharded push or agent the process is follows from `sharding` and `agent`.
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 
 import type { Transport } from '../kube/transport.js';
 import type { Logger } from '../runtime/log.js';

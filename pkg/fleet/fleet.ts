@@ -3,7 +3,7 @@
 // object's Events are read from the hub when asked. Construct, `start(signal)`, `waitForSync`, then read;
 // `subscribe` says when something changed (the caller decides how often to look again).
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../kube/config.js';
 
 import { KubeClient, apiError } from '../kube/client.js';
 import { Discovery, resourcePath } from '../kube/discovery.js';

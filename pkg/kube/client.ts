@@ -8,7 +8,7 @@
 // object as rendered, byte for byte, and every request is a single round trip on a warm connection.
 
 import PQueue from 'p-queue';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './config.js';
 
 import { ApiError, TransportError } from './errors.js';
 import { sleep } from '../runtime/clock.js';

@@ -1,6 +1,7 @@
 // Member access for the command line and the controller: kubeconfig loading, a keep-alive HTTP client
-// per member, discovery, the ApplySet convention and the server-side-apply applier. Importing this
-// module loads @kubernetes/client-node; commands that do not talk to clusters must not import it.
+// per member, discovery, the ApplySet convention and the server-side-apply applier. It does not load
+// @kubernetes/client-node (config.ts is the project's own kubeconfig model); commands that do not talk
+// to clusters still import it only when they need it.
 export {
   KubeconfigError,
   type KubeconfigErrorCode,
@@ -19,6 +20,7 @@ export {
   type KubeconfigSource,
   type LoadedKubeconfig,
 } from './kubeconfig.js';
+export { KubeConfig, type Cluster, type Context, type User } from './config.js';
 export { KubeClient, apiError, type ClientOptions, type KubeRequest, type KubeResponse } from './client.js';
 export { httpsTransport, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
 export { Discovery, resourcePath, splitApiVersion, type ResourceInfo } from './discovery.js';

@@ -1,22 +1,22 @@
 // Loading kubeconfig files the way kubectl finds them, from options the command layer fills in (this
-// module reads no environment), and splitting one into a KubeConfig per context. It imports
-// @kubernetes/client-node, which takes most of a second to load, so commands import it only when they talk
-// to an apiserver.
+// module reads no environment), and splitting one into a KubeConfig per context (config.ts: the project's
+// own kubeconfig model, not client-node's, whose loader brings in every generated API model).
 //
 // Precedence (kubectl's): the explicit file alone; else every file listed in $KUBECONFIG, merged; else
 // ~/.kube/config; else the pod's service account. Merging follows client-go's rules: files are read in
 // order, a missing or empty file is skipped, the first file to define a cluster, user or context name wins
-// (client-node's own merge throws on a duplicate instead), and the first file that sets current-context
+// (client-node's merge throws on a duplicate instead), and the first file that sets current-context
 // decides it. Relative paths in a file are resolved against that file's directory.
 //
-// Every member client gets its own KubeConfig holding one context (configForContext): client-node resolves
+// Every member client gets its own KubeConfig holding one context (configForContext): a KubeConfig resolves
 // credentials from the *current* context on every request, so sharing one KubeConfig across clusters would
 // mix one cluster's server with another's credentials.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import { KubeConfig, type Cluster, type Context, type User } from '@kubernetes/client-node';
+import { KubeConfig, MissingFieldError, type Cluster, type Context, type User } from './config.js';
 
+import { YamlError } from '../yaml/index.js';
 import { KubeconfigError, displayServer } from './errors.js';
 
 export interface KubeconfigSource {
@@ -72,19 +72,20 @@ export function readKubeconfigFile(file: string): KubeConfig {
 }
 
 /**
- * client-node parses with js-yaml, whose messages quote the offending lines (which may hold a token);
- * only the position and the reason are kept. Its own validation messages (`users[2].name is missing`)
- * name fields, not values.
+ * The YAML reader's problems give a line and a reason, never the text (which may hold a token); the model's
+ * own (`users[2].name is missing`) name fields, not values.
  */
 function loadErrorMessage(err: unknown): string {
-  if (err instanceof Error && err.name === 'YAMLException') {
-    const e = err as Error & { mark?: { line?: number; column?: number }; reason?: string };
-    const where = e.mark?.line !== undefined ? ` at line ${e.mark.line + 1}` : '';
-    return `invalid YAML${where}${e.reason ? `: ${e.reason.split('\n')[0]?.slice(0, 120) ?? ''}` : ''}`;
+  if (err instanceof YamlError) {
+    const reason =
+      err.problem.message
+        .replace(/^invalid YAML: /, '')
+        .split('\n')[0]
+        ?.slice(0, 120) ?? '';
+    return `invalid YAML at line ${err.problem.line}${reason ? `: ${reason}` : ''}`;
   }
   if (err instanceof TypeError) return 'not a kubeconfig (expected a mapping with clusters, users and contexts)';
-  if (err instanceof Error && /^(clusters|users|contexts)\[\d+\]\.[\w.]+ is missing$/.test(err.message))
-    return err.message;
+  if (err instanceof MissingFieldError) return err.message;
   return 'not a valid kubeconfig';
 }
 

@@ -6,7 +6,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './config.js';
 
 import { TransportError, displayServer } from './errors.js';
 import type { WatchEvent, WatchRequest } from './watch.js';
@@ -51,7 +51,7 @@ export function isTransport(v: KubeConfig | Transport): v is Transport {
 }
 
 /**
- * The real transport: client-node's KubeConfig supplies the server, the TLS material and the
+ * The real transport: the KubeConfig (config.ts) supplies the server, the TLS material and the
  * credentials (tokens, exec plugins, basic auth, impersonation, refreshed per request); node:https sends
  * the requests through one keep-alive Agent of at most `maxSockets` connections.
  */
@@ -168,7 +168,7 @@ class HttpsTransport implements Transport {
   }
 }
 
-/** The TLS material client-node put on request options (CA, client certificate, verification), for an Agent. */
+/** The TLS material the KubeConfig put on request options (CA, client certificate, verification), for an Agent. */
 export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
   const out: https.AgentOptions = {};
   for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {

@@ -7,7 +7,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './config.js';
 
 import { isTransport, tlsOptions, type Transport } from './transport.js';
 import { ApiError, TransportError, displayServer } from './errors.js';

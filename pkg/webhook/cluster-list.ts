@@ -13,13 +13,13 @@ export const CLUSTER_GROUPS = [
   { group: 'cluster.karmada.io', version: 'v1alpha1' },
 ] as const;
 
-/** client-node's CustomObjectsApi, as far as listing Clusters goes. */
+/** Lists a group's Clusters (the CLI: one GET through a KubeClient; tests: a stub). */
 export interface ClusterObjectsApi {
   listClusterCustomObject(p: { group: string; version: string; plural: string }): Promise<unknown>;
 }
 
 export interface ClusterListOptions {
-  /** The HTTP status of a failed call (client-node's ApiException code). */
+  /** The HTTP status of a failed call (an ApiError's status). */
   status(e: unknown): number | undefined;
   /** A readable message for a failed call. */
   describe(e: unknown): string;

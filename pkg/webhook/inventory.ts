@@ -5,7 +5,7 @@ import type { ClusterInfo, Inventory } from './validating.js';
 import type { Logger } from '../runtime/log.js';
 
 export interface PollingInventoryOptions {
-  /** Lists the Cluster objects (client-node in the CLI; a stub in tests). */
+  /** Lists the Cluster objects (a KubeClient in the CLI; a stub in tests). */
   list: () => Promise<ClusterInfo[]>;
   /** Default 30 s. */
   intervalMs?: number;

@@ -479,9 +479,11 @@ export class FakeApiserver implements Transport {
         `Apply failed with ${conflicts.length} conflict${conflicts.length > 1 ? 's' : ''}: ${conflicts.join('; ')}`,
       );
     }
-    // Fields the manager owned alone and no longer sends are removed.
+    // Fields the manager owned alone and no longer sends are removed (of the part this request writes: an
+    // apply to the resource leaves status alone, one to the status subresource everything else).
     for (const [key2, owners] of [...current.owners]) {
       if (!owners.has(manager) || sentKeys.has(key2)) continue;
+      if (((JSON.parse(key2) as string[])[0] === 'status') !== r.status) continue;
       owners.delete(manager);
       if (owners.size === 0) {
         current.owners.delete(key2);

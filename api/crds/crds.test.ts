@@ -313,7 +313,7 @@ void describe('customResourceDefinitions', () => {
     }
   });
 
-  void it("gives Karmada's short names and category to Karmada's groups only; Flotilla's policies answer to fpp, fcpp, fop, fcop", () => {
+  void it("gives Karmada's short names and category to Karmada's groups only; Flotilla's policies answer to fpp, fcpp, fop, fcop and its binding to frb", () => {
     const names = (crds: CustomResourceDefinition[]) =>
       Object.fromEntries(crds.map((c) => [c.metadata.name, [c.spec.names.shortNames ?? [], c.spec.names.categories]]));
     assert.deepStrictEqual(names(karmadaCustomResourceDefinitions()), {
@@ -322,6 +322,9 @@ void describe('customResourceDefinitions', () => {
       'overridepolicies.policy.karmada.io': [['op'], ['karmada-io']],
       'clusteroverridepolicies.policy.karmada.io': [['cop'], ['karmada-io']],
       'clusters.cluster.karmada.io': [[], ['karmada-io']],
+      'resourcebindings.work.karmada.io': [['rb'], ['karmada-io']],
+      'clusterresourcebindings.work.karmada.io': [['crb'], ['karmada-io']],
+      'works.work.karmada.io': [['wk'], ['karmada-io']],
     });
     assert.deepStrictEqual(names(customResourceDefinitions()), {
       'propagationpolicies.policy.flotilla.io': [['fpp'], ['flotilla']],
@@ -329,7 +332,7 @@ void describe('customResourceDefinitions', () => {
       'overridepolicies.policy.flotilla.io': [['fop'], ['flotilla']],
       'clusteroverridepolicies.policy.flotilla.io': [['fcop'], ['flotilla']],
       'clusters.cluster.flotilla.io': [[], ['flotilla']],
-      'resourcebindings.work.flotilla.io': [['rb'], ['flotilla']],
+      'resourcebindings.work.flotilla.io': [['frb'], ['flotilla']],
       'works.work.flotilla.io': [[], ['flotilla']],
     });
   });

@@ -19,6 +19,8 @@ import {
   type JSONSchemaProps,
   type PrinterColumn,
 } from './props.js';
+import { KARMADA_CATEGORY } from '../work/karmada/types.js';
+import { karmadaWorkCRDs } from './karmada-work.js';
 import { bindingCRD, workCRD } from './work.js';
 
 export type { CustomResourceDefinition, JSONSchemaProps, PrinterColumn } from './props.js';
@@ -385,8 +387,7 @@ function policyStatus(family: 'propagation' | 'override'): JSONSchemaProps {
 
 export const KARMADA_POLICY_GROUP = 'policy.karmada.io';
 export const KARMADA_CLUSTER_GROUP = 'cluster.karmada.io';
-/** Karmada's CRD category (`kubectl get karmada-io`). */
-export const KARMADA_CATEGORY = 'karmada-io';
+export { KARMADA_CATEGORY };
 
 /**
  * Karmada's API groups for a hub that does not run Karmada (the chart's `karmadaAPI.enabled`): the four
@@ -394,6 +395,8 @@ export const KARMADA_CATEGORY = 'karmada-io';
  * webhook, no conversion) and Cluster in cluster.karmada.io v1alpha1. Same schemas, status and printer
  * columns as Flotilla's own. They carry Karmada's short names (pp, cpp, op, cop) and category
  * (karmada-io), so a Karmada user's `kubectl get pp` or `kubectl delete pp X` reaches Karmada's group;
+ * and work.karmada.io's ResourceBinding, ClusterResourceBinding and Work (karmada-work.ts), which the
+ * controller writes as Karmada would (`kubectl get rb`; Flotilla's own binding answers to frb);
  * Flotilla's policy CRDs answer to fpp, fcpp, fop and fcop (kubectl takes a short name shared by two groups
  * from the group it lists first, which for CRD groups is the alphabetical first: Flotilla's).
  */
@@ -427,6 +430,7 @@ export function karmadaCustomResourceDefinitions(): CustomResourceDefinition[] {
         names: { ...cluster.spec.names, categories: [KARMADA_CATEGORY] },
       },
     },
+    ...karmadaWorkCRDs(),
   ];
 }
 

@@ -106,3 +106,50 @@ export const CONDITIONS: JSONSchemaProps = {
     },
   },
 };
+
+/** A CRD of one version, stored, with a status subresource (the work kinds: Flotilla's and Karmada's). */
+export function singleVersionCRD(o: {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  names: { singular: string; shortNames?: string[] };
+  categories: string[];
+  scope: 'Namespaced' | 'Cluster';
+  schema: JSONSchemaProps;
+  columns: PrinterColumn[];
+}): CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${o.plural}.${o.group}`, labels: LABELS },
+    spec: {
+      group: o.group,
+      names: { kind: o.kind, listKind: `${o.kind}List`, plural: o.plural, ...o.names, categories: o.categories },
+      scope: o.scope,
+      versions: [
+        {
+          name: o.version,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: o.schema },
+          subresources: { status: {} },
+          additionalPrinterColumns: o.columns,
+        },
+      ],
+    },
+  };
+}
+
+/** An object reference (apiVersion, kind, namespace, name) with `extra` fields after the name. */
+export function objectReference(
+  description: string | undefined,
+  extra: Record<string, JSONSchemaProps>,
+): JSONSchemaProps {
+  return {
+    type: 'object',
+    ...(description ? { description } : {}),
+    required: ['apiVersion', 'kind', 'name'],
+    properties: { apiVersion: str(), kind: str(), namespace: str(), name: str(), ...extra },
+  };
+}

@@ -5,8 +5,9 @@ import { BINDING, GROUP as WORK_GROUP, WORK } from '../work/v1alpha1/types.js';
 import {
   AGE,
   CONDITIONS,
-  LABELS,
   int,
+  objectReference,
+  singleVersionCRD,
   str,
   topLevel,
   type CustomResourceDefinition,
@@ -50,7 +51,7 @@ export function bindingCRD(): CustomResourceDefinition {
       },
     },
   };
-  return workGroupCRD(BINDING, { singular: 'resourcebinding', shortNames: ['rb'] }, spec, status, [
+  return workGroupCRD(BINDING, { singular: 'resourcebinding', shortNames: ['frb'] }, spec, status, [
     { name: 'Kind', type: 'string', jsonPath: '.spec.resource.kind' },
     { name: 'Policy', type: 'string', jsonPath: '.spec.policy.name' },
     // Counts written by the controller: a jsonPath list such as .spec.clusters[*].name shows its first item only.
@@ -97,32 +98,16 @@ function workGroupCRD(
   status: JSONSchemaProps,
   columns: PrinterColumn[],
 ): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${kind.plural}.${WORK_GROUP}`, labels: LABELS },
-    spec: {
-      group: WORK_GROUP,
-      names: {
-        kind: kind.kind,
-        listKind: `${kind.kind}List`,
-        plural: kind.plural,
-        ...names,
-        categories: ['flotilla'],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: topLevel(spec, { specRequired: false, status }) },
-          subresources: { status: {} },
-          additionalPrinterColumns: [...columns, AGE],
-        },
-      ],
-    },
-  };
+  return singleVersionCRD({
+    group: WORK_GROUP,
+    version: 'v1alpha1',
+    ...kind,
+    names,
+    categories: ['flotilla'],
+    scope: 'Namespaced',
+    schema: topLevel(spec, { specRequired: false, status }),
+    columns: [...columns, AGE],
+  });
 }
 
 /** A ResourceBinding's spec (a Work's is the same, cut down to its cluster). */
@@ -131,12 +116,7 @@ function bindingSpec(): JSONSchemaProps {
     type: 'object',
     description: 'What the controller decided for the template.',
     properties: {
-      resource: {
-        type: 'object',
-        description: 'The resource template.',
-        required: ['apiVersion', 'kind', 'name'],
-        properties: { apiVersion: str(), kind: str(), namespace: str(), name: str(), uid: str() },
-      },
+      resource: objectReference('The resource template.', { uid: str() }),
       policy: {
         ...POLICY_REF,
         description:
@@ -147,21 +127,13 @@ function bindingSpec(): JSONSchemaProps {
         description:
           'The workloads that take this template with them (propagateDeps), each with the clusters it is scheduled to.',
         'x-kubernetes-list-type': 'atomic',
-        items: {
-          type: 'object',
-          required: ['apiVersion', 'kind', 'name'],
-          properties: {
-            apiVersion: str(),
-            kind: str(),
-            namespace: str(),
-            name: str(),
-            clusters: {
-              type: 'array',
-              'x-kubernetes-list-type': 'atomic',
-              items: { type: 'object', required: ['name'], properties: { name: str() } },
-            },
+        items: objectReference(undefined, {
+          clusters: {
+            type: 'array',
+            'x-kubernetes-list-type': 'atomic',
+            items: { type: 'object', required: ['name'], properties: { name: str() } },
           },
-        },
+        }),
       },
       gracefulEvictionTasks: {
         type: 'array',

@@ -21,7 +21,7 @@ import {
 } from '../../api/work/v1alpha1/types.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import { evictingCondition } from './eviction.js';
-import type { TemplateIdentity } from './ownership.js';
+import { controllerReference, type TemplateIdentity } from './ownership.js';
 
 export type {
   ClusterState,
@@ -192,16 +192,7 @@ export function bindingObject(b: BindingInput): JsonObject {
       name: bindingName(t.name, t.kind),
       namespace: bindingNamespace(t, b.controllerNamespace),
       labels: { [TEMPLATE_UID_LABEL]: t.uid },
-      ownerReferences: [
-        {
-          apiVersion: t.apiVersion,
-          kind: t.kind,
-          name: t.name,
-          uid: t.uid,
-          controller: true,
-          blockOwnerDeletion: false,
-        },
-      ],
+      ownerReferences: [controllerReference(t)],
     },
     spec,
     status,

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import PQueue from 'p-queue';
 
 import { METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
+import type { KarmadaEventReason } from './karmada-events.js';
 
 export type EventType = 'Normal' | 'Warning';
 export type EventReason =
@@ -25,7 +26,9 @@ export type EventReason =
   | 'Preserved'
   | 'Evicting'
   | 'ClusterReady'
-  | 'ClusterNotReady';
+  | 'ClusterNotReady'
+  /** Karmada's, beside its objects when the hub serves Karmada's API (karmada-events.ts). */
+  | KarmadaEventReason;
 
 export interface InvolvedObject {
   apiVersion: string;

@@ -27,6 +27,7 @@ import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 import { EventRecorder } from './events.js';
 import type { MemberWork } from './execute.js';
 import { HubEvents, type TemplateSink } from './hub-events.js';
+import { KarmadaObjects } from './karmada-objects.js';
 import { HubInputs } from './hub-inputs.js';
 import { MemberRegistry, type RegistryOptions } from './members.js';
 import type { ControllerOptions } from './options.js';
@@ -288,6 +289,12 @@ export class Controller {
       gracefulEvictionTimeoutMs: o.gracefulEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.gracefulEvictionTimeoutMs,
       onReconcile: o.onReconcile,
       onMemberResult: o.onMemberResult,
+      karmada: new KarmadaObjects({
+        ...this.hubParts,
+        events: this.events,
+        policy: (ref) => this.inputs.policy(ref),
+        karmadaGroups: o.karmadaGroups,
+      }),
     });
     const members: Loop = {
       start: () => {

@@ -60,6 +60,18 @@ export interface TemplateIdentity {
   uid: string;
 }
 
+/** The owner reference of an object the controller keeps for template `t` on the hub (its bindings): removed with it. */
+export function controllerReference(t: TemplateIdentity): JsonObject {
+  return {
+    apiVersion: t.apiVersion,
+    kind: t.kind,
+    name: t.name,
+    uid: t.uid,
+    controller: true,
+    blockOwnerDeletion: false,
+  };
+}
+
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 export function groupOf(apiVersion: string): string {

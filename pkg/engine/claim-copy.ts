@@ -28,17 +28,26 @@ export function karmadaClaimMetadata(
 ): ClaimMetadata | undefined {
   const apiVersion = policy.object.apiVersion;
   if (typeof apiVersion !== 'string' || !apiVersion.startsWith(KARMADA_POLICY_API_PREFIX)) return undefined;
-  const id = permanentIdOf(policy.object);
-  if (policy.kind === 'PropagationPolicy')
+  return claimMetadata(policy.kind, policy.namespace, policy.name, permanentIdOf(policy.object));
+}
+
+/**
+ * Karmada's record of a claim by the propagation policy `kind` `namespace`/`name` with permanent id `id`
+ * (what its detector writes on templates and bindings); undefined for other kinds.
+ */
+export function claimMetadata(
+  kind: string,
+  namespace: string,
+  name: string,
+  id: string | undefined,
+): ClaimMetadata | undefined {
+  if (kind === 'PropagationPolicy')
     return {
       labels: id ? { [CLAIM_PP_ID_LABEL]: id } : {},
-      annotations: { [CLAIM_PP_NAMESPACE_ANNOTATION]: policy.namespace, [CLAIM_PP_NAME_ANNOTATION]: policy.name },
+      annotations: { [CLAIM_PP_NAMESPACE_ANNOTATION]: namespace, [CLAIM_PP_NAME_ANNOTATION]: name },
     };
-  if (policy.kind === 'ClusterPropagationPolicy')
-    return {
-      labels: id ? { [CLAIM_CPP_ID_LABEL]: id } : {},
-      annotations: { [CLAIM_CPP_NAME_ANNOTATION]: policy.name },
-    };
+  if (kind === 'ClusterPropagationPolicy')
+    return { labels: id ? { [CLAIM_CPP_ID_LABEL]: id } : {}, annotations: { [CLAIM_CPP_NAME_ANNOTATION]: name } };
   return undefined;
 }
 

@@ -302,7 +302,27 @@ void describe('the chart', () => {
       'overridepolicies.policy.karmada.io',
       'clusteroverridepolicies.policy.karmada.io',
       'clusters.cluster.karmada.io',
+      'resourcebindings.work.karmada.io',
+      'clusterresourcebindings.work.karmada.io',
+      'works.work.karmada.io',
     ]);
+    // The controller writes Karmada's bindings and Works (and their execution spaces) only then.
+    const workRules = (o: Obj[]) =>
+      (get(named(o, 'ClusterRole', 'flotilla-controller'), 'rules') as Obj[]).filter((r) =>
+        (r.apiGroups as string[]).includes('work.karmada.io'),
+      );
+    assert.deepStrictEqual(workRules(render()), []);
+    assert.deepStrictEqual(
+      workRules(objects).flatMap((r) => r.resources as string[]),
+      [
+        'resourcebindings',
+        'clusterresourcebindings',
+        'works',
+        'resourcebindings/status',
+        'clusterresourcebindings/status',
+        'works/status',
+      ],
+    );
     const groups = (kind: string) =>
       (get(named(objects, kind, 'flotilla'), 'webhooks') as Obj[]).flatMap((h) =>
         (h.rules as Obj[]).flatMap((r) => r.apiGroups as string[]),

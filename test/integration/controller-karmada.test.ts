@@ -204,6 +204,95 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
     }
   });
 
+  void it("writes Karmada's ResourceBinding with every cluster, a Work per cluster and Karmada's Events; kubectl get rb -A lists every cluster", async () => {
+    const binding = await eventually(
+      () => k(['get', 'rb', 'karmada-web-deployment', '-n', 'shop', '-o', 'json']),
+      (r) => r.status === 0 && r.stdout.includes('"FullyApplied"'),
+      WAIT_MS,
+      200,
+    );
+    assert.equal(binding.status, 0, `${binding.stderr}\n${out.err()}`);
+    const rb = JSON.parse(binding.stdout) as Obj;
+    assert.equal(rb.apiVersion, 'work.karmada.io/v1alpha2');
+    const spec = rb.spec as Obj;
+    assert.deepEqual(spec.clusters, [
+      { name: 'member1', replicas: 3 },
+      { name: 'member2', replicas: 2 },
+    ]);
+    assert.equal(spec.replicas, 5);
+    assert.equal(((rb.metadata as Obj).labels as Obj)['propagationpolicy.karmada.io/permanent-id'], 'pid-1');
+    const conditions = (rb.status as Obj).conditions as Obj[];
+    assert.deepEqual(
+      conditions.map((c) => [c.type, c.status, c.reason]),
+      [
+        ['Scheduled', 'True', 'Success'],
+        ['FullyApplied', 'True', 'FullyAppliedSuccess'],
+      ],
+    );
+    // A Work per cluster, in its execution space, under Karmada's name, holding that cluster's rendered copy.
+    const works = await k(['get', 'works.work.karmada.io', '-A', '-o', 'json']);
+    assert.equal(works.status, 0, works.stderr);
+    const mine = ((JSON.parse(works.stdout) as Obj).items as Obj[]).filter((w) =>
+      ((w.metadata as Obj).name as string).startsWith('karmada-web-'),
+    );
+    assert.deepEqual(mine.map((w) => (w.metadata as Obj).namespace).sort(), [
+      'karmada-es-member1',
+      'karmada-es-member2',
+    ]);
+    for (const w of mine) {
+      const manifest = (((w.spec as Obj).workload as Obj).manifests as Obj[])[0] as Obj;
+      const replicas = (manifest.spec as Obj).replicas;
+      assert.equal(replicas, (w.metadata as Obj).namespace === 'karmada-es-member1' ? 3 : 2);
+      const applied = ((w.status as Obj).conditions as Obj[]).find((c) => c.type === 'Applied');
+      assert.equal(applied?.status, 'True');
+    }
+    // Karmada's Events, with Karmada's messages, on the template and the binding.
+    const reasons = async (name: string) => {
+      const r = await k([
+        'get',
+        'events',
+        '-n',
+        'shop',
+        '--field-selector',
+        `involvedObject.name=${name}`,
+        '-o',
+        'json',
+      ]);
+      return ((JSON.parse(r.stdout) as Obj).items as Obj[]).map((e) => `${String(e.reason)}: ${String(e.message)}`);
+    };
+    const onTemplate = await eventually(
+      () => reasons('karmada-web'),
+      (es) => es.some((e) => e.startsWith('SyncWorkSucceed')),
+      WAIT_MS,
+      200,
+    );
+    for (const e of [
+      'ApplyPolicySucceed: Apply policy(shop/karmada-web) succeed',
+      'GetReplicasSucceed: Get replicas of resource template successfully.',
+      'ScheduleBindingSucceed: Binding has been scheduled successfully. Result: {member1:3, member2:2}',
+      'ApplyOverridePolicySucceed: Apply override policy(shop/karmada-web) for cluster(member1) succeed.',
+      'SyncWorkSucceed: Sync work of ResourceBinding(shop/karmada-web-deployment) successful.',
+      'SyncSucceed: Successfully applied resource(shop/karmada-web) to cluster member2',
+    ])
+      assert.ok(onTemplate.includes(e), `${e} among ${JSON.stringify(onTemplate)}`);
+    const onBinding = await reasons('karmada-web-deployment');
+    assert.ok(
+      onBinding.some((e) => e.startsWith('ScheduleBindingSucceed:')),
+      JSON.stringify(onBinding),
+    );
+    assert.ok(
+      onBinding.some((e) => e.startsWith('AggregateStatusSucceed:')),
+      JSON.stringify(onBinding),
+    );
+    // kubectl get rb -A: Karmada's binding (rb is Karmada's short name here), every cluster in CLUSTERS.
+    const table = await k(['get', 'rb', '-A']);
+    assert.equal(table.status, 0, table.stderr);
+    const header = table.stdout.split('\n')[0] ?? '';
+    assert.match(header, /SCHEDULED\s+FULLYAPPLIED\s+CLUSTERS\s+AGE/);
+    const row = table.stdout.split('\n').find((l) => l.includes('karmada-web-deployment')) ?? '';
+    assert.match(row, /True\s+True\s+member1,member2\s/);
+  });
+
   void it('writes the Karmada policy status and the Karmada Clusters Ready condition in their own group', async () => {
     const policy = await eventually(
       () => k(['get', 'propagationpolicies.policy.karmada.io', 'karmada-web', '-n', 'shop', '-o', 'json']),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds Karmada's end-to-end suite (test/e2e/suites/base) from the Go module proxy into a cache
-# outside the repository, and prints the path of the test binary on the last line of stdout.
+# outside the repository, with the ginkgo CLI of the module's go.mod beside it (it runs the suite's
+# specs in parallel processes), and prints the path of the test binary on the last line of stdout.
 #
-# A no-op when the binary for the version is already cached. The module is downloaded with
+# A no-op when both binaries for the version are already cached. The module is downloaded with
 # `go mod download`, copied to a writable directory, optionally patched (see patches/), and compiled
 # with its own go.mod by `go test -c`. The compile runs under `nice` (it is long and the machine may
 # be shared).
@@ -25,8 +26,9 @@ module=github.com/karmada-io/karmada
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/flotilla/karmada-e2e"
 out="$cache_root/$version"
 bin="$out/e2e.test"
+ginkgo="$out/ginkgo"
 
-if [ -x "$bin" ]; then
+if [ -x "$bin" ] && [ -x "$ginkgo" ]; then
   echo "$bin"
   exit 0
 fi
@@ -40,7 +42,23 @@ if command -v flock >/dev/null 2>&1; then
   exec 9>"$cache_root/.lock"
   flock 9
 fi
-if [ -x "$bin" ]; then
+if [ -x "$bin" ] && [ -x "$ginkgo" ]; then
+  echo "$bin"
+  exit 0
+fi
+
+build() { # build <output> <go command> <args…>: in the module's source tree, with its go.mod
+  (
+    cd "$src"
+    GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local nice -n "$nice_level" go "$2" -trimpath -o "$1" "${@:3}"
+  )
+}
+
+src="$out/src"
+if [ -x "$bin" ] && [ -d "$src" ]; then
+  say "building the ginkgo CLI"
+  build "$ginkgo.$$" build github.com/onsi/ginkgo/v2/ginkgo >&2 || { rm -f "$ginkgo.$$"; die "building the ginkgo CLI failed"; }
+  mv -f "$ginkgo.$$" "$ginkgo"
   echo "$bin"
   exit 0
 fi
@@ -51,7 +69,6 @@ dir="$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod GOWORK=off go mod download -json "$
 [ -n "$dir" ] && [ -d "$dir" ] || die "go mod download $module@$version gave no module directory"
 
 # The module cache is read-only; the compile and any patch work on a copy.
-src="$out/src"
 rm -rf "$src"
 mkdir -p "$out"
 cp -r "$dir" "$src"
@@ -65,11 +82,9 @@ done
 say "compiling test/e2e/suites/base (a cold build takes many minutes)"
 tmp="$out/.e2e.test.$$"
 start=$(date +%s)
-(
-  cd "$src"
-  GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local \
-    nice -n "$nice_level" go test -c -vet=off -trimpath -o "$tmp" ./test/e2e/suites/base >&2
-) || { rm -f "$tmp"; die "compiling the suite failed (see the go output above)"; }
+build "$tmp" test -c -vet=off ./test/e2e/suites/base >&2 || { rm -f "$tmp"; die "compiling the suite failed (see the go output above)"; }
+build "$ginkgo.$$" build github.com/onsi/ginkgo/v2/ginkgo >&2 || { rm -f "$tmp" "$ginkgo.$$"; die "building the ginkgo CLI failed"; }
+mv -f "$ginkgo.$$" "$ginkgo"
 mv -f "$tmp" "$bin"
-say "built $bin in $(($(date +%s) - start)) s"
+say "built $bin and $ginkgo in $(($(date +%s) - start)) s"
 echo "$bin"

@@ -41,3 +41,39 @@ export function summarise(report: unknown): SpecLine[] {
   }
   return lines;
 }
+
+/** A spec's key in the list of specs expected to pass: `file: name`. */
+export const specKey = (l: Pick<SpecLine, 'file' | 'name'>): string => `${l.file}: ${l.name}`;
+
+/** The list of specs expected to pass: one `file: name` a line; blank lines and `#` comments skipped. */
+export function readExpected(text: string): Set<string> {
+  const keys = new Set<string>();
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line !== '' && !line.startsWith('#')) keys.add(line);
+  }
+  return keys;
+}
+
+export interface Comparison {
+  /** Expected to pass and did not (failed, or did not run): CI fails on these. */
+  regressions: Array<{ key: string; state: string; reason?: string }>;
+  /** Passed and not in the list yet: add them to it. */
+  newlyPassing: string[];
+}
+
+/** The run against the list: what regressed and what passes now that did not. */
+export function compare(lines: readonly SpecLine[], expected: ReadonlySet<string>): Comparison {
+  const byKey = new Map(lines.map((l) => [specKey(l), l]));
+  const regressions: Comparison['regressions'] = [];
+  for (const key of [...expected].sort()) {
+    const l = byKey.get(key);
+    if (!l) regressions.push({ key, state: 'not run' });
+    else if (l.state !== 'passed') regressions.push({ key, state: l.state, ...(l.reason ? { reason: l.reason } : {}) });
+  }
+  const newlyPassing = lines
+    .filter((l) => l.state === 'passed' && !expected.has(specKey(l)))
+    .map(specKey)
+    .sort();
+  return { regressions, newlyPassing };
+}

@@ -1,25 +1,32 @@
 // Runs Karmada's end-to-end suite (test/e2e/suites/base, built by hack/karmada-e2e/build.sh) against a
 // Flotilla hub: a hub and three member apiservers (test/envtest), Flotilla's and Karmada's CRDs on the
 // hub, the members registered as Karmada registers them (cluster.karmada.io Clusters with apiEndpoint
-// and a Secret holding `token` and `caBundle`), `flotilla controller` on the hub, and a kubeconfig with
-// the contexts the suite reads (karmada-apiserver, karmada-host). Prints one line per spec and a count.
+// and a Secret holding `token` and `caBundle`), `flotilla webhook` and `flotilla controller` on the hub,
+// and a kubeconfig with the contexts the suite reads (karmada-apiserver, karmada-host). The specs run in
+// parallel ginkgo processes (the ginkgo CLI build.sh builds beside the suite; Serial specs at the end, as
+// ginkgo does). Prints one line per spec, a count, and the comparison with the specs expected to pass.
 //
-//   node dist/hack/karmada-e2e/run.js [--files REGEX] [--poll-timeout DURATION] [--keep] [-- SUITE-ARGS…]
+//   node dist/hack/karmada-e2e/run.js [--files REGEX] [--poll-timeout DURATION] [--procs N]
+//                                     [--expected FILE] [--keep] [-- GINKGO-ARGS…]
 //
 //   --files         which spec files run (ginkgo --focus-file); default: the policy, override,
 //                   scheduling, dependency, preemption and failover files
 //   --poll-timeout  the suite's waits (its --poll-timeout flag, and the framework's PollTimeout through
 //                   E2E_POLL_TIMEOUT, see patches/); default 60s
-//   --suite PATH    an e2e.test already built (default: the one build.sh builds or has cached)
+//   --procs         parallel ginkgo processes (default 4)
+//   --expected      the specs expected to pass, one `file: name` a line (default expected-passing.txt
+//                   here); a spec in it that does not pass is a regression
+//   --suite PATH    an e2e.test already built (default: the one build.sh builds or has cached; the
+//                   ginkgo CLI is looked for beside it)
 //   --keep          keep the environment directory (logs, kubeconfigs) after the run
-//   SUITE-ARGS      passed to e2e.test as they are (e.g. --ginkgo.focus=REGEX)
+//   GINKGO-ARGS     passed to the ginkgo CLI as they are (e.g. --focus=REGEX)
 //
-// Exit status: 0 when every spec that ran passed, 1 otherwise, 2 when the set-up failed.
+// Exit status: 0 when every expected spec passed, 1 on a regression, 2 when the set-up failed.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { KubeConfig } from '@kubernetes/client-node';
@@ -30,7 +37,8 @@ import { startEnvironment, type ClusterHandle, type Environment } from '../../te
 import { kubectl } from '../../test/envtest/kubectl.js';
 import { installCRDs, spawnFlotilla } from '../../test/integration/controller-io.js';
 import { mirrorNamespaces } from './namespaces.js';
-import { summarise, type SpecLine } from './report.js';
+import { compare, readExpected, specKey, summarise, type SpecLine } from './report.js';
+import { startWebhook } from './webhook.js';
 
 /** ginkgo matches --focus-file anywhere in the path: each name starts after a slash (not rescheduling_test.go). */
 const DEFAULT_FILES =
@@ -45,13 +53,23 @@ const CLUSTER_NAMESPACE = 'karmada-cluster';
 interface Options {
   files: string;
   pollTimeout: string;
+  procs: number;
+  expected: string;
   keep: boolean;
   suite: string | undefined;
-  suiteArgs: string[];
+  ginkgoArgs: string[];
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { files: DEFAULT_FILES, pollTimeout: '60s', keep: false, suite: undefined, suiteArgs: [] };
+  const o: Options = {
+    files: DEFAULT_FILES,
+    pollTimeout: '60s',
+    procs: 4,
+    expected: join(source, 'expected-passing.txt'),
+    keep: false,
+    suite: undefined,
+    ginkgoArgs: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = (): string => {
@@ -60,16 +78,19 @@ function parseArgs(argv: string[]): Options {
       return v;
     };
     if (a === '--') {
-      o.suiteArgs = argv.slice(i + 1);
+      o.ginkgoArgs = argv.slice(i + 1);
       break;
     } else if (a === '--files') o.files = value();
     else if (a === '--poll-timeout') o.pollTimeout = value();
     else if (a === '--suite') o.suite = value();
+    else if (a === '--procs') o.procs = Number(value());
+    else if (a === '--expected') o.expected = value();
     else if (a === '--keep') o.keep = true;
     else throw new Error(`unknown argument ${a} (see the head of hack/karmada-e2e/run.ts)`);
   }
   if (!/^\d+(ms|s|m|h)$/.test(o.pollTimeout))
     throw new Error(`--poll-timeout: a Go duration such as 60s, got ${o.pollTimeout}`);
+  if (!Number.isInteger(o.procs) || o.procs < 1 || o.procs > 16) throw new Error('--procs: an integer from 1 to 16');
   return o;
 }
 
@@ -170,17 +191,25 @@ async function waitClustersReady(hub: KubeClient, timeoutMs: number): Promise<vo
   throw new Error(`Clusters not Ready after ${timeoutMs} ms: ${last}`);
 }
 
+/** The suite under the ginkgo CLI, `procs` processes; its output to `logPath`. Resolves to ginkgo's exit status. */
 function runSuite(bin: string, kubeconfig: string, o: Options, reportPath: string, logPath: string): Promise<number> {
+  const ginkgo = join(dirname(bin), 'ginkgo');
+  if (!existsSync(ginkgo)) throw new Error(`no ginkgo CLI beside ${bin}: run hack/karmada-e2e/build.sh`);
   const args = [
-    `--ginkgo.focus-file=${o.files}`,
-    `--ginkgo.json-report=${reportPath}`,
-    '--ginkgo.timeout=6h',
-    '--ginkgo.v',
+    'run',
+    `--procs=${o.procs}`,
+    `--focus-file=${o.files}`,
+    `--json-report=${reportPath}`,
+    '--timeout=6h',
+    '--no-color',
+    '-v',
+    ...o.ginkgoArgs,
+    bin,
+    '--',
     `--poll-timeout=${o.pollTimeout}`,
-    ...o.suiteArgs,
   ];
-  say(`running ${bin} ${args.join(' ')} (output in ${logPath})`);
-  const child = spawn(bin, args, {
+  say(`running ${ginkgo} ${args.join(' ')} (output in ${logPath})`);
+  const child = spawn(ginkgo, args, {
     env: { ...process.env, KUBECONFIG: kubeconfig, E2E_POLL_TIMEOUT: o.pollTimeout, PULL_BASED_CLUSTERS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -194,6 +223,26 @@ function runSuite(bin: string, kubeconfig: string, o: Options, reportPath: strin
   );
 }
 
+/** One line per spec that ran, the counts, and the comparison with the expected list; the exit status. */
+function judge(lines: readonly SpecLine[], expectedPath: string): number {
+  for (const l of lines.filter((x) => x.state !== 'skipped'))
+    process.stdout.write(`${l.state.padEnd(8)} ${specKey(l)}${l.reason ? `\n         ${l.reason}` : ''}\n`);
+  const count = (s: string) => lines.filter((l) => l.state === s).length;
+  const ran = lines.filter((l) => l.state !== 'skipped').length;
+  process.stdout.write(
+    `ran ${ran}: ${count('passed')} passed, ${count('failed')} failed, ${ran - count('passed') - count('failed')} other\n`,
+  );
+  const expected = readExpected(readFileSync(expectedPath, 'utf8'));
+  const { regressions, newlyPassing } = compare(lines, expected);
+  for (const key of newlyPassing) process.stdout.write(`newly passing (add to ${expectedPath}): ${key}\n`);
+  for (const r of regressions)
+    process.stdout.write(`REGRESSION ${r.state}: ${r.key}${r.reason ? `\n         ${r.reason}` : ''}\n`);
+  process.stdout.write(
+    `${expected.size} expected to pass: ${regressions.length} regressions, ${newlyPassing.length} newly passing\n`,
+  );
+  return regressions.length === 0 ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const o = parseArgs(process.argv.slice(2));
   const bin = o.suite ?? buildSuite();
@@ -205,8 +254,10 @@ async function main(): Promise<number> {
   const e = await startEnvironment({ members: MEMBERS, apiserverArgs: [`--token-auth-file=${token}`], keep: o.keep });
   const stopMirror = new AbortController();
   let controller: ReturnType<typeof spawnFlotilla> | undefined;
+  let webhook: ChildProcess | undefined;
   try {
     await setUp(e);
+    webhook = await startWebhook(e.hub, join(source, '..', '..'), results);
     controller = spawnFlotilla(
       [
         'controller',
@@ -231,16 +282,11 @@ async function main(): Promise<number> {
     await mirror;
     if (!existsSync(reportPath)) throw new Error(`the suite exited ${status} without a report; see ${results}/e2e.log`);
     const lines: SpecLine[] = summarise(JSON.parse(readFileSync(reportPath, 'utf8')) as unknown);
-    for (const l of lines.filter((x) => x.state !== 'skipped'))
-      process.stdout.write(`${l.state.padEnd(8)} ${l.file}: ${l.name}${l.reason ? `\n         ${l.reason}` : ''}\n`);
-    const count = (s: string) => lines.filter((l) => l.state === s).length;
-    process.stdout.write(
-      `ran ${lines.filter((l) => l.state !== 'skipped').length}: ${count('passed')} passed, ${count('failed')} failed, ${lines.length - count('passed') - count('failed')} other\n`,
-    );
-    return count('failed') === 0 && status === 0 ? 0 : 1;
+    return judge(lines, o.expected);
   } finally {
     stopMirror.abort();
     controller?.child.kill('SIGTERM');
+    webhook?.kill('SIGTERM');
     if (controller) await controller.exited;
     await e.stop({ keepLogs: o.keep });
   }

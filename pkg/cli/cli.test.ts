@@ -105,7 +105,7 @@ describe('flotilla (dispatch)', () => {
               .split('\n')
               .slice(row, row + 4)
               .join(' '),
-            new RegExp(`default ${flag.default.replace(/\./g, '\\.')}\\)`),
+            new RegExp(`default ${flag.default.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`),
             `--${name} shows its default`,
           );
       }

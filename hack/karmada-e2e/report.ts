@@ -33,13 +33,26 @@ export function summarise(report: unknown): SpecLine[] {
       const location = own(s, 'LeafNodeLocation');
       const file = isObj(location) ? (str(own(location, 'FileName')).split('/').pop() ?? '') : '';
       const failure = own(s, 'Failure');
-      const message = isObj(failure) ? str(own(failure, 'Message')) : '';
       const line: SpecLine = { file, name, state };
-      if (state !== 'passed' && state !== 'skipped' && message) line.reason = message.split('\n')[0]?.slice(0, 300);
+      const reason = isObj(failure) ? failureReason(failure) : '';
+      if (state !== 'passed' && state !== 'skipped' && reason) line.reason = reason;
       lines.push(line);
     }
   }
   return lines;
+}
+
+/** Where a failure was raised (`events.go:38`) and the first line of its message, bounded. */
+function failureReason(failure: Obj): string {
+  const location = own(failure, 'Location');
+  const at = isObj(location)
+    ? `${str(own(location, 'FileName')).split('/').pop() ?? ''}:${String(own(location, 'LineNumber'))}`
+    : '';
+  const message = str(own(failure, 'Message')).split('\n')[0] ?? '';
+  return [at === ':undefined' ? '' : at, message]
+    .filter((x) => x !== '')
+    .join(': ')
+    .slice(0, 300);
 }
 
 /** A spec's key in the list of specs expected to pass: `file: name`. */

@@ -36,7 +36,6 @@ import { KubeClient } from '../../pkg/kube/client.js';
 import { startEnvironment, type ClusterHandle, type Environment } from '../../test/envtest/index.js';
 import { kubectl } from '../../test/envtest/kubectl.js';
 import { installCRDs, spawnFlotilla } from '../../test/integration/controller-io.js';
-import { mirrorNamespaces } from './namespaces.js';
 import { compare, readExpected, specKey, summarise, type SpecLine } from './report.js';
 import { startWebhook } from './webhook.js';
 
@@ -252,7 +251,6 @@ async function main(): Promise<number> {
   const token = join(results, 'tokens.csv');
   writeFileSync(token, `${TOKEN},karmada-e2e,uid-karmada-e2e,system:masters\n`, { mode: 0o600 });
   const e = await startEnvironment({ members: MEMBERS, apiserverArgs: [`--token-auth-file=${token}`], keep: o.keep });
-  const stopMirror = new AbortController();
   let controller: ReturnType<typeof spawnFlotilla> | undefined;
   let webhook: ChildProcess | undefined;
   try {
@@ -274,17 +272,12 @@ async function main(): Promise<number> {
     );
     const hub = new KubeClient(e.hub.kubeConfig(), { concurrency: 4 });
     await waitClustersReady(hub, 120_000);
-    const members = e.members.map((m) => new KubeClient(m.kubeConfig(), { concurrency: 4 }));
-    const mirror = mirrorNamespaces(hub, members, stopMirror.signal, say);
     const reportPath = join(results, 'report.json');
     const status = await runSuite(bin, suiteKubeconfig(e), o, reportPath, join(results, 'e2e.log'));
-    stopMirror.abort();
-    await mirror;
     if (!existsSync(reportPath)) throw new Error(`the suite exited ${status} without a report; see ${results}/e2e.log`);
     const lines: SpecLine[] = summarise(JSON.parse(readFileSync(reportPath, 'utf8')) as unknown);
     return judge(lines, o.expected);
   } finally {
-    stopMirror.abort();
     controller?.child.kill('SIGTERM');
     webhook?.kill('SIGTERM');
     if (controller) await controller.exited;

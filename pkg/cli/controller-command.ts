@@ -119,6 +119,19 @@ export const CONTROLLER_FLAGS = {
     value: 'MODE',
     help: "auto: also act on policy.karmada.io policies and cluster.karmada.io Clusters when the hub serves them (one pool with Flotilla's; same name: Flotilla's is used); off: a hub where Karmada acts on them",
   },
+  'propagate-namespaces': {
+    type: 'string',
+    default: 'auto',
+    choices: ['auto', 'true', 'false'],
+    value: 'MODE',
+    help: "create every hub namespace on every member, with the ClusterOverridePolicies that select it, as Karmada's namespace controller (auto: when the hub serves policy.karmada.io)",
+  },
+  'skipped-propagating-namespaces': {
+    type: 'string',
+    default: 'kube-.*',
+    value: 'REGEX,...',
+    help: 'namespaces not propagated: regular expressions, each matched against the whole name',
+  },
   'probe-timeout': {
     type: 'duration',
     default: '5s',

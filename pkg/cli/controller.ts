@@ -1,7 +1,14 @@
 // `flotilla controller`: the hub-to-members controller (pkg/controller), configured from flags. Its flags
 // and help are in commands.ts.
 
-import { Controller, serveOps, SHARD_LABEL, type ControllerOptions, type MemberAccess } from '../controller/index.js';
+import {
+  Controller,
+  serveOps,
+  SHARD_LABEL,
+  skippedNamespaces,
+  type ControllerOptions,
+  type MemberAccess,
+} from '../controller/index.js';
 import { KubeconfigError } from '../kube/errors.js';
 import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';
 import { createLogger, type Logger } from '../runtime/log.js';
@@ -29,6 +36,17 @@ function fraction(flag: string, value: string): number {
   if (!(n > 0 && n <= 1))
     throw new UsageError(`${flag} must be a fraction above 0, at most 1, got ${JSON.stringify(value)}`);
   return n;
+}
+
+/** --skipped-propagating-namespaces: comma-separated regular expressions, each checked. */
+function skipped(value: string): string[] {
+  const patterns = value.split(',').filter((p) => p !== '');
+  try {
+    skippedNamespaces(patterns);
+  } catch (err: unknown) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  return patterns;
 }
 
 export async function run(values: ControllerFlags, io: CommandIO): Promise<number> {
@@ -156,6 +174,8 @@ function settingsOf(values: ControllerFlags) {
     gracefulEvictionTimeoutMs: values['graceful-eviction-timeout'],
     evictionPurgeMode: purgeMode(values['eviction-purge-mode']),
     karmadaGroups: values['karmada-groups'] === 'off' ? 'off' : 'auto',
+    propagateNamespaces: ({ auto: 'auto', true: 'on', false: 'off' } as const)[values['propagate-namespaces']],
+    skippedPropagatingNamespaces: skipped(values['skipped-propagating-namespaces']),
     leaseNamespace: values['lease-namespace'],
   } satisfies Partial<ControllerOptions>;
 }

@@ -8,6 +8,7 @@ export { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 export { runHoldingLease, type HoldingLeaseOptions } from './leader.js';
 export { serveOps, type OpsServerOptions } from './ops.js';
 export { SHARD_LABEL } from './shards.js';
+export { NAMESPACE_UID_LABEL, skippedNamespaces } from './namespaces.js';
 export { agentFieldManager } from './agent.js';
 export { CONTROLLER_FIELD_MANAGER } from './ownership.js';
 export { NOT_READY_TAINT, UNREACHABLE_TAINT } from './health-taints.js';

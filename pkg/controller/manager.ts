@@ -30,6 +30,7 @@ import { HubEvents, type TemplateSink } from './hub-events.js';
 import { KarmadaObjects } from './karmada-objects.js';
 import { HubInputs } from './hub-inputs.js';
 import { MemberRegistry, type RegistryOptions } from './members.js';
+import { namespaceSync, type NamespaceSync } from './namespaces.js';
 import type { ControllerOptions } from './options.js';
 import { ownerTemplate } from './ownership.js';
 import {
@@ -75,6 +76,7 @@ interface ShapeParts {
   /** What a Cluster on the hub is to this process (the agent reads its own only). */
   onCluster(o: JsonObject): void;
   shard?: ShardReplica;
+  namespaces?: NamespaceSync;
   reconcilers: Partial<Record<ReconcilerName, Reconciler>>;
   loops: Partial<Record<LoopName, Loop>>;
 }
@@ -228,8 +230,8 @@ export class Controller {
     await this.inputs.start({
       onCluster: (o) => this.parts.onCluster(o),
       onClusterDeleted: (o) => this.feed.onClusterDeleted(o),
-      onPolicy: (o) => this.feed.onPolicy(o),
-      onPolicyDeleted: (o) => this.feed.onPolicyDeleted(o),
+      onPolicy: (o) => (this.feed.onPolicy(o), this.parts.namespaces?.onPolicy(o)),
+      onPolicyDeleted: (o) => (this.feed.onPolicyDeleted(o), this.parts.namespaces?.onPolicy(o, true)),
     });
     const informers = [...this.inputs.informers(), ...started.flatMap((s) => s.informers ?? [])];
     await Promise.all(informers.map((i) => i.waitForSync(signal)));
@@ -296,6 +298,7 @@ export class Controller {
         karmadaGroups: o.karmadaGroups,
       }),
     });
+    const namespaces = namespaceSync(o, this.hubParts, this.inputs, this.registry, () => this.share);
     const members: Loop = {
       start: () => {
         for (const name of this.registry.kubeconfigNames()) this.feed.upsertKubeconfigMember(name);
@@ -312,7 +315,8 @@ export class Controller {
       templates,
       onCluster: (c) => this.feed.onCluster(c),
       ...(shard ? { shard } : {}),
-      reconcilers: { templates, bindings: templates.bindings },
+      namespaces,
+      reconcilers: { templates, bindings: templates.bindings, namespaces },
       loops: {
         ...(shard ? { 'shard-replica': { start: (signal: AbortSignal) => ({ informers: shard.start(signal) }) } } : {}),
         'member-clusters': members,
@@ -375,6 +379,7 @@ export class Controller {
     const m = ready ? this.registry.get(name) : undefined;
     if (m) void facts.refresh(m, this.signal);
     this.parts.shard?.reshard();
+    this.parts.namespaces?.onMember(name, ready, this.signal);
     // Taints first: the templates queued below must see the member's health as it is now.
     if (this.shape !== 'agent') health.evaluate(name);
     clusterStatus.queue.add(name);

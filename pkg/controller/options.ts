@@ -66,6 +66,13 @@ export interface ControllerOptions {
    */
   karmadaGroups?: 'auto' | 'off';
   /**
+   * Create every hub namespace on every member, as Karmada's namespace controller (namespaces.ts): 'auto'
+   * (default) when the hub serves policy.karmada.io, 'on', 'off'. `skippedPropagatingNamespaces`: regular
+   * expressions of names not propagated (default kube-.*).
+   */
+  propagateNamespaces?: 'auto' | 'on' | 'off';
+  skippedPropagatingNamespaces?: readonly string[];
+  /**
    * Run as the pull agent of this cluster (`flotilla agent`): `members` holds that one cluster (the one the
    * process runs in); the hub is read, and only this cluster's entries, status and Lease are written.
    */

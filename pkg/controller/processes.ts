@@ -9,6 +9,7 @@
 //   cluster-status   Cluster name   the Ready condition and what was read of the member (status.ts)
 //   cluster-taints   Cluster name   the health taints on the Cluster's spec (status.ts)
 //   policy-status    policy key     the policies' status (status.ts)
+//   namespaces       namespace      each hub namespace on every member, as Karmada's namespace controller (namespaces.ts)
 //   agent-templates  template key   the agent's cluster's copy, from its Work (agent.ts)
 //   work-status      template key   the agent's report in its Work's status (agent.ts)
 //
@@ -26,7 +27,14 @@ import type { ControllerOptions } from './options.js';
 export type ProcessShape = 'push' | 'sharded' | 'agent';
 
 export type ReconcilerName =
-  'templates' | 'bindings' | 'cluster-status' | 'cluster-taints' | 'policy-status' | 'agent-templates' | 'work-status';
+  | 'templates'
+  | 'bindings'
+  | 'cluster-status'
+  | 'cluster-taints'
+  | 'policy-status'
+  | 'namespaces'
+  | 'agent-templates'
+  | 'work-status';
 
 export type LoopName =
   'cluster-facts' | 'hub-liveness' | 'member-clusters' | 'shard-replica' | 'agent-works' | 'orphan-sweep';
@@ -39,11 +47,11 @@ export interface Process {
 /** What each process shape runs. */
 export const PROCESSES: Readonly<Record<ProcessShape, Process>> = {
   push: {
-    reconcilers: ['templates', 'bindings', 'cluster-status', 'cluster-taints', 'policy-status'],
+    reconcilers: ['templates', 'bindings', 'cluster-status', 'cluster-taints', 'policy-status', 'namespaces'],
     loops: ['cluster-facts', 'hub-liveness', 'member-clusters'],
   },
   sharded: {
-    reconcilers: ['templates', 'bindings', 'cluster-status', 'cluster-taints', 'policy-status'],
+    reconcilers: ['templates', 'bindings', 'cluster-status', 'cluster-taints', 'policy-status', 'namespaces'],
     loops: ['cluster-facts', 'hub-liveness', 'member-clusters', 'shard-replica'],
   },
   agent: {

@@ -23,7 +23,7 @@
 //
 // Exit status: 0 when every expected spec passed, 1 on a regression, 2 when the set-up failed.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -38,6 +38,7 @@ import { kubectl } from '../../test/envtest/kubectl.js';
 import { installCRDs, spawnFlotilla } from '../../test/integration/controller-io.js';
 import { compare, readExpected, specKey, summarise, type SpecLine } from './report.js';
 import { startWebhook } from './webhook.js';
+import type { WebhookProcess } from '../../test/integration/webhook-io.js';
 
 /** ginkgo matches --focus-file anywhere in the path: each name starts after a slash (not rescheduling_test.go). */
 const DEFAULT_FILES =
@@ -252,7 +253,7 @@ async function main(): Promise<number> {
   writeFileSync(token, `${TOKEN},karmada-e2e,uid-karmada-e2e,system:masters\n`, { mode: 0o600 });
   const e = await startEnvironment({ members: MEMBERS, apiserverArgs: [`--token-auth-file=${token}`], keep: o.keep });
   let controller: ReturnType<typeof spawnFlotilla> | undefined;
-  let webhook: ChildProcess | undefined;
+  let webhook: WebhookProcess | undefined;
   try {
     await setUp(e);
     webhook = await startWebhook(e.hub, join(source, '..', '..'), results);
@@ -279,7 +280,7 @@ async function main(): Promise<number> {
     return judge(lines, o.expected);
   } finally {
     controller?.child.kill('SIGTERM');
-    webhook?.kill('SIGTERM');
+    webhook?.child.kill('SIGTERM');
     if (controller) await controller.exited;
     await e.stop({ keepLogs: o.keep });
   }

@@ -4,19 +4,14 @@
 // and validates policy.karmada.io objects (permanent-id labels, defaults the suite reads back); Flotilla's
 // serves both groups.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { parseAllDocuments } from 'yaml';
 
-import { createCA, createServingCert } from '../../pkg/certs/index.js';
 import type { ClusterHandle } from '../../test/envtest/index.js';
-import { freePort } from '../../test/envtest/process.js';
 import { kubectl } from '../../test/envtest/kubectl.js';
-
-const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
+import { spawnWebhook, webhookCerts, type WebhookProcess } from '../../test/integration/webhook-io.js';
 
 const CONFIGS = ['validatingwebhookconfiguration-flotilla.yaml', 'mutatingwebhookconfiguration-flotilla.yaml'];
 
@@ -24,7 +19,7 @@ interface WebhookConfig {
   webhooks: Array<{ clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } }>;
 }
 
-/** A policy the webhook refuses (a namespaced selector in a ClusterPropagationPolicy is fine; this is not). */
+/** A PropagationPolicy the webhook refuses: its selector names another namespace. */
 const REFUSED = {
   apiVersion: 'policy.karmada.io/v1alpha1',
   kind: 'PropagationPolicy',
@@ -36,21 +31,17 @@ const REFUSED = {
  * Starts the webhook (its log in `dir`) and registers it on the hub; resolves once the hub's apiserver
  * calls it (a dry-run of a policy it refuses is refused by it).
  */
-export async function startWebhook(hub: ClusterHandle, root: string, dir: string): Promise<ChildProcess> {
-  const ca = createCA('flotilla-karmada-e2e');
-  const serving = createServingCert(ca, { commonName: 'flotilla-webhook', ipAddresses: ['127.0.0.1'] });
-  writeFileSync(join(dir, 'tls.crt'), serving.certPem);
-  writeFileSync(join(dir, 'tls.key'), serving.keyPem, { mode: 0o600 });
-  const [port, healthPort] = [await freePort(), await freePort()];
-  const args = [
-    ...['webhook', '--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key')],
-    ...['--port', String(port), '--health-port', String(healthPort), '--bind-address', '127.0.0.1'],
-    ...['--kubeconfig', hub.kubeconfigPath, '--cluster-list-interval', '2s'],
-  ];
+export async function startWebhook(hub: ClusterHandle, root: string, dir: string): Promise<WebhookProcess> {
+  const certs = webhookCerts('flotilla-karmada-e2e');
+  const webhook = await spawnWebhook({
+    certs,
+    kubeconfig: hub.kubeconfigPath,
+    args: ['--cluster-list-interval', '2s'],
+  });
   const logPath = join(dir, 'flotilla-webhook.log');
-  const webhook = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  webhook.stderr?.pipe(createWriteStream(logPath));
-  const caBundle = Buffer.from(ca.certPem).toString('base64');
+  webhook.child.stderr?.on('data', (c: Buffer) => writeFileSync(logPath, c, { flag: 'a' }));
+  const port = webhook.port;
+  const caBundle = Buffer.from(certs.caPem).toString('base64');
   const configs = CONFIGS.flatMap((f) =>
     parseAllDocuments(readFileSync(join(root, 'deploy', 'karmada-api', 'patches', f), 'utf8')),
   ).map((d) => d.toJS() as WebhookConfig);
@@ -67,12 +58,12 @@ export async function startWebhook(hub: ClusterHandle, root: string, dir: string
   const deadline = Date.now() + 60_000;
   let last = '';
   while (Date.now() < deadline) {
-    if (webhook.exitCode !== null) throw new Error(`flotilla webhook exited ${webhook.exitCode}: see ${logPath}`);
+    if (webhook.child.exitCode !== null) throw new Error(`flotilla webhook exited: ${webhook.log().slice(-2000)}`);
     const r = await kubectl(hub.kubeconfigPath, ['create', '--dry-run=server', '-f', '-'], REFUSED);
     last = r.stderr;
     if (r.status !== 0 && /admission webhook "[^"]+" denied the request/.test(r.stderr)) return webhook;
     await new Promise((res) => setTimeout(res, 500));
   }
-  webhook.kill('SIGTERM');
+  webhook.child.kill('SIGTERM');
   throw new Error(`the hub never called flotilla webhook: ${last}`);
 }

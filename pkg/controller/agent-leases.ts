@@ -10,6 +10,7 @@
 // one on its Cluster) is waiting for its agent, not expired: no NoExecute taint for it (cluster-health.ts).
 
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
+import { KeyedTimers } from '../runtime/clock.js';
 import { agentLeaseVerdict } from './pull-health.js';
 
 export type AgentState = 'ready' | 'expired' | 'awaiting';
@@ -53,7 +54,7 @@ export function joinedBefore(cluster: JsonObject | undefined): boolean {
 export class AgentLeases {
   private readonly seen = new Map<string, Seen>();
   private readonly joined = new Set<string>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new KeyedTimers();
   private paused = false;
   private readonly now: () => number;
 
@@ -68,8 +69,7 @@ export class AgentLeases {
 
   /** The Lease of pull cluster `name` changed (or its Cluster did, or a timer is due): judge it. */
   observe(name: string): void {
-    clearTimeout(this.timers.get(name));
-    this.timers.delete(name);
+    this.timers.clear(name);
     if (this.paused || !this.o.synced()) return;
     const ns = this.o.namespace;
     const lease = this.o.lease(`${ns}/${name}`);
@@ -115,16 +115,13 @@ export class AgentLeases {
       return;
     }
     const at = now >= due ? now + RECHECK_MS : due;
-    const t = setTimeout(() => this.observe(name), at - now + 50);
-    t.unref();
-    this.timers.set(name, t);
+    this.timers.set(name, at - now + 50, () => this.observe(name));
   }
 
   /** The hub view is stale: nothing is judged until resume(). */
   pause(): void {
     this.paused = true;
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
+    this.timers.clearAll();
   }
 
   /** The hub view is back: every observation starts now, with twice its Lease duration; then judge `names`. */
@@ -139,8 +136,7 @@ export class AgentLeases {
   }
 
   forget(name: string): void {
-    clearTimeout(this.timers.get(name));
-    this.timers.delete(name);
+    this.timers.clear(name);
     this.seen.delete(name);
     this.joined.delete(name);
   }

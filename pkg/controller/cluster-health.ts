@@ -5,6 +5,7 @@
 // never joined. Looks again at each cluster's next threshold, and at every cluster when the disruption
 // mode or the hub view changes.
 
+import { KeyedTimers } from '../runtime/clock.js';
 import type { Logger } from '../runtime/log.js';
 import { disruption, disruptionText, type Disruption } from './disruption.js';
 import {
@@ -38,7 +39,7 @@ export class ClusterHealth {
   private readonly taints = new Map<string, HealthTaint[]>();
   /** Clusters this process has judged (readiness known): the hub's taints are not taken for them again. */
   private readonly judged = new Set<string>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new KeyedTimers();
   private mode: Disruption['mode'] = 'normal';
   private stale = false;
   /**
@@ -84,16 +85,14 @@ export class ClusterHealth {
   }
 
   forget(name: string): void {
-    clearTimeout(this.timers.get(name));
-    this.timers.delete(name);
+    this.timers.clear(name);
     this.taints.delete(name);
     this.judged.delete(name);
   }
 
   stop(): void {
     this.stopped = true;
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
+    this.timers.clearAll();
   }
 
   private updateMode(): boolean {
@@ -118,8 +117,7 @@ export class ClusterHealth {
   }
 
   private evaluateOne(name: string): void {
-    clearTimeout(this.timers.get(name));
-    this.timers.delete(name);
+    this.timers.clear(name);
     if (!this.o.listed()) return;
     const known = this.o.readiness(name);
     const r = known && known.since < this.clocksFrom ? { ...known, since: this.clocksFrom } : known;
@@ -140,10 +138,6 @@ export class ClusterHealth {
       this.o.onChange(name, next);
     }
     const at = r ? nextHealthCheck(r, now, this.o) : undefined;
-    if (at !== undefined && !this.stopped) {
-      const t = setTimeout(() => this.evaluate(name), Math.max(10, at - now));
-      t.unref();
-      this.timers.set(name, t);
-    }
+    if (at !== undefined && !this.stopped) this.timers.set(name, Math.max(10, at - now), () => this.evaluate(name));
   }
 }

@@ -29,3 +29,26 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** At most one pending timer per key (unref'd: none keeps the process alive); a new one replaces the key's. */
+export class KeyedTimers {
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  /** Calls `fn` after `ms` milliseconds, instead of whatever was pending for `key`. */
+  set(key: string, ms: number, fn: () => void): void {
+    this.clear(key);
+    const t = setTimeout(fn, ms);
+    t.unref();
+    this.timers.set(key, t);
+  }
+
+  clear(key: string): void {
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
+  }
+
+  clearAll(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+}

@@ -89,23 +89,29 @@ export const str = (description?: string): JSONSchemaProps =>
 export const int = (description?: string): JSONSchemaProps =>
   description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' };
 
+/** An atomic list of objects with `required` among their `properties`. */
+export function objectList(
+  required: string[],
+  properties: Record<string, JSONSchemaProps>,
+  description?: string,
+): JSONSchemaProps {
+  return {
+    type: 'array',
+    ...(description ? { description } : {}),
+    'x-kubernetes-list-type': 'atomic',
+    items: { type: 'object', required, properties },
+  };
+}
+
 /** metav1.Condition, as the controller writes it. */
-export const CONDITIONS: JSONSchemaProps = {
-  type: 'array',
-  'x-kubernetes-list-type': 'atomic',
-  items: {
-    type: 'object',
-    required: ['status', 'type'],
-    properties: {
-      type: str(),
-      status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-      reason: str(),
-      message: str(),
-      observedGeneration: int(),
-      lastTransitionTime: { type: 'string', format: 'date-time' },
-    },
-  },
-};
+export const CONDITIONS: JSONSchemaProps = objectList(['status', 'type'], {
+  type: str(),
+  status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+  reason: str(),
+  message: str(),
+  observedGeneration: int(),
+  lastTransitionTime: { type: 'string', format: 'date-time' },
+});
 
 /** A CRD of one version, stored, with a status subresource (the work kinds: Flotilla's and Karmada's). */
 export function singleVersionCRD(o: {

@@ -6,6 +6,7 @@ import {
   AGE,
   CONDITIONS,
   int,
+  objectList,
   objectReference,
   singleVersionCRD,
   str,
@@ -34,12 +35,11 @@ export function bindingCRD(): CustomResourceDefinition {
       ),
       ready: str('Ready clusters (Applied and healthy) / target clusters, e.g. 3/3: the READY column.'),
       errors: { type: 'array', items: str(), description: 'Render errors about the template as a whole (placement).' },
-      notChosen: {
-        type: 'array',
-        description: 'Known clusters the template does not go to, and why (the first 50).',
-        'x-kubernetes-list-type': 'atomic',
-        items: { type: 'object', required: ['name'], properties: { name: str(), reason: str() } },
-      },
+      notChosen: objectList(
+        ['name'],
+        { name: str(), reason: str() },
+        'Known clusters the template does not go to, and why (the first 50).',
+      ),
       conditions: CONDITIONS,
       clusters: {
         type: 'array',
@@ -127,32 +127,20 @@ function bindingSpec(): JSONSchemaProps {
         description:
           'The workloads that take this template with them (propagateDeps), each with the clusters it is scheduled to.',
         'x-kubernetes-list-type': 'atomic',
-        items: objectReference(undefined, {
-          clusters: {
-            type: 'array',
-            'x-kubernetes-list-type': 'atomic',
-            items: { type: 'object', required: ['name'], properties: { name: str() } },
-          },
-        }),
+        items: objectReference(undefined, { clusters: objectList(['name'], { name: str() }) }),
       },
-      gracefulEvictionTasks: {
-        type: 'array',
-        description:
-          "Clusters a NoExecute taint evicted the template from, while their copies are being dealt with (Karmada's graceful eviction).",
-        'x-kubernetes-list-type': 'atomic',
-        items: {
-          type: 'object',
-          required: ['fromCluster', 'purgeMode'],
-          properties: {
-            fromCluster: str(),
-            purgeMode: { type: 'string', enum: ['Directly', 'Gracefully', 'Never'] },
-            reason: str(),
-            producer: str(),
-            gracePeriodSeconds: int(),
-            creationTimestamp: { type: 'string', format: 'date-time' },
-          },
+      gracefulEvictionTasks: objectList(
+        ['fromCluster', 'purgeMode'],
+        {
+          fromCluster: str(),
+          purgeMode: { type: 'string', enum: ['Directly', 'Gracefully', 'Never'] },
+          reason: str(),
+          producer: str(),
+          gracePeriodSeconds: int(),
+          creationTimestamp: { type: 'string', format: 'date-time' },
         },
-      },
+        "Clusters a NoExecute taint evicted the template from, while their copies are being dealt with (Karmada's graceful eviction).",
+      ),
       conflictResolution: str('Abort or Overwrite, from the claiming policy.'),
       suspension: {
         type: 'object',
@@ -170,12 +158,11 @@ function bindingSpec(): JSONSchemaProps {
         type: 'boolean',
         description: 'From the claiming policy: the members keep their copies when the template is deleted.',
       },
-      clusters: {
-        type: 'array',
-        description: 'Target clusters, with the replicas placement gave each (workloads).',
-        'x-kubernetes-list-type': 'atomic',
-        items: { type: 'object', required: ['name'], properties: { name: str(), replicas: int() } },
-      },
+      clusters: objectList(
+        ['name'],
+        { name: str(), replicas: int() },
+        'Target clusters, with the replicas placement gave each (workloads).',
+      ),
     },
   };
 }

@@ -88,6 +88,9 @@ export const str = (description?: string): JSONSchemaProps =>
   description ? { type: 'string', description } : { type: 'string' };
 export const int = (description?: string): JSONSchemaProps =>
   description ? { type: 'integer', format: 'int64', description } : { type: 'integer', format: 'int64' };
+/** A point in time (RFC 3339), as metav1.Time is written. */
+export const time = (description?: string): JSONSchemaProps =>
+  description ? { type: 'string', format: 'date-time', description } : { type: 'string', format: 'date-time' };
 
 /** An atomic list of objects with `required` among their `properties`. */
 export function objectList(
@@ -110,7 +113,7 @@ export const CONDITIONS: JSONSchemaProps = objectList(['status', 'type'], {
   reason: str(),
   message: str(),
   observedGeneration: int(),
-  lastTransitionTime: { type: 'string', format: 'date-time' },
+  lastTransitionTime: time(),
 });
 
 /** A CRD of one version, stored, with a status subresource (the work kinds: Flotilla's and Karmada's). */

@@ -10,6 +10,7 @@ import {
   objectReference,
   singleVersionCRD,
   str,
+  time,
   topLevel,
   type CustomResourceDefinition,
   type JSONSchemaProps,
@@ -137,7 +138,7 @@ function bindingSpec(): JSONSchemaProps {
           reason: str(),
           producer: str(),
           gracePeriodSeconds: int(),
-          creationTimestamp: { type: 'string', format: 'date-time' },
+          creationTimestamp: time(),
         },
         "Clusters a NoExecute taint evicted the template from, while their copies are being dealt with (Karmada's graceful eviction).",
       ),
@@ -177,12 +178,9 @@ function clusterEntry(): Record<string, JSONSchemaProps> {
     message: str(
       "Why it is not Applied: the apiserver's message, the render error, the conflict; Evicting: why the evicted copy is kept.",
     ),
-    keptUntil: {
-      type: 'string',
-      format: 'date-time',
-      description:
-        'Evicting: when the kept copy goes at the latest (the graceful eviction timeout), unless the new placement is healthy first; absent for purgeMode Never.',
-    },
+    keptUntil: time(
+      'Evicting: when the kept copy goes at the latest (the graceful eviction timeout), unless the new placement is healthy first; absent for purgeMode Never.',
+    ),
     replicas: int(),
     observedGeneration: int('The template generation last applied to this cluster.'),
     overrides: {

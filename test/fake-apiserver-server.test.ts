@@ -95,6 +95,7 @@ describe('the in-memory apiserver over HTTPS', () => {
     assert.ok(Number(list.body?.metadata.resourceVersion) > 0);
     const listed = list.body?.items.find((i) => (i.metadata as JsonObject).name === 'listed');
     assert.deepEqual(Object.keys(listed ?? {}).sort(), ['apiVersion', 'kind', 'metadata']);
+    assert.equal(fake.count('v1', 'ConfigMap', 'demo'), list.body?.items.length);
   });
 
   it('streams a watch from a resourceVersion, ends it at timeoutSeconds, and feeds an Informer', async () => {

@@ -188,6 +188,14 @@ export class FakeApiserver implements Transport {
       .map(([, st]) => this.output(st));
   }
 
+  /** How many objects of a kind it holds (in one namespace, when given), without copying them. */
+  count(apiVersion: string, kind: string, namespace?: string): number {
+    const prefix = collectionPrefix(this.kindOf(apiVersion, kind), namespace);
+    let n = 0;
+    for (const key of this.store.keys()) if (key.startsWith(prefix)) n++;
+    return n;
+  }
+
   /** Creates or replaces an object as `manager` (an Update: it owns every field it set). */
   put(object: Obj, manager = 'someone-else'): Obj {
     const meta = (object.metadata ?? {}) as Obj;

@@ -204,6 +204,7 @@ export async function measureLight(run: LightRun): Promise<LightRow> {
     } catch (err: unknown) {
       // not converged: printed with how far it got
       process.stderr.write(`${label}: ${err instanceof Error ? err.message : String(err)}\n`);
+      for (const c of controllers) process.stderr.write(`${c.name}, the end of its log:\n${c.log().slice(-3000)}\n`);
     }
     const after = await hosts.stats();
     const hubRequests = (await requests(env.hub).catch(() => NaN)) - hubBefore;

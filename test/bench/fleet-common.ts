@@ -179,6 +179,7 @@ export function spawnControllers(
   hubKubeconfig: string,
   membersKubeconfig: string | undefined,
   replicas: number,
+  extra: string[] = [],
 ): Proc[] {
   return Array.from({ length: replicas }, (_, i) =>
     spawnFlotilla(`controller ${i}`, [
@@ -191,6 +192,7 @@ export function spawnControllers(
       'flotilla-system',
       '--concurrency',
       '16',
+      ...extra,
     ]),
   );
 }

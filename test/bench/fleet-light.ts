@@ -172,6 +172,9 @@ export async function measureLight(run: LightRun): Promise<LightRow> {
       env.hub.kubeconfigPath,
       run.mode === 'pull' ? undefined : files.get(''),
       run.replicas,
+      // Light members share a host process's one thread: on a loaded machine a probe may wait behind other
+      // members' requests longer than the 5 s default, which a member apiserver of its own would not.
+      ['--probe-timeout', process.env.BENCH_FLEET_LIGHT_PROBE_TIMEOUT ?? '60s'],
     );
     procs.push(...controllers);
     const agents =

@@ -1,8 +1,13 @@
 // Incremental engine benchmark (`npm run bench:state`). Prints a table. What it shows: one template
 // reconcile through EngineState costs about the same with 500 or 5,000 templates held, and what an upsert
-// of each kind of object costs (and how many templates it reports as affected) with 5,000 templates.
+// of each kind of object costs (and how many templates it reports as affected) with 5,000 templates; and
+// (d) what an EngineState holds per template at 1,000, 10,000 and 50,000 templates (heap after a full
+// collection, the templates themselves included; rendered outputs are not kept: renderTemplate returns
+// them and the caller drops them).
 
 import { performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { renderDetailed } from '../../pkg/engine/render.js';
 import { EngineState } from '../../pkg/engine/state.js';
 import {
@@ -270,4 +275,24 @@ lines.push(
   `(c) initial load (upsert every object): 500 templates ${fmt(s500.ms)}, 5,000 templates ${fmt(s5000.ms)}`,
 );
 lines.push(`    peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+
+v8.setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+/** Heap bytes after full collections. */
+const heap = (): number => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+lines.push('', '(d) EngineState held per template (heap after a full GC; templates, policies and clusters included)');
+for (const n of [1_000, 10_000, 50_000]) {
+  const before = heap();
+  let held: EngineState | undefined = load(hub(n)).state;
+  const after = heap();
+  const json = JSON.stringify(hub(1).templates[0]).length;
+  lines.push(
+    `    ${n.toLocaleString('en-US').padStart(6)} templates   ${((after - before) / n).toFixed(0).padStart(6)} bytes per template   (${((after - before) / 1024 / 1024).toFixed(1)} MiB; one template is ${json} bytes of JSON; ${[...held.templateKeys()].length} held)`,
+  );
+  held = undefined;
+}
 console.log(lines.join('\n'));

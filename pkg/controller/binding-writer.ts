@@ -24,7 +24,7 @@ import type { MemberReport } from './execute.js';
 import type { HubApplies } from './hub-apply.js';
 import type { KarmadaMirror } from './karmada-mirror.js';
 import { CONTROLLER_FIELD_MANAGER, type TemplateIdentity } from './ownership.js';
-import { bindingClusters, type TemplatePlan } from './plan.js';
+import { allReported, bindingClusters, type TemplatePlan } from './plan.js';
 import { hubWriteQueue } from './queue.js';
 import type { Reach } from './reach.js';
 import type { Reconciler } from './reconciler.js';
@@ -112,8 +112,11 @@ export class BindingWriter implements Reconciler {
       clusters,
       errors: p.errors,
     });
-    // Sharded, a replica sees its own members' copies only: the template's status is not aggregated.
-    if (!reach.shards) await this.o.templateStatus.put(key, p, template, this.o.reports(key));
+    // Sharded, a replica sees its own members' copies only: the template's status is not aggregated. It is
+    // written once every member has reported on the plan, not from a part of them.
+    const reports = this.o.reports(key);
+    if (!reach.shards && allReported(p, reports, (c) => reach.own(c)))
+      await this.o.templateStatus.put(key, p, template, reports);
   }
 
   /** The binding's path on the hub. */

@@ -1,8 +1,9 @@
 // Claims and finalizers on the hub's templates: the claiming policy recorded on the template with
 // Karmada's labels and annotations (the engine reads them back, so a claim sticks until its policy goes
 // or a policy preempts it), and the controller's finalizer (ownership.ts) added while the template has
-// copies on the members and released once its cleanup is done. Both are metadata merge patches; an
-// unchanged claim costs no request, a template gone meanwhile (404) is no error.
+// copies on the members and released once its cleanup is done. The claim record and the finalizer go in
+// one metadata merge patch; an unchanged claim costs no request, a template gone meanwhile (404) is no
+// error.
 
 import {
   CLAIM_ANNOTATIONS,
@@ -31,11 +32,20 @@ export interface ClaimsOptions {
 export class TemplateClaims {
   constructor(private readonly o: ClaimsOptions) {}
 
-  /** Records policy `claim` on the template (undefined: removes the record). Unchanged: no request. */
-  async record(ref: ObjectRef, template: JsonObject, claim: PolicyRef | undefined): Promise<void> {
+  /**
+   * Records policy `claim` on the template (undefined: removes the record) and, with `finalizer`, adds the
+   * controller's finalizer, in one merge patch; nothing to change: no request. Whether it patched.
+   */
+  async record(
+    ref: ObjectRef,
+    template: JsonObject,
+    claim: PolicyRef | undefined,
+    finalizer = false,
+  ): Promise<boolean> {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const labels = isObject(meta.labels) ? meta.labels : {};
     const annotations = isObject(meta.annotations) ? meta.annotations : {};
+    const finalizers: unknown[] = Array.isArray(meta.finalizers) ? (meta.finalizers as unknown[]) : [];
     const id = claim ? permanentIdOf(this.o.policy(claim)) : undefined;
     const want: { labels: Record<string, string | null>; annotations: Record<string, string | null> } = {
       labels: Object.fromEntries(CLAIM_LABELS.map((l) => [l, null])),
@@ -51,13 +61,14 @@ export class TemplateClaims {
     }
     const same = (have: JsonObject, w: Record<string, string | null>) =>
       Object.entries(w).every(([k, v]) => (v === null ? !Object.hasOwn(have, k) : have[k] === v));
-    if (same(labels, want.labels) && same(annotations, want.annotations)) return;
-    await this.patchMetadata(ref, want);
-  }
-
-  /** Adds the controller's finalizer to a template whose metadata lists `finalizers`. */
-  addFinalizer(ref: ObjectRef, finalizers: readonly unknown[]): Promise<void> {
-    return this.patchMetadata(ref, { finalizers: [...finalizers, FINALIZER] });
+    const addFinalizer = finalizer && !finalizers.includes(FINALIZER);
+    const claimed = same(labels, want.labels) && same(annotations, want.annotations);
+    if (claimed && !addFinalizer) return false;
+    await this.patchMetadata(ref, {
+      ...(claimed ? {} : want),
+      ...(addFinalizer ? { finalizers: [...finalizers, FINALIZER] } : {}),
+    });
+    return true;
   }
 
   /** Removes the controller's finalizer from `template`. */

@@ -45,8 +45,11 @@ export interface HubEventsOptions {
   clusterStatus: ClusterStatusReconciler;
   clusterTaints: ClusterTaintReconciler;
   policyStatus: PolicyStatusReconciler;
-  /** Sharded: the coordinator's finalizer is what the other replicas wait for before they write to their members. */
-  sharded: boolean;
+  /**
+   * The controller (not an agent): a template is planned once its finalizer is on it (the claim patch
+   * returns, its event brings the template back; sharded, the other replicas wait for it too).
+   */
+  plansOnFinalizer: boolean;
   /** Whether the hub's caches have been listed once (the template kinds follow the policies from then on). */
   synced(): boolean;
   signal(): AbortSignal;
@@ -56,7 +59,7 @@ export class HubEvents {
   constructor(private readonly o: HubEventsOptions) {}
 
   /** Into the state; the templates it can affect are queued. Returns why the object is not used, if it is not. */
-  upsert(object: JsonObject): string[] {
+  upsert(object: JsonObject, also?: string): string[] {
     const m = this.o.state.upsert(object);
     for (const r of m.rejected)
       this.o.logger.warn('object not used', {
@@ -64,7 +67,8 @@ export class HubEvents {
         reason: r.reason,
         message: r.message,
       });
-    for (const key of m.affected) this.o.templates.queue.add(key);
+    // One add per key: a second add after the first started its run would run it again.
+    for (const key of new Set([...m.affected, ...(also === undefined ? [] : [also])])) this.o.templates.queue.add(key);
     return m.rejected.map((r) => r.message);
   }
 
@@ -154,11 +158,10 @@ export class HubEvents {
   onTemplate(o: JsonObject, old?: JsonObject): void {
     const key = templateKey(refOf(o));
     this.o.templates.templates.set(key, o);
-    // Our own finalizer write, a status update or a managedFields change renders nothing new (sharded, the
-    // coordinator's finalizer is what the other replicas wait for before they write to their members).
-    if (old && renderedPart(o) === renderedPart(old) && !(this.o.sharded && finalizersChanged(o, old))) return;
-    this.upsert(o);
-    this.o.templates.queue.add(key);
+    // A status update or a managedFields change renders nothing new; the finalizer's arrival is what the
+    // template's plan waits for (template.ts).
+    if (old && renderedPart(o) === renderedPart(old) && !(this.o.plansOnFinalizer && finalizersChanged(o, old))) return;
+    this.upsert(o, key);
   }
 
   onTemplateDeleted(o: JsonObject): void {

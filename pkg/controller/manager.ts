@@ -68,6 +68,8 @@ type Templates = TemplateSink &
     readonly work: MemberWork;
     /** A Work changed on the hub. */
     onWork(o: JsonObject, old?: JsonObject): void;
+    /** An object applied for template `key` changed on member `member` (else the template is queued). */
+    ownedChanged?(member: string, key: string): void;
   };
 
 /** What a process shape adds to the manager: its template reconciler, and its own reconcilers and loops. */
@@ -123,9 +125,11 @@ export class Controller {
       cluster: (name) => this.inputs.cluster(name),
       onChange: (name, ready) => this.onMemberChange(name, ready),
       onConnect: (m) => this.kinds.onConnect(m),
-      onOwnedEvent: (obj) => {
+      onOwnedEvent: (obj, member) => {
         const t = ownerTemplate(obj);
-        if (t) this.templates.queue.add(templateKey(t));
+        if (!t) return;
+        if (this.templates.ownedChanged) this.templates.ownedChanged(member, templateKey(t));
+        else this.templates.queue.add(templateKey(t));
       },
     });
     const registry = this.registry;
@@ -174,7 +178,7 @@ export class Controller {
       kinds: this.kinds,
       registry,
       pull: this.pull,
-      sharded: shape.shard !== undefined,
+      plansOnFinalizer: !options.agent,
       synced: () => this.syncedFlag,
       signal: () => this.signal,
     });

@@ -44,8 +44,8 @@ export interface RegistryOptions {
   onChange(name: string, ready: boolean | undefined): void;
   /** A member was connected: start what it needs (watches of the template kinds). */
   onConnect(member: Member): void;
-  /** A change on a member to an object the controller applied (drift, status). */
-  onOwnedEvent(object: JsonObject): void;
+  /** A change on member `member` to an object the controller applied (drift, status). */
+  onOwnedEvent(object: JsonObject, member: string): void;
 }
 
 /** A member connected from its Cluster's secretRef. */
@@ -329,7 +329,7 @@ export class MemberRegistry {
       ...(transport ? { transport } : {}),
       userAgent: this.o.userAgent,
       concurrency: this.o.memberConcurrency,
-      onOwnedEvent: (o) => this.o.onOwnedEvent(o),
+      onOwnedEvent: (o) => this.o.onOwnedEvent(o, name),
       onWatchError: (resource, err, attempt) => {
         if (attempt === 1)
           this.o.logger.warn('member watch failed; retrying', {

@@ -169,3 +169,17 @@ export function bindingClusters(
   for (const e of p.evicting) if (!p.clusters.has(e.name)) out.push(e);
   return out;
 }
+
+/**
+ * Whether every member the plan applies to (`own`: a member of this process, not a pull cluster or
+ * another replica's) has reported on this plan.
+ */
+export function allReported(
+  p: TemplatePlan,
+  reports: ReadonlyMap<string, { version: number }> | undefined,
+  own: (cluster: string) => boolean,
+): boolean {
+  return [...p.steps].every(
+    ([name, s]) => s.action !== 'apply' || !own(name) || reports?.get(name)?.version === p.version,
+  );
+}

@@ -58,6 +58,11 @@ export class Reach {
     );
   }
 
+  /** A member this process applies to itself (connected, not a pull cluster, sharded: this replica's). */
+  own(cluster: string): boolean {
+    return this.o.registry.get(cluster) !== undefined && !this.remote(cluster);
+  }
+
   /** What others report of template `t`, by cluster (pull agents, other replicas). */
   entries(t: TemplateIdentity): ReadonlyMap<string, ClusterStatus> {
     return this.o.agentEntries(t);

@@ -1,5 +1,7 @@
 // The template's own status from its members' copies (aggregate.ts), written on its status subresource
-// after each binding write, when its kind has one; an unchanged status costs no request.
+// with the binding once every targeted member has reported on the current plan, when its kind has one.
+// A status the template already holds costs no request: the one last written, or the one the hub's
+// template says (a count of 0 is what the apiserver stores as no field, as Go's omitempty drops it).
 
 import { apiError, METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
 import { resourcePath, type Discovery } from '../kube/discovery.js';
@@ -32,6 +34,10 @@ export class TemplateStatusWriter {
     if (!status) return;
     const text = JSON.stringify(status);
     if (this.written.get(key) === text) return;
+    if (holds(template.status, status)) {
+      this.written.set(key, text);
+      return;
+    }
     const info = await this.o.hubDiscovery.resolve(t.apiVersion, t.kind);
     const res = await this.o.hub.request({
       method: 'PATCH',
@@ -48,4 +54,16 @@ export class TemplateStatusWriter {
   forget(key: string): void {
     this.written.delete(key);
   }
+}
+
+/** Whether `have` already says what merge patch `patch` would write: each field equal, a zero value as an absent one. */
+function holds(have: unknown, patch: JsonObject): boolean {
+  const h = isObject(have) ? have : {};
+  return Object.entries(patch).every(([k, v]) => {
+    const x = Object.hasOwn(h, k) ? h[k] : undefined;
+    if (isObject(v)) return holds(x, v);
+    if (x === undefined)
+      return v === 0 || v === '' || v === false || v === null || (Array.isArray(v) && v.length === 0);
+    return JSON.stringify(x) === JSON.stringify(v);
+  });
 }

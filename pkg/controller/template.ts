@@ -10,8 +10,10 @@
 //     finalizer; unreachable members hold the finalizer for cleanupTimeoutMs, retried every 5 s;
 //   - not claimed: a template that was claimed (it carries the finalizer) keeps what it has on the
 //     members (Karmada's rule) and its binding says Claimed: False; one that never was gets nothing;
-//   - claimed, or required by workloads whose policy says propagateDeps: the finalizer is added, the plan
-//     made and queued on every member; the binding lists the workloads in spec.requiredBy;
+//   - claimed, or required by workloads whose policy says propagateDeps: the claim record and the
+//     finalizer are patched in (one patch; its event brings the template back), then the plan is made and
+//     handed to the members (member-dispatch.ts says which); the binding lists the workloads in
+//     spec.requiredBy;
 //   - no longer required nor claimed, having gone to the members only because workloads required it (its
 //     last plan, or its binding, says so): it goes from every member, then the binding and the finalizer.
 // The binding is written (server-side apply, skipped when unchanged) once every targeted member has
@@ -37,9 +39,10 @@ import { MemberWork, type MemberReport } from './execute.js';
 import { GracefulEviction } from './graceful-eviction.js';
 import { HubApplies } from './hub-apply.js';
 import type { KarmadaMirror } from './karmada-mirror.js';
+import { MemberDispatch } from './member-dispatch.js';
 import type { MemberRegistry } from './members.js';
 import { FINALIZER, describeTemplate, type TemplateIdentity } from './ownership.js';
-import { plan, type TemplatePlan } from './plan.js';
+import { allReported, plan, type TemplatePlan } from './plan.js';
 import { templateKey, templateQueue, type ReconcileResult } from './queue.js';
 import { Reach, type Sharding } from './reach.js';
 import type { Reconciler } from './reconciler.js';
@@ -99,6 +102,7 @@ export class TemplateReconciler implements Reconciler {
   private readonly appFailover: ApplicationFailover;
   private readonly templateStatus: TemplateStatusWriter;
   private readonly works: WorkWriter;
+  private readonly dispatches = new MemberDispatch();
   /** Template key → its object on the hub, as last seen (kept after it left the state, for cleanup). */
   readonly templates = new Map<string, JsonObject>();
   private readonly plans = new Map<string, TemplatePlan>();
@@ -163,7 +167,16 @@ export class TemplateReconciler implements Reconciler {
 
   /** Every template again (a member connected or became ready, a resync). */
   all(): void {
-    for (const key of this.templates.keys()) this.queue.add(key);
+    for (const key of this.templates.keys()) {
+      this.dispatches.everyMember(key);
+      this.queue.add(key);
+    }
+  }
+
+  /** An object applied for template `key` changed on member `member` (drift, status): the plan goes there again. */
+  ownedChanged(member: string, key: string): void {
+    this.dispatches.changedOn(member, key);
+    this.queue.add(key);
   }
 
   /** A pull agent's Work status (or, sharded, another replica's entry) changed: the binding (or a cleanup waiting for it) follows. */
@@ -210,6 +223,7 @@ export class TemplateReconciler implements Reconciler {
     }
     this.evictions.forget(key);
     this.appFailover.forget(key);
+    this.dispatches.forget(key);
     this.requiredOnly.delete(key);
     this.preserve.delete(key);
     this.templateStatus.forget(key);
@@ -273,9 +287,11 @@ export class TemplateReconciler implements Reconciler {
       if (prior === 'other') await this.bindings.put(identity, template, { clusters: [], errors: [] });
       return undefined;
     }
+    // The claim record and the finalizer in one patch; its own event brings the template back (hub-events.ts),
+    // and that reconcile plans it: a plan made now would be made again on that event, with the member
+    // copies maybe not in the watch caches yet, and applied twice.
     if (coordinator) {
-      await this.claims.record(ref, template, result.policy);
-      if (!hasFinalizer) await this.claims.addFinalizer(ref, finalizers);
+      if (await this.claims.record(ref, template, result.policy, true)) return undefined;
     } else if (!hasFinalizer) return undefined;
     // What the claiming policy says about dispatching, as the engine read it (a dependency no policy
     // claims: the first workload's that requires it).
@@ -291,6 +307,13 @@ export class TemplateReconciler implements Reconciler {
     this.appFailover.preserveState(key, p);
     if (result.policy) this.requiredOnly.delete(key);
     else this.requiredOnly.add(key);
+    const members = this.dispatches.targets(
+      key,
+      p,
+      this.plans.get(key),
+      this.reach.ownMembers(),
+      this.reports.get(key),
+    );
     this.plans.set(key, p);
     this.preserve.set(key, p.preserveOnDeletion);
     const held = [...p.clusters.values()].filter((c) => c.state === 'Suspended').map((c) => c.name);
@@ -303,9 +326,13 @@ export class TemplateReconciler implements Reconciler {
       );
     if (p.overrideFailed.length > 0)
       this.o.events.record(identity, 'Warning', 'OverrideFailed', p.overrideFailed.join('; '));
-    this.work.add(key, this.reach.ownMembers());
+    this.work.add(key, members);
     // Targeted clusters without a member, or a plan with nothing to apply: the binding says so now.
-    if (![...p.steps.values()].some((s) => s.action === 'apply')) this.bindings.queue.add(key);
+    if (
+      ![...p.steps.values()].some((s) => s.action === 'apply') ||
+      allReported(p, this.reports.get(key), (c) => this.reach.own(c))
+    )
+      this.bindings.queue.add(key);
     else this.bindings.queue.addAfter(key, BINDING_PARTIAL_MS);
     // Look again when a NoExecute toleration runs out or an eviction task expires.
     // And when a copy has been unhealthy for as long as application failover tolerates.
@@ -353,14 +380,7 @@ export class TemplateReconciler implements Reconciler {
     const after = this.appFailover.observe(key, member, r, p);
     if (after !== undefined) this.queue.addAfter(key, after);
     this.placementChanged(key, p);
-    const waiting = [...p.steps].some(
-      ([name, s]) =>
-        s.action === 'apply' &&
-        this.o.registry.get(name) &&
-        !this.reach.remote(name) &&
-        byMember.get(name)?.version !== p.version,
-    );
-    if (!waiting) this.bindings.queue.add(key);
+    if (allReported(p, byMember, (c) => this.reach.own(c))) this.bindings.queue.add(key);
   }
 }
 

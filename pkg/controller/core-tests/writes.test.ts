@@ -58,8 +58,8 @@ describe('binding and Work writes', () => {
           namespace: 'default',
           name: 'p',
         });
-        // The hub: the claim record, the finalizer, the binding and its status; each member: the namespace
-        // and the copy (how many times each: the next test).
+        // The hub: the claim record with the finalizer, the binding and its status; each member: the
+        // namespace and the copy (how many times each: the next test).
         const distinct = (xs: string[]) => [...new Set(xs)].sort();
         assert.deepEqual(distinct(writes(f.hub)), [
           'PATCH configmaps/cfg',
@@ -69,8 +69,8 @@ describe('binding and Work writes', () => {
         const patches = f.hub.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/cfg'));
         assert.deepEqual(
           distinct(patches.map((r) => Object.keys(((r.body as Obj).metadata ?? {}) as Obj).join())),
-          ['finalizers', 'labels,annotations'],
-          'the template is patched for its claim record and its finalizer only',
+          ['labels,annotations,finalizers'],
+          'the template is patched for its claim record and its finalizer only, in one patch',
         );
         for (const m of MEMBERS)
           assert.deepEqual(distinct(writes(f.member(m))), ['PATCH configmaps/cfg', 'POST namespaces'], m);
@@ -122,61 +122,93 @@ describe('binding and Work writes', () => {
     );
   });
 
-  test(
-    'first propagation: the finalizer patched once, one apply per member (README: Requests per template)',
-    {
-      todo: 'a second reconcile on the claim record event, with the finalizer not yet in the cache, patches it again and re-applies',
-    },
-    async () => {
-      await withFleet(
-        {
-          members: MEMBERS,
-          hub: [
-            ...MEMBERS.map((m) => cluster(m)),
-            policy('p', { names: ['cfg'], clusters: MEMBERS }),
-            configMap('cfg'),
-          ],
-        },
-        async (f) => {
-          await until(
-            'binding with both entries',
-            () => bindingEntries(bindingOf(f, 'cfg')).size,
-            (n) => n === 2,
-          );
-          await f.quiet();
-          assert.deepEqual(
-            {
-              hub: writes(f.hub).sort(),
-              m1: writes(f.member('m1')),
-              m2: writes(f.member('m2')),
-            },
-            {
-              hub: [
-                'PATCH configmaps/cfg',
-                'PATCH configmaps/cfg',
-                'PATCH resourcebindings/cfg-configmap',
-                'PATCH resourcebindings/cfg-configmap/status',
-              ],
-              m1: ['POST namespaces', 'PATCH configmaps/cfg'],
-              m2: ['POST namespaces', 'PATCH configmaps/cfg'],
-            },
-          );
-          const at = [f.member('m1').requests.length, f.member('m2').requests.length];
-          f.hub.edit('v1', 'ConfigMap', 'default', 'cfg', 'kubectl', (o) => (o.data = { k: 'v2' }));
-          await until(
-            'the change on m1',
-            () => (f.member('m1').get('v1', 'ConfigMap', 'default', 'cfg')?.data as Obj).k,
-            (k) => k === 'v2',
-          );
-          await f.quiet();
-          assert.deepEqual(
-            [writes(f.member('m1'), at[0]), writes(f.member('m2'), at[1])],
-            [['PATCH configmaps/cfg'], ['PATCH configmaps/cfg']],
-          );
-        },
+  test('first propagation: one patch for the claim and the finalizer, one apply per member (README: Requests per template)', async () => {
+    await withFleet(
+      {
+        members: MEMBERS,
+        hub: [...MEMBERS.map((m) => cluster(m)), policy('p', { names: ['cfg'], clusters: MEMBERS }), configMap('cfg')],
+      },
+      async (f) => {
+        await until(
+          'binding with both entries',
+          () => bindingEntries(bindingOf(f, 'cfg')).size,
+          (n) => n === 2,
+        );
+        await f.quiet();
+        assert.deepEqual(
+          {
+            hub: writes(f.hub).sort(),
+            m1: writes(f.member('m1')),
+            m2: writes(f.member('m2')),
+          },
+          {
+            hub: [
+              'PATCH configmaps/cfg',
+              'PATCH resourcebindings/cfg-configmap',
+              'PATCH resourcebindings/cfg-configmap/status',
+            ],
+            m1: ['POST namespaces', 'PATCH configmaps/cfg'],
+            m2: ['POST namespaces', 'PATCH configmaps/cfg'],
+          },
+        );
+        const at = [f.member('m1').requests.length, f.member('m2').requests.length];
+        f.hub.edit('v1', 'ConfigMap', 'default', 'cfg', 'kubectl', (o) => (o.data = { k: 'v2' }));
+        await until(
+          'the change on m1',
+          () => (f.member('m1').get('v1', 'ConfigMap', 'default', 'cfg')?.data as Obj).k,
+          (k) => k === 'v2',
+        );
+        await f.quiet();
+        assert.deepEqual(
+          [writes(f.member('m1'), at[0]), writes(f.member('m2'), at[1])],
+          [['PATCH configmaps/cfg'], ['PATCH configmaps/cfg']],
+        );
+      },
+    );
+  });
+
+  test("a Deployment's aggregated status: written once every member has reported, not from a part of them", async () => {
+    const web: Obj = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { replicas: 1, template: { spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+      // What the hub says before the controller's first write: the members' copies say otherwise (nothing).
+      status: { replicas: 5, readyReplicas: 5 },
+    };
+    const deployments = policy('p', { clusters: MEMBERS });
+    (deployments.spec as Obj).resourceSelectors = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }];
+    await withFleet({ members: MEMBERS, hub: [...MEMBERS.map((m) => cluster(m)), deployments, web] }, async (f) => {
+      const held = f.member('m2').hold((r) => r.method === 'PATCH' && r.path.endsWith('/deployments/web'));
+      const statusWrites = () => f.hub.sent('PATCH', '/deployments/web/status');
+      await held.reached;
+      // m2 has not answered: the binding is written without it after a while, the template's status is not.
+      await until(
+        'the binding with m1 Applied and m2 Pending',
+        () =>
+          [...bindingEntries(f.hub.objects('work.flotilla.io/v1alpha1', 'ResourceBinding')[0]).values()].map(
+            (e) => `${String(e.name)} ${String(e.state)}`,
+          ),
+        (es) => es.join() === 'm1 Applied,m2 Pending',
       );
-    },
-  );
+      assert.equal(statusWrites().length, 0, 'no status from m1 alone');
+      held.release();
+      await until(
+        'the binding with both Applied',
+        () =>
+          [...bindingEntries(f.hub.objects('work.flotilla.io/v1alpha1', 'ResourceBinding')[0]).values()].map((e) =>
+            String(e.state),
+          ),
+        (es) => es.join() === 'Applied,Applied',
+      );
+      await f.quiet();
+      assert.deepEqual(
+        statusWrites().map((r) => (r.body as Obj).status),
+        [{ replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, unavailableReplicas: 0 }],
+        'one status write, from both members',
+      );
+    });
+  });
 
   test('a Pull cluster gets a Work in its namespace on the hub, and no request', async () => {
     await withFleet(

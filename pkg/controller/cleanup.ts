@@ -32,6 +32,8 @@ export type CleanupOutcome = { requeueAfter: number } | 'own-done' | 'done';
 export class TemplateCleanup {
   /** Template key → since when its cleanup has waited for members. */
   private readonly since = new Map<string, number>();
+  /** Template key → the uid of the deleted template whose finalizer this process released. */
+  private readonly released = new Map<string, string>();
 
   constructor(private readonly o: CleanupOptions) {}
 
@@ -43,6 +45,8 @@ export class TemplateCleanup {
     why: 'deleted' | 'unneeded',
     preserve: boolean,
   ): Promise<CleanupOutcome> {
+    // Released already: the template seen again before the hub's event of that release reached the cache.
+    if (why === 'deleted' && this.released.get(key) === t.uid) return 'done';
     const { reach, logger: log } = this.o;
     const unreachable: string[] = [];
     const removedFrom: string[] = [];
@@ -51,6 +55,8 @@ export class TemplateCleanup {
       why === 'deleted' ? 'the template is being deleted' : 'no workload requires it any more and no policy claims it';
     await Promise.all(
       reach.ownMembers().map(async (m) => {
+        // An apply of an earlier plan still in flight there lands first (the plan is gone: nothing new starts).
+        await this.o.work.settled(m.name, key);
         const gone = preserve
           ? await this.o.work.release(m, t, ref, signal)
           : await this.o.work.remove(m, t, ref, signal);
@@ -101,6 +107,7 @@ export class TemplateCleanup {
       this.o.events.record(t, 'Normal', 'Pruned', `removed from ${removedFrom.join(', ')}: ${reason}`);
     await this.o.bindings.delete(t);
     await this.o.claims.releaseFinalizer(ref, template);
+    if (why === 'deleted') this.released.set(key, t.uid);
     log.info(
       preserve
         ? 'template deleted; its objects stay on the members (preserveResourcesOnDeletion)'
@@ -108,5 +115,11 @@ export class TemplateCleanup {
       { template: describeTemplate(t), members: removedFrom },
     );
     return 'done';
+  }
+
+  /** The template is gone from the hub. */
+  forget(key: string): void {
+    this.since.delete(key);
+    this.released.delete(key);
   }
 }

@@ -42,6 +42,8 @@ export interface ExecuteOptions {
 /** The per-member work queues. */
 export class MemberWork {
   private readonly queues = new Map<string, { queue: WorkQueue; stop: AbortController; member: Member }>();
+  /** `member template-key` → its execution in flight. */
+  private readonly running = new Map<string, Promise<unknown>>();
   private signal: AbortSignal = new AbortController().signal;
 
   constructor(private readonly o: ExecuteOptions) {}
@@ -53,6 +55,15 @@ export class MemberWork {
   /** Queues template `key` on every member given. */
   add(key: string, members: Iterable<Member>): void {
     for (const m of members) this.queueOf(m).add(key);
+  }
+
+  /**
+   * Resolves once member `member`'s execution of template `key` in flight, if any, has ended: a cleanup
+   * waits for an apply of an earlier plan that the member has not answered yet (it would otherwise land
+   * after the cleanup looked, and stay).
+   */
+  async settled(member: string, key: string): Promise<void> {
+    await this.running.get(`${member} ${key}`)?.catch(() => undefined);
   }
 
   /** Keys waiting, over every member. */
@@ -79,7 +90,7 @@ export class MemberWork {
       member: m,
       stop,
       queue: new WorkQueue<string>(
-        { reconcile: (key: string, signal: AbortSignal) => this.execute(entry.member, key, signal) },
+        { reconcile: (key: string, signal: AbortSignal) => this.tracked(entry.member, key, signal) },
         {
           concurrency: this.o.concurrency,
           onResult: (e) => {
@@ -96,6 +107,18 @@ export class MemberWork {
     this.queues.set(m.name, entry);
     void entry.queue.start(AbortSignal.any([this.signal, stop.signal]));
     return entry.queue;
+  }
+
+  /** execute(), known as in flight until it ends (settled()). */
+  private tracked(m: Member, key: string, signal: AbortSignal): Promise<{ requeueAfter?: number } | undefined> {
+    const id = `${m.name} ${key}`;
+    const run = this.execute(m, key, signal);
+    this.running.set(id, run);
+    const forget = () => {
+      if (this.running.get(id) === run) this.running.delete(id);
+    };
+    run.then(forget, forget);
+    return run;
   }
 
   /** Carries out member `m`'s step of template `key`'s current plan. */

@@ -306,7 +306,7 @@ export class Member {
     return { info, keys };
   }
 
-  /** The object at `key` when it is template `t`'s (read from the apiserver; a synced cache that lacks it: no request). */
+  /** The object at `key` when it is template `t`'s (read from the apiserver; a synced cache that lacks it and no apply of ours there: no request). */
   private async ownedAt(
     t: TemplateIdentity,
     info: ResourceInfo,
@@ -316,7 +316,9 @@ export class Member {
     const slash = info.namespaced ? key.indexOf('/') : -1;
     const namespace = slash >= 0 ? key.slice(0, slash) : undefined;
     const name = slash >= 0 ? key.slice(slash + 1) : key;
-    if (this.watches.synced(info) && !this.watches.get(info, key)) return undefined;
+    // A cache that lacks what this process applied there is behind that apply: the apiserver is asked.
+    if (this.watches.synced(info) && !this.watches.get(info, key) && this.watches.applied(info, key) === undefined)
+      return undefined;
     const path = resourcePath(info, namespace, name);
     const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) return undefined;

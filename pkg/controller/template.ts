@@ -224,6 +224,7 @@ export class TemplateReconciler implements Reconciler {
     this.evictions.forget(key);
     this.appFailover.forget(key);
     this.dispatches.forget(key);
+    this.cleanups.forget(key);
     this.requiredOnly.delete(key);
     this.preserve.delete(key);
     this.templateStatus.forget(key);

@@ -164,28 +164,33 @@ describe('finalizers and deletion', () => {
     await withFleet({ members: MEMBERS, hub: hubWith() }, async (f) => {
       // m2 has received the apply of the first plan and not carried it out yet.
       const held = f.member('m2').hold((r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/cfg'));
-      await held.reached;
-      await until(
-        'the copy on m1',
-        () => holders(f, 'cfg'),
-        (h) => h.join() === 'm1',
-      );
-      deleteTemplate(f);
-      await until(
-        'm1 cleaned',
-        () => holders(f, 'cfg'),
-        (h) => h.length === 0,
-      );
-      await f.quiet();
-      assert.deepEqual(finalizersOf(templateOnHub(f, 'cfg')), [FINALIZER], 'the finalizer waits for m2');
-      held.release();
-      await until(
-        'the template gone',
-        () => templateOnHub(f, 'cfg'),
-        (t) => t === undefined,
-      );
-      await f.quiet();
-      assert.deepEqual(holders(f, 'cfg'), [], 'no copy left on m2');
+      try {
+        await held.reached;
+        await until(
+          'the copy on m1',
+          () => holders(f, 'cfg'),
+          (h) => h.join() === 'm1',
+        );
+        deleteTemplate(f);
+        await until(
+          'm1 cleaned',
+          () => holders(f, 'cfg'),
+          (h) => h.length === 0,
+        );
+        await f.quiet();
+        assert.deepEqual(finalizersOf(templateOnHub(f, 'cfg')), [FINALIZER], 'the finalizer waits for m2');
+        held.release();
+        await until(
+          'the template gone',
+          () => templateOnHub(f, 'cfg'),
+          (t) => t === undefined,
+        );
+        await f.quiet();
+        assert.deepEqual(holders(f, 'cfg'), [], 'no copy left on m2');
+      } finally {
+        // Never left held: the controller's stop waits for what it has in flight.
+        held.release();
+      }
     });
   });
 

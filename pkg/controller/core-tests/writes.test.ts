@@ -180,33 +180,38 @@ describe('binding and Work writes', () => {
     (deployments.spec as Obj).resourceSelectors = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }];
     await withFleet({ members: MEMBERS, hub: [...MEMBERS.map((m) => cluster(m)), deployments, web] }, async (f) => {
       const held = f.member('m2').hold((r) => r.method === 'PATCH' && r.path.endsWith('/deployments/web'));
-      const statusWrites = () => f.hub.sent('PATCH', '/deployments/web/status');
-      await held.reached;
-      // m2 has not answered: the binding is written without it after a while, the template's status is not.
-      await until(
-        'the binding with m1 Applied and m2 Pending',
-        () =>
-          [...bindingEntries(f.hub.objects('work.flotilla.io/v1alpha1', 'ResourceBinding')[0]).values()].map(
-            (e) => `${String(e.name)} ${String(e.state)}`,
-          ),
-        (es) => es.join() === 'm1 Applied,m2 Pending',
-      );
-      assert.equal(statusWrites().length, 0, 'no status from m1 alone');
-      held.release();
-      await until(
-        'the binding with both Applied',
-        () =>
-          [...bindingEntries(f.hub.objects('work.flotilla.io/v1alpha1', 'ResourceBinding')[0]).values()].map((e) =>
-            String(e.state),
-          ),
-        (es) => es.join() === 'Applied,Applied',
-      );
-      await f.quiet();
-      assert.deepEqual(
-        statusWrites().map((r) => (r.body as Obj).status),
-        [{ replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, unavailableReplicas: 0 }],
-        'one status write, from both members',
-      );
+      try {
+        const statusWrites = () => f.hub.sent('PATCH', '/deployments/web/status');
+        await held.reached;
+        // m2 has not answered: the binding is written without it after a while, the template's status is not.
+        await until(
+          'the binding with m1 Applied and m2 Pending',
+          () =>
+            [...bindingEntries(f.hub.objects('work.flotilla.io/v1alpha1', 'ResourceBinding')[0]).values()].map(
+              (e) => `${String(e.name)} ${String(e.state)}`,
+            ),
+          (es) => es.join() === 'm1 Applied,m2 Pending',
+        );
+        assert.equal(statusWrites().length, 0, 'no status from m1 alone');
+        held.release();
+        await until(
+          'the binding with both Applied',
+          () =>
+            [...bindingEntries(f.hub.objects('work.flotilla.io/v1alpha1', 'ResourceBinding')[0]).values()].map((e) =>
+              String(e.state),
+            ),
+          (es) => es.join() === 'Applied,Applied',
+        );
+        await f.quiet();
+        assert.deepEqual(
+          statusWrites().map((r) => (r.body as Obj).status),
+          [{ replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0, unavailableReplicas: 0 }],
+          'one status write, from both members',
+        );
+      } finally {
+        // Never left held: the controller's stop waits for what it has in flight.
+        held.release();
+      }
     });
   });
 

@@ -16,7 +16,10 @@ import { spawnWebhook, webhookCerts, type WebhookProcess } from '../../test/inte
 const CONFIGS = ['validatingwebhookconfiguration-flotilla.yaml', 'mutatingwebhookconfiguration-flotilla.yaml'];
 
 interface WebhookConfig {
-  webhooks: Array<{ clientConfig: { service?: { path?: string }; url?: string; caBundle?: string } }>;
+  webhooks: Array<{
+    clientConfig: { service?: { path?: string }; url?: string; caBundle?: string };
+    timeoutSeconds?: number;
+  }>;
 }
 
 /** A PropagationPolicy the webhook refuses: its selector names another namespace. */
@@ -46,8 +49,12 @@ export async function startWebhook(hub: ClusterHandle, root: string, dir: string
     parseAllDocuments(readFileSync(join(root, 'deploy', 'karmada-api', 'patches', f), 'utf8')),
   ).map((d) => d.toJS() as WebhookConfig);
   for (const c of configs)
-    for (const w of c.webhooks)
+    for (const w of c.webhooks) {
       w.clientConfig = { url: `https://127.0.0.1:${port}${w.clientConfig.service?.path ?? ''}`, caBundle };
+      // The chart's 5 s: a loaded CI machine (the suite's processes, four apiservers) answered some
+      // reviews later than that, and the apiserver then refused the suite's policies.
+      w.timeoutSeconds = 30;
+    }
   const applied = await kubectl(hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
     apiVersion: 'v1',
     kind: 'List',

@@ -59,5 +59,10 @@ void describe('karmada-e2e report', () => {
       ],
       newlyPassing: ['a_test.go: three'],
     });
+    // A focused run: what it skipped or left out is not compared.
+    const focused = [...lines, { file: 'a_test.go', name: 'four', state: 'skipped' }];
+    const listed = readExpected('a_test.go: one\na_test.go: four\na_test.go: gone\n');
+    assert.deepEqual(compare(focused, listed, true).regressions, []);
+    assert.equal(compare(focused, listed).regressions.length, 2);
   });
 });

@@ -75,12 +75,16 @@ export interface Comparison {
   newlyPassing: string[];
 }
 
-/** The run against the list: what regressed and what passes now that did not. */
-export function compare(lines: readonly SpecLine[], expected: ReadonlySet<string>): Comparison {
+/**
+ * The run against the list: what regressed and what passes now that did not. `focused`: the run selected
+ * some specs only (--files, --focus), so a listed spec it skipped is not a regression.
+ */
+export function compare(lines: readonly SpecLine[], expected: ReadonlySet<string>, focused = false): Comparison {
   const byKey = new Map(lines.map((l) => [specKey(l), l]));
   const regressions: Comparison['regressions'] = [];
   for (const key of [...expected].sort()) {
     const l = byKey.get(key);
+    if (focused && (!l || l.state === 'skipped')) continue;
     if (!l) regressions.push({ key, state: 'not run' });
     else if (l.state !== 'passed') regressions.push({ key, state: l.state, ...(l.reason ? { reason: l.reason } : {}) });
   }

@@ -37,6 +37,7 @@ import { startEnvironment, type ClusterHandle, type Environment } from '../../te
 import { kubectl } from '../../test/envtest/kubectl.js';
 import { installCRDs, spawnFlotilla } from '../../test/integration/controller-io.js';
 import { compare, readExpected, specKey, summarise, type SpecLine } from './report.js';
+import { finalizeNamespaces } from './namespace-finalizer.js';
 import { startWebhook } from './webhook.js';
 import type { WebhookProcess } from '../../test/integration/webhook-io.js';
 
@@ -224,7 +225,7 @@ function runSuite(bin: string, kubeconfig: string, o: Options, reportPath: strin
 }
 
 /** One line per spec that ran, the counts, and the comparison with the expected list; the exit status. */
-function judge(lines: readonly SpecLine[], expectedPath: string): number {
+function judge(lines: readonly SpecLine[], expectedPath: string, focused: boolean): number {
   for (const l of lines.filter((x) => x.state !== 'skipped'))
     process.stdout.write(`${l.state.padEnd(8)} ${specKey(l)}${l.reason ? `\n         ${l.reason}` : ''}\n`);
   const count = (s: string) => lines.filter((l) => l.state === s).length;
@@ -233,7 +234,7 @@ function judge(lines: readonly SpecLine[], expectedPath: string): number {
     `ran ${ran}: ${count('passed')} passed, ${count('failed')} failed, ${ran - count('passed') - count('failed')} other\n`,
   );
   const expected = readExpected(readFileSync(expectedPath, 'utf8'));
-  const { regressions, newlyPassing } = compare(lines, expected);
+  const { regressions, newlyPassing } = compare(lines, expected, focused);
   for (const key of newlyPassing) process.stdout.write(`newly passing (add to ${expectedPath}): ${key}\n`);
   for (const r of regressions)
     process.stdout.write(`REGRESSION ${r.state}: ${r.key}${r.reason ? `\n         ${r.reason}` : ''}\n`);
@@ -254,6 +255,7 @@ async function main(): Promise<number> {
   const e = await startEnvironment({ members: MEMBERS, apiserverArgs: [`--token-auth-file=${token}`], keep: o.keep });
   let controller: ReturnType<typeof spawnFlotilla> | undefined;
   let webhook: WebhookProcess | undefined;
+  const stopFinalizer = new AbortController();
   try {
     await setUp(e);
     webhook = await startWebhook(e.hub, join(source, '..', '..'), results);
@@ -273,12 +275,17 @@ async function main(): Promise<number> {
     );
     const hub = new KubeClient(e.hub.kubeConfig(), { concurrency: 4 });
     await waitClustersReady(hub, 120_000);
+    const clients = [e.hub, ...e.members].map((c) => new KubeClient(c.kubeConfig(), { concurrency: 2 }));
+    const finalizer = finalizeNamespaces(clients, stopFinalizer.signal, say);
     const reportPath = join(results, 'report.json');
     const status = await runSuite(bin, suiteKubeconfig(e), o, reportPath, join(results, 'e2e.log'));
+    stopFinalizer.abort();
+    await finalizer;
     if (!existsSync(reportPath)) throw new Error(`the suite exited ${status} without a report; see ${results}/e2e.log`);
     const lines: SpecLine[] = summarise(JSON.parse(readFileSync(reportPath, 'utf8')) as unknown);
-    return judge(lines, o.expected);
+    return judge(lines, o.expected, o.files !== DEFAULT_FILES || o.ginkgoArgs.length > 0);
   } finally {
+    stopFinalizer.abort();
     controller?.child.kill('SIGTERM');
     webhook?.child.kill('SIGTERM');
     if (controller) await controller.exited;

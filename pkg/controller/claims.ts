@@ -30,6 +30,13 @@ export interface ClaimsOptions {
 }
 
 export class TemplateClaims {
+  /**
+   * Template uid → the last patch sent and the resourceVersion of the template it was made from: until the
+   * cache shows a newer one, the same patch is not sent again (its event has not arrived yet; on a busy hub
+   * that takes seconds).
+   */
+  private readonly sent = new Map<string, { patch: string; from: string }>();
+
   constructor(private readonly o: ClaimsOptions) {}
 
   /**
@@ -63,11 +70,16 @@ export class TemplateClaims {
       Object.entries(w).every(([k, v]) => (v === null ? !Object.hasOwn(have, k) : have[k] === v));
     const addFinalizer = finalizer && !finalizers.includes(FINALIZER);
     const claimed = same(labels, want.labels) && same(annotations, want.annotations);
+    const uid = typeof meta.uid === 'string' ? meta.uid : '';
+    const from = typeof meta.resourceVersion === 'string' ? meta.resourceVersion : '';
+    const last = this.sent.get(uid);
+    if (last && last.from !== from) this.sent.delete(uid);
     if (claimed && !addFinalizer) return false;
-    await this.patchMetadata(ref, {
-      ...(claimed ? {} : want),
-      ...(addFinalizer ? { finalizers: [...finalizers, FINALIZER] } : {}),
-    });
+    const patch = { ...(claimed ? {} : want), ...(addFinalizer ? { finalizers: [...finalizers, FINALIZER] } : {}) };
+    const text = JSON.stringify(patch);
+    if (from !== '' && last?.from === from && last.patch === text) return true;
+    await this.patchMetadata(ref, patch);
+    if (from !== '') this.sent.set(uid, { patch: text, from });
     return true;
   }
 

@@ -16,72 +16,30 @@ import { hostname } from 'node:os';
 import { EngineState } from '../engine/state.js';
 import { KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
-import type { Informer } from '../kube/informer.js';
-import type { JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import { Watcher } from '../kube/watch.js';
-import { sweepOrphans } from './agent-orphans.js';
-import { AgentReconciler } from './agent.js';
+import { agentParts } from './agent-parts.js';
+import type { Loop, ShapeParts, Templates } from './shape-parts.js';
 import { clusterSide, type ClusterSide } from './cluster-side.js';
 import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 import { EventRecorder } from './events.js';
-import type { MemberWork } from './execute.js';
-import { HubEvents, type TemplateSink } from './hub-events.js';
+import { HubEvents } from './hub-events.js';
 import { KarmadaObjects } from './karmada-objects.js';
 import { HubInputs } from './hub-inputs.js';
 import { MemberRegistry, type RegistryOptions } from './members.js';
-import { namespaceSync, type NamespaceSync } from './namespaces.js';
+import { namespaceSync } from './namespaces.js';
 import type { ControllerOptions } from './options.js';
 import { ownerTemplate } from './ownership.js';
-import {
-  PROCESSES,
-  TEMPLATE_KEYED,
-  processShape,
-  type LoopName,
-  type ProcessShape,
-  type ReconcilerName,
-} from './processes.js';
+import { PROCESSES, TEMPLATE_KEYED, processShape, type ProcessShape } from './processes.js';
 import { PullClusters } from './pull-clusters.js';
 import { templateKey } from './queue.js';
-import { runReconciler, type Reconciler } from './reconciler.js';
+import { runReconciler } from './reconciler.js';
 import { ShardReplica, WHOLE, type Share } from './shard-replica.js';
 import { TemplateKinds } from './template-kinds.js';
 import { TemplateReconciler } from './template.js';
-import { executionSpace } from './work.js';
 
 export type { ControllerOptions, MemberAccess } from './options.js';
 export { DEFAULT_LEASE_NAMESPACE } from './defaults.js';
-
-/** A loop of a process shape: what it starts, and what it does once the hub is listed, synced, resynced. */
-interface Loop {
-  /** Starts it; returns the informers the caches wait for, and what runs until the signal aborts. */
-  start?(signal: AbortSignal): { informers?: Informer[]; running?: Promise<void> };
-  /** The hub's Clusters and policies are listed (before the template kinds are). */
-  listed?(signal: AbortSignal): Promise<void> | void;
-  synced?(signal: AbortSignal): void;
-  resync?(signal: AbortSignal): void;
-}
-
-/** The process's template reconciler: the controller's, or the agent's. */
-type Templates = TemplateSink &
-  Reconciler & {
-    readonly work: MemberWork;
-    /** A Work changed on the hub. */
-    onWork(o: JsonObject, old?: JsonObject): void;
-    /** An object applied for template `key` changed on member `member` (else the template is queued). */
-    ownedChanged?(member: string, key: string): void;
-  };
-
-/** What a process shape adds to the manager: its template reconciler, and its own reconcilers and loops. */
-interface ShapeParts {
-  templates: Templates;
-  /** What a Cluster on the hub is to this process (the agent reads its own only). */
-  onCluster(o: JsonObject): void;
-  shard?: ShardReplica;
-  namespaces?: NamespaceSync;
-  reconcilers: Partial<Record<ReconcilerName, Reconciler>>;
-  loops: Partial<Record<LoopName, Loop>>;
-}
 
 export class Controller {
   private readonly o: ControllerOptions;
@@ -143,7 +101,17 @@ export class Controller {
       onHealth: (name, taints) => this.feed.upsertCluster(name, taints),
     });
     const { facts, agentLeases, hubLiveness, clusterStatus, clusterTaints, policyStatus } = this.side;
-    const shape = agent ? this.agentParts(options, agent.cluster) : this.controllerParts(options);
+    const shape = agent
+      ? agentParts(options, agent.cluster, {
+          ...hubParts,
+          state: this.state,
+          registry,
+          inputs: this.inputs,
+          pull: () => this.pull,
+          events: this.events,
+          feed: () => this.feed,
+        })
+      : this.controllerParts(options);
     this.share = shape.shard ?? WHOLE;
     this.templates = shape.templates;
     this.pull = new PullClusters({
@@ -324,50 +292,6 @@ export class Controller {
       loops: {
         ...(shard ? { 'shard-replica': { start: (signal: AbortSignal) => ({ informers: shard.start(signal) }) } } : {}),
         'member-clusters': members,
-      },
-    };
-  }
-
-  /** `flotilla agent`: its cluster's copies from its Works, and its report in their status. */
-  private agentParts(o: ControllerOptions, cluster: string): ShapeParts {
-    const templates = new AgentReconciler({
-      hub: this.hub,
-      state: this.state,
-      member: () => this.registry.get(cluster),
-      cluster,
-      clusterObject: () => this.inputs.cluster(cluster),
-      work: (name) => this.pull.works?.get(`${executionSpace(cluster)}/${name}`),
-      namespace: o.namespace,
-      concurrency: o.concurrency,
-      events: this.events,
-      logger: o.logger,
-      onReconcile: o.onReconcile,
-      onMemberResult: o.onMemberResult,
-    });
-    const sweep = (signal: AbortSignal, waitMs: number) =>
-      void sweepOrphans(
-        {
-          ...this.hubParts,
-          member: () => this.registry.get(cluster),
-          templates: templates.templates,
-          work: templates.work,
-        },
-        signal,
-        waitMs,
-      );
-    return {
-      templates,
-      onCluster: (c) => this.feed.onAgentCluster(c, cluster),
-      reconcilers: { 'agent-templates': templates, 'work-status': templates.status },
-      loops: {
-        // Where the hub placed each template: the Works in this cluster's namespace.
-        'agent-works': {
-          start: () => {
-            this.pull.startWorks();
-            return { informers: this.pull.works ? [this.pull.works] : [] };
-          },
-        },
-        'orphan-sweep': { synced: (signal) => sweep(signal, 30_000), resync: (signal) => sweep(signal, 0) },
       },
     };
   }

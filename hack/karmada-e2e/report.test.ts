@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { compare, readExpected, summarise, type SpecLine } from './report.js';
+import { compare, focusOn, readExpected, retried, summarise, type SpecLine } from './report.js';
 
 const spec = (text: string, state: string, failure?: object) => ({
   ContainerHierarchyTexts: ['[BasicCase] PropagationPolicy testing', 'Deployment propagation testing'],
@@ -64,5 +64,24 @@ void describe('karmada-e2e report', () => {
     const listed = readExpected('a_test.go: one\na_test.go: four\na_test.go: gone\n');
     assert.deepEqual(compare(focused, listed, true).regressions, []);
     assert.equal(compare(focused, listed).regressions.length, 2);
+  });
+
+  void it('a second attempt: a focus that quotes the names, and its results in place of the first', () => {
+    const failed: SpecLine = { file: 'a_test.go', name: '[BasicCase] pp / deploy (x+y) / works?', state: 'failed' };
+    const other: SpecLine = { file: 'b_test.go', name: 'other', state: 'passed' };
+    const focus = focusOn([failed, { file: 'c.go', name: 'a|b', state: 'failed' }]);
+    assert.equal(focus, '\\[BasicCase\\] pp deploy \\(x\\+y\\) works\\?|a\\|b');
+    const merged = retried(
+      [failed, other],
+      [
+        { ...failed, state: 'passed' },
+        { ...other, state: 'skipped' },
+      ],
+    );
+    assert.deepEqual(merged, [{ ...failed, state: 'passed', retried: true }, other]);
+    const expected = new Set(['a_test.go: [BasicCase] pp / deploy (x+y) / works?']);
+    assert.deepEqual(compare(merged, expected).regressions, []);
+    const twice = retried([failed], [failed]);
+    assert.equal(compare(twice, expected).regressions.length, 1);
   });
 });

@@ -7,6 +7,8 @@ export interface SpecLine {
   /** ginkgo's state: passed, failed, skipped, pending, panicked, timedout, interrupted, aborted. */
   state: string;
   reason?: string;
+  /** Run a second time after failing the first (a spec that then passes is printed as flaky). */
+  retried?: boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -93,4 +95,22 @@ export function compare(lines: readonly SpecLine[], expected: ReadonlySet<string
     .map(specKey)
     .sort();
   return { regressions, newlyPassing };
+}
+
+/**
+ * A ginkgo --focus that selects exactly these specs (by their full text: the container texts and the leaf,
+ * space-separated, as ginkgo matches), for a second attempt at the ones that did not pass.
+ */
+export function focusOn(lines: readonly Pick<SpecLine, 'name'>[]): string {
+  const quote = (t: string) => t.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+  return lines.map((l) => quote(l.name.split(' / ').join(' '))).join('|');
+}
+
+/** The first run's lines with those of a second attempt put in their place (marked as retried). */
+export function retried(first: readonly SpecLine[], second: readonly SpecLine[]): SpecLine[] {
+  const again = new Map(second.filter((l) => l.state !== 'skipped').map((l) => [specKey(l), l]));
+  return first.map((l) => {
+    const r = again.get(specKey(l));
+    return r ? { ...r, retried: true } : l;
+  });
 }

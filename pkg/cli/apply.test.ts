@@ -234,8 +234,26 @@ void describe('loading the Kubernetes client', () => {
     }
   });
 
-  it('apply loads it when it needs it', () => {
-    const r = flotilla(['apply', '-f', QUICKSTART, '--kubeconfig', join(dir, 'none')]);
+  it('apply reads a kubeconfig itself, and loads it only for a user of another auth provider', () => {
+    const missing = flotilla(['apply', '-f', QUICKSTART, '--kubeconfig', join(dir, 'none')]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /kubeconfig .*none: no such file/);
+    assert.doesNotMatch(missing.stderr, /LOADED-CLIENT-NODE/);
+    const oidc = join(dir, 'oidc-kubeconfig');
+    writeFileSync(
+      oidc,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]',
+        'users: [{name: u, user: {auth-provider: {name: oidc, config: {id-token: x, idp-issuer-url: "https://127.0.0.1:1"}}}}]',
+        'contexts:',
+        ...['eu-west', 'us-east', 'dev'].map((n) => `- {name: ${n}, context: {cluster: c, user: u}}`),
+        'current-context: dev',
+        '',
+      ].join('\n'),
+    );
+    const r = flotilla(['apply', '-f', QUICKSTART, '--kubeconfig', oidc]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /LOADED-CLIENT-NODE/);
   });

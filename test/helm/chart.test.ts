@@ -480,6 +480,8 @@ void describe('the chart', () => {
       '--graceful-eviction-timeout=10m',
       '--unhealthy-cluster-threshold=0.7',
       '--lease-namespace=flotilla-cluster-lease',
+      '--propagate-namespaces=auto',
+      '--skipped-propagating-namespaces=kube-.*',
       '--resync=10m',
     ]);
     assert.deepStrictEqual(get(deployment, 'spec.template.spec.volumes'), [

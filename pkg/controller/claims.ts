@@ -87,6 +87,8 @@ export class TemplateClaims {
   releaseFinalizer(ref: ObjectRef, template: JsonObject): Promise<void> {
     const meta = isObject(template.metadata) ? template.metadata : {};
     const finalizers = (Array.isArray(meta.finalizers) ? meta.finalizers : []).filter((f) => f !== FINALIZER);
+    // The template is going: what was last sent for it is not kept past it.
+    if (typeof meta.uid === 'string') this.sent.delete(meta.uid);
     return this.patchMetadata(ref, { finalizers });
   }
 

@@ -21,6 +21,9 @@ export interface ApplicationFailover {
   rules: Array<{ aliasLabelName: string; jsonPath: string }>;
 }
 
+/** A setting the requiring workloads' policies disagree on, as Karmada's DependencyPolicyConflict names it. */
+export type DispatchConflict = 'ConflictResolution' | 'PreserveResourcesOnDeletion';
+
 export interface Dispatch {
   /** Clusters dispatching to is suspended: every one (`all`), or those named (sorted; none: empty). */
   suspended: 'all' | readonly string[];
@@ -31,6 +34,11 @@ export interface Dispatch {
   clusterPurgeMode?: PurgeMode;
   /** failover.application; absent when the policy has none. */
   application?: ApplicationFailover;
+  /**
+   * A dependency no policy claims: the settings its requiring workloads' policies disagree on
+   * (required-dispatch.ts); absent when they agree, and for a claimed template.
+   */
+  conflicts?: readonly DispatchConflict[];
 }
 
 /** What a policy that says nothing about dispatching means (and what a template no policy claims gets). */

@@ -40,6 +40,7 @@ import { admissionErrors } from './admission.js';
 import { refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
 import { isObject, jsonEqual, obj } from './json.js';
 import { PropagationMatcher, type Claim } from './match.js';
+import { requiredDispatch } from './required-dispatch.js';
 import { OverrideCatalog } from './overrides.js';
 import { couldSelect, selectsNone } from './placement.js';
 import { DependencyIndex } from './state-deps.js';
@@ -96,7 +97,7 @@ export interface TemplateResult extends DetailedResult {
   recheckAt?: number;
   /** The known clusters the claimed template does not go to, and why (placement's first reason). */
   notChosen?: Array<{ cluster: string; reason: string }>;
-  /** What the claiming policy says about dispatching (dispatch.ts); required only: the first workload's policy's. */
+  /** What the claiming policy says about dispatching (dispatch.ts); required only: its workloads' policies' (required-dispatch.ts). */
   dispatch?: Dispatch;
 }
 
@@ -252,8 +253,12 @@ export class EngineState {
     }
     if (requirements.length > 0) {
       result.requiredBy = requirements;
-      const first = this.templates.get(templateKey(requirements[0]!.workload));
-      result.dispatch ??= dispatchOf((first && this.claimOf(first)?.policy.spec) ?? {});
+      result.dispatch ??= requiredDispatch(
+        requirements.map((r) => {
+          const w = this.templates.get(templateKey(r.workload));
+          return (w && this.claimOf(w)?.policy.spec) ?? {};
+        }),
+      );
       renderRequired(t, requirements, own, ctx, result);
     }
     return result;

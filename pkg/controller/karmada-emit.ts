@@ -2,6 +2,9 @@
 // object, and when: only where Karmada's controllers emit them, and only when the object they are about
 // changed (a skipped or no-op write emits nothing). Messages are karmada-events.ts's.
 //
+//   a dependency no policy claims   binding: DependencyPolicyConflict, when its spec or the conflict changed
+//   whose workloads' policies       (conflictResolution, preserveResourcesOnDeletion)
+//   disagree
 //   binding spec changed, claimed   template: ApplyPolicySucceed, PreemptPolicySucceed (the prior claiming
 //                                   policy still exists and the new one says preemption: Always),
 //                                   GetReplicasSucceed (workload kinds), GetDependenciesSucceed and, on the
@@ -25,6 +28,7 @@ import {
   aggregatedMessage,
   applyPolicyMessage,
   dependenciesMessage,
+  dependencyConflictMessage,
   evictMessage,
   GET_REPLICAS_MESSAGE,
   healthMessage,
@@ -53,6 +57,8 @@ export interface KarmadaTemplateMemory {
   works: Set<string>;
   /** Digest of status.aggregatedStatus as last written. */
   aggregated?: string;
+  /** The DependencyPolicyConflict message last emitted while the conflict holds. */
+  conflict?: string;
 }
 
 export interface KarmadaTargets {
@@ -90,6 +96,7 @@ export function bindingEvents(
       events.record(on.binding, 'Normal', 'SyncScheduleResultToDependenciesSucceed', SYNC_DEPENDENCIES_MESSAGE);
     }
   }
+  dependencyConflictEvent(events, on, i, memory, changed);
   if (!b.policy) return;
   memory.policy = b.policy;
   const schedule = scheduleResult(b);
@@ -101,6 +108,25 @@ export function bindingEvents(
   const tasks = new Set((b.evictionTasks ?? []).map((e) => e.fromCluster));
   for (const c of tasks) if (!memory.evicted.has(c)) both('Normal', 'EvictWorkloadFromClusterSucceed', evictMessage(c));
   memory.evicted = tasks;
+}
+
+/**
+ * A dependency no policy claims whose workloads' policies disagree (the plan's dependencyConflicts): a
+ * Warning on its binding, as Karmada's dependencies distributor writes one each time it updates the
+ * attached binding; here when the binding's spec changed or the conflict did, not on every re-apply.
+ */
+function dependencyConflictEvent(
+  events: EventRecorder,
+  on: KarmadaTargets,
+  i: KarmadaInput,
+  memory: KarmadaTemplateMemory,
+  changed: boolean,
+): void {
+  const conflicts = i.b.policy ? [] : (i.plan?.dependencyConflicts ?? []);
+  const message = conflicts.length > 0 ? dependencyConflictMessage(conflicts) : undefined;
+  if (message && (changed || message !== memory.conflict))
+    events.record(on.binding, 'Warning', 'DependencyPolicyConflict', message);
+  memory.conflict = message;
 }
 
 /** After one Work's spec and status were applied (`before`: its conditions as written before). */

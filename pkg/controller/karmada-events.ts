@@ -3,6 +3,7 @@
 // message formats; who gets which event, and when, is the writer's.
 
 import { dependenciesOf, hasDependencies } from '../engine/dependencies.js';
+import type { DispatchConflict } from '../engine/dispatch.js';
 import type { ObjectRef } from '../engine/types.js';
 import type { JsonObject } from '../kube/objects.js';
 import type { PolicyRef } from './binding.js';
@@ -23,7 +24,8 @@ export type KarmadaEventReason =
   | 'ReflectStatusSucceed'
   | 'InterpretHealthSucceed'
   | 'AggregateStatusSucceed'
-  | 'EvictWorkloadFromClusterSucceed';
+  | 'EvictWorkloadFromClusterSucceed'
+  | 'DependencyPolicyConflict';
 
 const nsName = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
@@ -123,4 +125,16 @@ export function aggregatedMessage(b: { namespace?: string; name: string }): stri
 /** The taint manager's and failover's, on the binding and the template, when a cluster's copy is evicted. */
 export function evictMessage(cluster: string): string {
   return `Evict from cluster ${cluster} succeed.`;
+}
+
+const CONFLICT_TEXT: Readonly<Record<DispatchConflict, string>> = {
+  ConflictResolution: 'ConflictResolution conflicted (Overwrite vs Abort)',
+  PreserveResourcesOnDeletion: 'PreserveResourcesOnDeletion conflicted (true vs false)',
+};
+
+/** The dependencies distributor's, on a dependency's binding, when its workloads' policies disagree. */
+export function dependencyConflictMessage(conflicts: readonly DispatchConflict[]): string {
+  const order: DispatchConflict[] = ['ConflictResolution', 'PreserveResourcesOnDeletion'];
+  const reasons = order.filter((c) => conflicts.includes(c)).map((c) => CONFLICT_TEXT[c]);
+  return `Dependency policy conflict detected: ${reasons.join('; ')}.`;
 }

@@ -3,7 +3,12 @@
 // (execute.ts) carries it out on that member alone, so a slow member holds back nobody else.
 
 import type { ClusterStatus, PolicyRef, PurgeMode, RequiredBy } from '../../api/work/v1alpha1/types.js';
-import { isSuspended as suspendedIn, type ApplicationFailover, type Dispatch } from '../engine/dispatch.js';
+import {
+  isSuspended as suspendedIn,
+  type ApplicationFailover,
+  type Dispatch,
+  type DispatchConflict,
+} from '../engine/dispatch.js';
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
 import { isObject } from '../kube/objects.js';
@@ -55,6 +60,8 @@ export interface TemplatePlan {
   appFailover?: ApplicationFailover | undefined;
   /** The policy's failover.cluster.purgeMode; absent when it has no failover.cluster (the controller's default then). */
   clusterPurgeMode?: PurgeMode | undefined;
+  /** A dependency no policy claims: the settings its workloads' policies disagree on (Karmada's DependencyPolicyConflict). */
+  dependencyConflicts?: readonly DispatchConflict[] | undefined;
   /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
   placementFailed?: string;
 }
@@ -127,6 +134,7 @@ export function plan(
     notChosen: render.notChosen ?? [],
     appFailover: dispatch.application,
     clusterPurgeMode: dispatch.clusterPurgeMode,
+    ...(dispatch.conflicts ? { dependencyConflicts: dispatch.conflicts } : {}),
   };
 }
 

@@ -295,7 +295,7 @@ export class TemplateReconciler implements Reconciler {
       if (await this.claims.record(ref, template, result.policy, true)) return undefined;
     } else if (!hasFinalizer) return undefined;
     // What the claiming policy says about dispatching, as the engine read it (a dependency no policy
-    // claims: the first workload's that requires it).
+    // claims: resolved from the workloads' that require it, required-dispatch.ts).
     const dispatch = result.dispatch ?? DEFAULT_DISPATCH;
     // The first plan of this process for a template evicted somewhere: its tasks are in its binding.
     if (!this.plans.has(key) && !this.evictions.has(key) && (result.evicted?.length ?? 0) > 0)

@@ -3,6 +3,7 @@
 // (execute.ts) carries it out on that member alone, so a slow member holds back nobody else.
 
 import type { ClusterStatus, PolicyRef, PurgeMode, RequiredBy } from '../../api/work/v1alpha1/types.js';
+import { copyReplicas } from '../engine/copy.js';
 import {
   isSuspended as suspendedIn,
   type ApplicationFailover,
@@ -92,8 +93,7 @@ export function plan(
   for (const p of render.placements) {
     const object = p.object as JsonObject;
     stampOwnership(object, identity);
-    const replicas =
-      isObject(object.spec) && typeof object.spec.replicas === 'number' ? object.spec.replicas : undefined;
+    const replicas = copyReplicas(object);
     const hold = suspendedIn(dispatch, p.cluster);
     steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object });
     clusters.set(p.cluster, {

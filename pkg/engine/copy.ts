@@ -132,12 +132,50 @@ export function applyMutators(
   return mutationSystem(mutators).mutate(doc, operation, namespace, changes);
 }
 
+/** A cluster's share of a divided workload: its replicas, and a divided Job's completions. */
+export interface ReplicaShare {
+  replicas: number;
+  completions?: number | undefined;
+}
+
+/** The spec field holding a workload's replicas: a Job's parallelism, any other kind's replicas. */
+function replicaField(kind: unknown): 'parallelism' | 'replicas' {
+  return kind === 'Job' ? 'parallelism' : 'replicas';
+}
+
+/** The replicas a rendered copy holds (its share when divided), or undefined when it has none. */
+export function copyReplicas(copy: JsonObject): number | undefined {
+  const n = obj(copy.spec)?.[replicaField(copy.kind)];
+  return typeof n === 'number' ? n : undefined;
+}
+
+/**
+ * Writes a cluster's share into its copy as Karmada's ReviseReplica does: a Job's parallelism, any other
+ * workload's spec.replicas; a Job's completions only when the template sets them.
+ */
+function reviseReplicas(
+  doc: JsonObject,
+  kind: string,
+  share: ReplicaShare,
+  policy: PolicyRef,
+  changes: Change[] | undefined,
+): void {
+  const spec = obj(doc.spec) ?? (doc.spec = {});
+  const set = (field: string, value: number): void => {
+    const op = Object.hasOwn(spec, field) ? 'replace' : 'add';
+    spec[field] = value;
+    changes?.push({ path: `/spec/${field}`, op, source: { policy, overrider: 'placement.replicaScheduling' } });
+  };
+  set(replicaField(kind), share.replicas);
+  if (share.completions !== undefined && Object.hasOwn(spec, 'completions')) set('completions', share.completions);
+}
+
 /** One cluster's copy: replicas set, override rules and Gatekeeper mutators applied, server fields pruned. */
 function renderOne(
   t: Template,
   policy: PolicyRef,
   cluster: ClusterInfo,
-  replicas: number | undefined,
+  share: ReplicaShare | undefined,
   rules: readonly OverrideRule[],
   explain: boolean,
   mutators: readonly Mutator[],
@@ -146,17 +184,8 @@ function renderOne(
 ): DetailedPlacement {
   let doc: unknown = cloneJson(t.object);
   const changes: Change[] = [];
-  if (replicas !== undefined && isObject(doc)) {
-    const spec = obj(doc.spec) ?? (doc.spec = {});
-    const op = Object.prototype.hasOwnProperty.call(spec, 'replicas') ? 'replace' : 'add';
-    spec.replicas = replicas;
-    if (explain)
-      changes.push({
-        path: '/spec/replicas',
-        op,
-        source: { policy, overrider: 'placement.replicaScheduling' },
-      });
-  }
+  if (share !== undefined && isObject(doc))
+    reviseReplicas(doc, t.ref.kind, share, policy, explain ? changes : undefined);
   if (isObject(doc) && t.ref.namespace !== undefined) {
     const meta = obj(doc.metadata);
     if (meta && meta.namespace === undefined) meta.namespace = t.ref.namespace;
@@ -199,7 +228,7 @@ export function renderPair(
   t: Template,
   policy: PolicyRef,
   cluster: ClusterInfo,
-  replicas: number | undefined,
+  share: ReplicaShare | undefined,
   rules: readonly OverrideRule[],
   ctx: RenderContext,
   out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
@@ -210,7 +239,7 @@ export function renderPair(
       t,
       policy,
       cluster,
-      replicas,
+      share,
       rules,
       ctx.explain,
       ctx.mutators ?? [],

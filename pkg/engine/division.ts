@@ -7,6 +7,7 @@
 // hold them all, divided the same way (Karmada's first schedule: each render is a fresh schedule).
 
 import { arr, isObject, obj, str } from './json.js';
+import { jobReplicas } from './job-replicas.js';
 import { PlacementError } from './placement.js';
 import { clusterMatches } from './selectors.js';
 import type { ClusterInfo } from './types.js';
@@ -15,9 +16,13 @@ import { MAX_REPLICAS, websterSeats } from './webster.js';
 /** Workload kinds whose spec.replicas defaults to 1 when absent. */
 const REPLICATED_KINDS = new Set(['Deployment', 'StatefulSet', 'ReplicaSet']);
 
-/** The template's replica count, or undefined when it has none (ConfigMaps, Services, …). */
+/**
+ * The template's replica count, or undefined when it has none (ConfigMaps, Services, …). A Job's are its
+ * parallelism (job-replicas.ts).
+ */
 export function templateReplicas(kind: string, object: Record<string, unknown>): number | undefined {
   const spec = obj(object.spec);
+  if (kind === 'Job') return jobReplicas(spec);
   const r = spec?.replicas;
   if (typeof r === 'number' && Number.isInteger(r) && r >= 0) return r;
   if (REPLICATED_KINDS.has(kind) && (r === undefined || r === null)) return 1;

@@ -12,6 +12,7 @@
 
 import { karmadaClaimMetadata } from './claim-copy.js';
 import { describeEntry, renderPair } from './copy.js';
+import { divideCompletions } from './job-replicas.js';
 import { dependenciesOf, hasDependencies } from './dependencies.js';
 import type { Mutator } from './gatekeeper.js';
 import { sortInputs, type PolicyEntry, type Template } from './inputs.js';
@@ -165,9 +166,12 @@ export function renderScheduled(
   const rules = ctx.rulesFor(t);
   // A policy.karmada.io claim is named on each copy as Karmada names it (claim-copy.ts).
   const claim = policy.object && policy.kind ? karmadaClaimMetadata(policy as PolicyEntry) : undefined;
+  const completions = divideCompletions(t.ref.kind, t.object, schedule.division);
   for (const cluster of schedule.targets) {
     if (ctx.only && !ctx.only.has(cluster.name)) continue;
-    renderPair(t, policy.ref, cluster, schedule.division?.get(cluster.name), rules, ctx, out, claim);
+    const replicas = schedule.division?.get(cluster.name);
+    const share = replicas === undefined ? undefined : { replicas, completions: completions?.get(cluster.name) };
+    renderPair(t, policy.ref, cluster, share, rules, ctx, out, claim);
   }
 }
 

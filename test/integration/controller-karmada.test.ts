@@ -342,4 +342,41 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
     const back = await eventually(labels, (l) => l.region === 'eu' && l.pool === undefined, WAIT_MS, 200);
     assert.equal(back.region, 'eu');
   });
+
+  void it("divides a Job as Karmada's interpreter does: parallelism by the weights, completions by each member's parallelism", async () => {
+    const [policy] = policies('policy.karmada.io', 'pi');
+    const spec = (policy as Obj).spec as Obj;
+    spec.resourceSelectors = [{ apiVersion: 'batch/v1', kind: 'Job', name: 'pi' }];
+    const job: Obj = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'pi', namespace: 'shop' },
+      spec: {
+        parallelism: 5,
+        completions: 10,
+        template: { spec: { restartPolicy: 'Never', containers: [{ name: 'pi', image: 'docker.io/library/perl:5' }] } },
+      },
+    };
+    const r = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [policy, job] });
+    assert.equal(r.status, 0, r.stderr);
+    const JOB = '/apis/batch/v1/namespaces/shop/jobs/pi';
+    const copies = await eventually(
+      () => Promise.all(members.map((m) => getObject(m, JOB))),
+      (c) => c.every((o) => o !== undefined),
+      WAIT_MS,
+      200,
+    );
+    // 5 parallel pods by weights 3:2; 10 completions by the parallelism each member got, 3:2.
+    assert.deepEqual(
+      copies.map((o) => [(o?.spec as Obj | undefined)?.parallelism, (o?.spec as Obj | undefined)?.completions]),
+      [
+        [3, 6],
+        [2, 4],
+      ],
+      out.err(),
+    );
+    const binding = await k(['get', 'rb', 'pi-job', '-n', 'shop', '-o', 'jsonpath={.spec.replicas} {.spec.clusters}']);
+    assert.equal(binding.status, 0, binding.stderr);
+    assert.equal(binding.stdout, '5 [{"name":"member1","replicas":3},{"name":"member2","replicas":2}]');
+  });
 });

@@ -75,10 +75,28 @@ describe('clusterLister', () => {
     );
     await assert.rejects(
       clusterLister(
-        api({ 'cluster.flotilla.io': new StatusError(404), 'cluster.karmada.io': { items: [] } }),
+        api({ 'cluster.flotilla.io': new StatusError(403), 'cluster.karmada.io': { items: [] } }),
         options(),
       )(),
-      /^Error: cluster\.flotilla\.io: HTTP 404$/,
+      /^Error: cluster\.flotilla\.io: HTTP 403$/,
+    );
+  });
+
+  it("a Karmada user's hub without Flotilla's Cluster CRD (404): Karmada's Clusters alone", async () => {
+    const a = api({
+      'cluster.flotilla.io': new StatusError(404),
+      'cluster.karmada.io': { items: [cluster('m1', 'k'), cluster('m2', 'k')] },
+    });
+    assert.deepEqual(await clusterLister(a, options())(), [cluster('m1', 'k'), cluster('m2', 'k')]);
+  });
+
+  it('a hub that serves neither group fails, naming both', async () => {
+    await assert.rejects(
+      clusterLister(
+        api({ 'cluster.flotilla.io': new StatusError(404), 'cluster.karmada.io': new StatusError(404) }),
+        options(),
+      )(),
+      /^Error: the hub serves no Clusters: cluster\.flotilla\.io: HTTP 404; cluster\.karmada\.io: HTTP 404$/,
     );
   });
 

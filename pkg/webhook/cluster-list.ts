@@ -1,6 +1,7 @@
 // The hub's Clusters the webhook warns against: cluster.flotilla.io and, where the hub serves Karmada's API,
 // cluster.karmada.io, as the controller places on both (one pool; a name in both is one cluster). A hub
-// that does not serve cluster.karmada.io answers 404: no Clusters from it. One that does but does not let
+// that does not serve a group answers 404: no Clusters from it (a Karmada user's hub may serve
+// cluster.karmada.io alone). One that serves cluster.karmada.io but does not let
 // the webhook list them answers 403: said once in the log, and the Flotilla group's Clusters are used
 // alone rather than keeping a list that never refreshes. Any other failure fails the list (the inventory
 // keeps its last good one).
@@ -37,13 +38,15 @@ export function clusterLister(api: ClusterObjectsApi, o: ClusterListOptions): ()
   return async () => {
     const out: ClusterInfo[] = [];
     const names = new Set<string>();
+    const unserved: string[] = [];
     for (const [i, g] of CLUSTER_GROUPS.entries()) {
       let listed: ClusterInfo[];
       try {
         listed = items(await api.listClusterCustomObject({ ...g, plural: 'clusters' }));
       } catch (e: unknown) {
         const code = o.status(e);
-        if (i === 0 || (code !== 404 && code !== 403)) throw new Error(`${g.group}: ${o.describe(e)}`, { cause: e });
+        if (code !== 404 && (i === 0 || code !== 403)) throw new Error(`${g.group}: ${o.describe(e)}`, { cause: e });
+        if (code === 404) unserved.push(`${g.group}: ${o.describe(e)}`);
         if (code === 403 && !forbiddenSaid)
           o.logger?.warn('may not list cluster.karmada.io Clusters; warnings know the cluster.flotilla.io ones only', {
             error: o.describe(e),
@@ -58,6 +61,8 @@ export function clusterLister(api: ClusterObjectsApi, o: ClusterListOptions): ()
         out.push(c);
       }
     }
+    if (unserved.length === CLUSTER_GROUPS.length)
+      throw new Error(`the hub serves no Clusters: ${unserved.join('; ')}`);
     return out;
   };
 }

@@ -11,6 +11,7 @@ import { POLICY_KINDS } from '../../api/crds/index.js';
 import { refOf } from '../engine/inputs.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Discovery, ResourceInfo } from '../kube/discovery.js';
+import { UnknownKindError } from '../kube/errors.js';
 import { Informer, listWatchSource, objectKey, type InformerHandlers } from '../kube/informer.js';
 import type { JsonObject } from '../kube/objects.js';
 import type { Watcher } from '../kube/watch.js';
@@ -55,15 +56,26 @@ export class HubInputs {
     this.signal = signal;
   }
 
-  /** Starts the informers: Clusters first (placement needs them), then policies, then Karmada's groups when served. */
+  /**
+   * Starts the informers: Clusters first (placement needs them), then policies, then Karmada's groups when
+   * served. Flotilla's Clusters are read unless the hub serves Karmada's and not Flotilla's (a Karmada
+   * user's hub without Flotilla's Cluster CRD, where `kubectl get clusters` then lists Karmada's).
+   */
   async start(handlers: HubInputHandlers): Promise<void> {
     this.handlers = handlers;
-    this.clusterInformer = this.clusters(
-      'clusters',
-      CLUSTER_API_VERSION,
-      (o) => handlers.onCluster(o),
-      (o) => handlers.onClusterDeleted(o),
-    );
+    const karmadaOnly =
+      this.o.karmadaGroups !== 'off' &&
+      (await this.notServed(CLUSTER_API_VERSION, 'Cluster')) &&
+      (await this.served(KARMADA_CLUSTER_API_VERSION, 'Cluster')) !== undefined;
+    if (karmadaOnly)
+      this.o.logger.info('the hub serves cluster.karmada.io Clusters and not cluster.flotilla.io: reading those');
+    else
+      this.clusterInformer = this.clusters(
+        'clusters',
+        CLUSTER_API_VERSION,
+        (o) => handlers.onCluster(o),
+        (o) => handlers.onClusterDeleted(o),
+      );
     for (const p of POLICY_KINDS) {
       const path = `/apis/${POLICY_STORAGE_API_VERSION}/${p.plural}`;
       const informer = this.informer(p.plural, path, POLICY_STORAGE_API_VERSION, p.kind, {
@@ -86,9 +98,10 @@ export class HubInputs {
     ];
   }
 
-  /** Whether every Cluster informer has listed once. */
+  /** Whether every Cluster informer has listed once (and there is one). */
   get clustersListed(): boolean {
-    return this.clusterInformer?.synced === true && (this.karmadaClusterInformer?.synced ?? true);
+    const informers = [this.clusterInformer, this.karmadaClusterInformer].filter((i) => i !== undefined);
+    return informers.length > 0 && informers.every((i) => i.synced);
   }
 
   /** The Cluster of that name, as last seen (Flotilla's, else Karmada's). */
@@ -157,6 +170,25 @@ export class HubInputs {
     return informer;
   }
 
+  /** The hub's resource for that kind, or undefined when it does not serve it (or discovery fails). */
+  private async served(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
+    try {
+      return await this.o.hubDiscovery.resolve(apiVersion, kind);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Whether discovery says the hub does not serve that kind (a failed discovery is not such an answer). */
+  private async notServed(apiVersion: string, kind: string): Promise<boolean> {
+    try {
+      await this.o.hubDiscovery.resolve(apiVersion, kind);
+      return false;
+    } catch (e: unknown) {
+      return e instanceof UnknownKindError;
+    }
+  }
+
   /** The Clusters of one group (an agent's hub: its own Cluster only). */
   private clusters(name: string, apiVersion: string, put: (o: JsonObject) => void, gone: (o: JsonObject) => void) {
     const agent = this.o.agentCluster;
@@ -173,13 +205,7 @@ export class HubInputs {
   /** Informers for Karmada's groups, when the hub serves them (and they are not turned off). */
   private async startKarmada(): Promise<void> {
     if (this.o.karmadaGroups === 'off') return;
-    const served = async (apiVersion: string, kind: string): Promise<ResourceInfo | undefined> => {
-      try {
-        return await this.o.hubDiscovery.resolve(apiVersion, kind);
-      } catch {
-        return undefined;
-      }
-    };
+    const served = (apiVersion: string, kind: string) => this.served(apiVersion, kind);
     for (const p of POLICY_KINDS) {
       const info = await served(KARMADA_POLICY_API_VERSION, p.kind);
       if (!info) continue;

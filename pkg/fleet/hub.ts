@@ -78,6 +78,15 @@ function collections(leaseNamespace: string): Collection[] {
   ];
 }
 
+async function servesKarmadaClusters(discovery: Discovery): Promise<boolean> {
+  try {
+    await discovery.resolve(`${KARMADA_CLUSTER_GROUP}/v1alpha1`, 'Cluster');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** What nobody reads here: managedFields are most of an object's bytes. */
 export function slim(o: JsonObject): JsonObject {
   if (!isObject(o.metadata) || !Object.hasOwn(o.metadata, 'managedFields')) return o;
@@ -177,7 +186,8 @@ export class HubReader {
         info = await discovery.resolve(c.apiVersion, c.kind);
       } catch (err: unknown) {
         if (!(err instanceof UnknownKindError)) throw err;
-        if (c.required)
+        // A Karmada user's hub may serve cluster.karmada.io Clusters alone: Flotilla's are not missed there.
+        if (c.required && !(c.bucket === 'clusters' && (await servesKarmadaClusters(discovery))))
           this.unserved.push(
             `the hub does not serve ${c.kind} in ${c.apiVersion}: are Flotilla's CRDs installed (helm install, or kubectl apply -k deploy)?`,
           );

@@ -1,6 +1,6 @@
 // `flotilla render`: per-cluster final objects from templates, policies and Clusters, offline.
 
-import { describePolicy, explainPlacement, refOf, renderDetailed, type DetailedPlacement } from '../engine/index.js';
+import { describePolicy, explainPlacement, refOf, renderEach, type DetailedPlacement } from '../engine/index.js';
 import { writeYaml } from '../yaml/index.js';
 import { checkInputs, isAdmitted, nothingIn, readOrInterrupted } from './check.js';
 import { UsageError, type CommandIO } from './command.js';
@@ -73,12 +73,22 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
   for (const n of notes) io.stderr.write(`${n}\n`);
   const sources = new SourceIndex(documents);
 
-  const result = renderDetailed(
+  // -o yaml and -o name write each placement as it is made and keep none (the memory of one, not of all);
+  // -o json and --explain need them all (one document; which clusters a template does not go to).
+  const streaming = values.output !== 'json' && !values.explain;
+  const placements: DetailedPlacement[] = [];
+  let written = 0;
+  const result = renderEach(
     { objects: documents.filter((d) => !denied.has(d)).map((d) => d.object) },
     {
       explain: values.explain,
       now: Date.now(),
       ...(values.cluster.length > 0 ? { clusters: values.cluster } : {}),
+    },
+    (p) => {
+      if (!streaming) placements.push(p);
+      else if (values.output === 'name') io.stdout.write(`${nameLine(p)}\n`);
+      else io.stdout.write(`${written++ > 0 ? '---\n' : ''}${header(p)}${writeYaml(p.object)}`);
     },
   );
   for (const w of result.warnings) {
@@ -104,7 +114,7 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
 
   if (values.output === 'json') {
     const out = {
-      placements: result.placements.map((p) => ({
+      placements: placements.map((p) => ({
         cluster: p.cluster,
         template: p.template,
         policy: p.policy,
@@ -116,9 +126,7 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
       errors: problems,
     };
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-  } else if (values.output === 'name') {
-    for (const p of result.placements) io.stdout.write(`${nameLine(p)}\n`);
-  } else {
+  } else if (!streaming) {
     // --explain: each template's first placement also says which clusters it does not go to, and why.
     const notChosen = new Map<string, Array<{ cluster: string; reason: string }>>();
     for (const s of result.skipped ?? []) {
@@ -126,11 +134,11 @@ export async function run(values: RenderFlags, io: CommandIO): Promise<number> {
       notChosen.set(k, [...(notChosen.get(k) ?? []), s]);
     }
     const said = new Set<string>();
-    const docs = result.placements.map((p) => {
+    const docs = placements.map((p) => {
       const k = JSON.stringify(p.template);
       const first = !said.has(k);
       said.add(k);
-      return `${header(p)}${values.explain ? explanation(p, first ? (notChosen.get(k) ?? []) : []) : ''}${writeYaml(p.object)}`;
+      return `${header(p)}${explanation(p, first ? (notChosen.get(k) ?? []) : [])}${writeYaml(p.object)}`;
     });
     if (docs.length > 0) io.stdout.write(`${docs.join('---\n')}`);
   }

@@ -11,9 +11,9 @@ import { ruleActsOn, type AdmissionOperation, type OverrideRule } from './overri
 import { applyOverriders, OverrideError, type AdditionGuard } from './overriders/index.js';
 import { PatchError } from './patch.js';
 import { pruneGeneratedFields } from './prune.js';
-import type { DetailedPlacement, DetailedRenderError, RenderContext } from './render.js';
+import type { DetailedPlacement, RenderContext, RenderOut } from './render.js';
 import { clusterMatches } from './selectors.js';
-import type { AppliedRule, Change, ClusterInfo, PolicyRef } from './types.js';
+import type { AppliedRule, Change, ClusterInfo, ObjectRef, PolicyRef } from './types.js';
 import { stampClaimMetadata, type ClaimMetadata } from './claim-copy.js';
 
 /** An override rule failed: the message names the rule; `policy` is its override policy. */
@@ -223,7 +223,10 @@ function renderOne(
   };
 }
 
-/** Renders one (template, cluster) pair into `out`: a placement, or an error for that pair only. */
+/**
+ * Renders one (template, cluster) pair into `out`: a placement, or an error for that pair only.
+ * `requiredBy` (propagateDeps) is set on the placement before `out` is given it.
+ */
 export function renderPair(
   t: Template,
   policy: PolicyRef,
@@ -231,8 +234,9 @@ export function renderPair(
   share: ReplicaShare | undefined,
   rules: readonly OverrideRule[],
   ctx: RenderContext,
-  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+  out: RenderOut,
   claim?: ClaimMetadata,
+  requiredBy?: ObjectRef[],
 ): DetailedPlacement | undefined {
   try {
     const p = renderOne(
@@ -246,6 +250,7 @@ export function renderPair(
       ctx.namespaceLabels ?? NO_LABELS,
       claim,
     );
+    if (requiredBy) p.requiredBy = requiredBy;
     out.placements.push(p);
     return p;
   } catch (err: unknown) {

@@ -3,6 +3,7 @@ export { pruneServerFields } from './copy.js';
 export {
   render,
   renderDetailed,
+  renderEach,
   type RenderInput,
   type RenderResult,
   type RenderError,
@@ -10,6 +11,7 @@ export {
   type DetailedPlacement,
   type DetailedResult,
   type RenderOptions,
+  type RenderSummary,
 } from './render.js';
 export { explainPlacement, formatExplanation, describePolicy, type PathExplanation } from './explain.js';
 export { sortInputs, clusterInfo, refOf, isClusterScoped } from './inputs.js';

@@ -80,6 +80,15 @@ export interface DetailedResult {
   skipped?: Array<{ template: ObjectRef; cluster: string; reason: string }>;
 }
 
+/** renderDetailed's result without the placements: renderEach hands each placement on instead of keeping it. */
+export type RenderSummary = Omit<DetailedResult, 'placements'>;
+
+/** Where rendering puts what it makes: placements (an array, or a sink that hands each one on) and errors. */
+export interface RenderOut {
+  placements: { push(p: DetailedPlacement): unknown };
+  errors: DetailedRenderError[];
+}
+
 /** A workload that takes a dependency with it (propagateDeps), and the clusters it is scheduled to. */
 export interface Requirement {
   workload: ObjectRef;
@@ -138,7 +147,7 @@ export function renderClaimed(
   t: Template,
   policy: PolicyEntry,
   ctx: RenderContext,
-  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+  out: RenderOut,
   unplaced?: Unplaced,
 ): Schedule | undefined {
   const schedule = scheduleClaimed(
@@ -161,7 +170,7 @@ export function renderScheduled(
   policy: Pick<PolicyEntry, 'ref'> & Partial<PolicyEntry>,
   schedule: Schedule,
   ctx: RenderContext,
-  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+  out: RenderOut,
 ): void {
   const rules = ctx.rulesFor(t);
   // A policy.karmada.io claim is named on each copy as Karmada names it (claim-copy.ts).
@@ -184,7 +193,7 @@ export function renderRequired(
   requirements: readonly Requirement[],
   own: ReadonlySet<string>,
   ctx: RenderContext,
-  out: { placements: DetailedPlacement[]; errors: DetailedRenderError[] },
+  out: RenderOut,
 ): void {
   const by = new Map<string, Requirement[]>();
   for (const r of requirements)
@@ -199,8 +208,8 @@ export function renderRequired(
   for (const cluster of ctx.clusters) {
     const rs = by.get(cluster.name);
     if (!rs) continue;
-    const p = renderPair(t, rs[0]!.policy, cluster, undefined, rules, ctx, out);
-    if (p) p.requiredBy = rs.map((r) => r.workload);
+    const requiredBy = rs.map((r) => r.workload);
+    renderPair(t, rs[0]!.policy, cluster, undefined, rules, ctx, out, undefined, requiredBy);
   }
 }
 
@@ -232,10 +241,24 @@ export function sortRequirements(rs: Requirement[]): Requirement[] {
 }
 
 export function renderDetailed(input: RenderInput, options: RenderOptions = {}): DetailedResult {
+  const placements: DetailedPlacement[] = [];
+  const summary = renderEach(input, options, (p) => placements.push(p));
+  return { placements, ...summary };
+}
+
+/**
+ * renderDetailed, with each placement handed to `each` as soon as it is made and not kept: what the
+ * caller does not hold is garbage at once (the CLI writes each one out; a benchmark counts them). The
+ * placements come in renderDetailed's order; warnings and schedules are made before the first of them.
+ */
+export function renderEach(
+  input: RenderInput,
+  options: RenderOptions,
+  each: (p: DetailedPlacement) => void,
+): RenderSummary {
   const objects = isObject(input) && Array.isArray(input.objects) ? input.objects : [];
   const inputs = sortInputs(objects);
-  const result: DetailedResult = {
-    placements: [],
+  const result: RenderSummary = {
     unmatched: [],
     errors: inputs.errors.map((e) => ({ object: e.object, message: e.message })),
     warnings: [],
@@ -253,6 +276,7 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
     mutators: inputs.mutators,
     namespaceLabels: inputs.namespaceLabels,
   };
+  const out: RenderOut = { placements: { push: each }, errors: result.errors };
 
   // Claims and schedules first: a dependency may come before the workloads that require it.
   const byKey = new Map<string, Template>();
@@ -305,10 +329,10 @@ export function renderDetailed(input: RenderInput, options: RenderOptions = {}):
         (result.skipped ??= []).push(...schedule.skipped.map((x) => ({ template: t.ref, ...x })));
       if (schedule) {
         for (const c of schedule.targets) own.add(c.name);
-        renderScheduled(t, policy, schedule, ctx, result);
+        renderScheduled(t, policy, schedule, ctx, out);
       }
     }
-    if (requirements) renderRequired(t, sortRequirements(requirements), own, ctx, result);
+    if (requirements) renderRequired(t, sortRequirements(requirements), own, ctx, out);
   }
   return result;
 }

@@ -1,9 +1,7 @@
 // Structured logs for the long-running commands: JSON lines on a stream (stderr), one object per entry
-// with time, level, msg and the entry's fields (template, cluster, policy, member...). Built on winston.
+// with time, level, msg and the entry's fields (template, cluster, policy, member...), written at once.
 // Secrets never reach a log: values under keys that name credentials are replaced, at any depth, and an
 // object of kind Secret is reduced to its name.
-
-import winston from 'winston';
 
 export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -51,8 +49,6 @@ export function redact(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** Where an entry's fields travel through winston, apart from its own keys (level, message). */
-const FIELDS = Symbol('fields');
 /** Keys of the line itself: a field of the same name is written as `field.<name>`. */
 const RESERVED = new Set(['time', 'level', 'msg']);
 
@@ -64,19 +60,13 @@ export function formatEntry(time: Date, level: string, message: string, fields: 
   return JSON.stringify(out);
 }
 
+const RANK: Readonly<Record<LogLevel, number>> = { error: 0, warn: 1, info: 2, debug: 3 };
+
+/** Entries at `level` and above, each one line on `stream`; the message is written as given (no printf tokens). */
 export function createLogger(options: { level: LogLevel; stream: NodeJS.WritableStream }): Logger {
-  const logger = winston.createLogger({
-    level: options.level,
-    levels: { error: 0, warn: 1, info: 2, debug: 3 },
-    format: winston.format.printf((entry) => {
-      const fields = (entry as { [FIELDS]?: Record<string, unknown> })[FIELDS] ?? {};
-      return formatEntry(new Date(), entry.level, String(entry.message), fields);
-    }),
-    transports: [new winston.transports.Stream({ stream: options.stream })],
-  });
-  // The entry is handed to winston whole: given (message, fields), winston appends a `message` field to
-  // the message, and drops every field when the message holds a printf token such as %s.
-  const log = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) =>
-    logger.log({ level, message, [FIELDS]: fields ?? {} });
+  const most = RANK[options.level];
+  const log = (level: LogLevel) => (message: string, fields?: Record<string, unknown>) => {
+    if (RANK[level] <= most) options.stream.write(`${formatEntry(new Date(), level, message, fields ?? {})}\n`);
+  };
   return { error: log('error'), warn: log('warn'), info: log('info'), debug: log('debug') };
 }

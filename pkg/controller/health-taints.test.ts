@@ -5,7 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { healthTaints, healthTaintsOf, nextHealthCheck, NOT_READY_TAINT, UNREACHABLE_TAINT } from './health-taints.js';
+import {
+  healthTaints,
+  healthTaintsOf,
+  nextHealthCheck,
+  NOT_READY_TAINT,
+  UNREACHABLE_TAINT,
+  withHealthTaints,
+} from './health-taints.js';
 import type { Readiness } from './member-probe.js';
 
 const T0 = Date.parse('2026-11-25T10:00:00Z');
@@ -92,5 +99,24 @@ describe('healthTaints', () => {
       ],
     );
     assert.deepEqual(healthTaintsOf(undefined, T0), []);
+  });
+
+  it("writes the health taints after people's, and stamps people's NoExecute taints that have no timeAdded", () => {
+    const at = '2026-11-25T09:00:00Z';
+    const health = [{ key: NOT_READY_TAINT, effect: 'NoSchedule' as const, timeAdded: at }];
+    const theirs = [
+      { key: 'fail-test', effect: 'NoExecute' },
+      { key: 'kept', effect: 'NoExecute', timeAdded: at },
+      { key: 'team', value: 'a', effect: 'NoSchedule' },
+      { key: UNREACHABLE_TAINT, effect: 'NoExecute', timeAdded: at },
+    ];
+    assert.deepEqual(withHealthTaints(theirs, health, T0), [
+      { key: 'fail-test', effect: 'NoExecute', timeAdded: '2026-11-25T10:00:00Z' },
+      { key: 'kept', effect: 'NoExecute', timeAdded: at },
+      { key: 'team', value: 'a', effect: 'NoSchedule' },
+      { key: NOT_READY_TAINT, effect: 'NoSchedule', timeAdded: at },
+    ]);
+    // Without a time (the engine's view of the Cluster) the taints stay as written.
+    assert.deepEqual(withHealthTaints(theirs.slice(0, 1), []), [{ key: 'fail-test', effect: 'NoExecute' }]);
   });
 });

@@ -4,7 +4,9 @@
 // with failover on, the same key with NoExecute once it has been so for `evictionAfterMs`, which evicts
 // the workloads placed there that do not tolerate it (placement.ts). Ready again: both go. Each taint
 // keeps the `timeAdded` of when it was first added, so tolerationSeconds count from there; a process
-// that starts keeps the taints the hub's Cluster carries until it has judged the member itself. Pure.
+// that starts keeps the taints the hub's Cluster carries until it has judged the member itself. A
+// NoExecute taint people add without a `timeAdded` is given one when the Cluster's taints are written
+// (withHealthTaints), as Karmada's Cluster API does. Pure.
 
 import { isObject, ownString } from '../kube/objects.js';
 import type { Readiness } from './member-probe.js';
@@ -96,14 +98,21 @@ export function nextHealthCheck(r: Readiness | undefined, now: number, o: Health
 
 /**
  * A Cluster's spec.taints with the health taints replaced by `health`: the taints people wrote stay as
- * they are, in their order, and the health taints come after them.
+ * they are, in their order, and the health taints come after them. With `now`, a NoExecute taint people
+ * wrote without a `timeAdded` gets one (`now`), as Karmada's Cluster API gives every NoExecute taint on
+ * each write (its registry's Canonicalize, mutation.MutateCluster): tolerationSeconds count from it, and
+ * a taint without one would be tolerated for ever (placement.ts, as Karmada's taint manager does).
  */
-export function withHealthTaints(taints: unknown, health: readonly HealthTaint[]): unknown[] {
+export function withHealthTaints(taints: unknown, health: readonly HealthTaint[], now?: number): unknown[] {
   const theirs: unknown[] = Array.isArray(taints) ? taints : [];
   return [
-    ...theirs.filter(
-      (t) => !(typeof t === 'object' && t !== null && HEALTH_TAINT_KEYS.includes(String((t as { key?: unknown }).key))),
-    ),
+    ...theirs
+      .filter((t) => !(isObject(t) && HEALTH_TAINT_KEYS.includes(String(t.key))))
+      .map((t) => (now !== undefined && unstampedNoExecute(t) ? { ...t, timeAdded: iso(now) } : t)),
     ...health.map((t) => ({ ...t })),
   ];
+}
+
+function unstampedNoExecute(t: unknown): t is Record<string, unknown> {
+  return isObject(t) && t.effect === 'NoExecute' && (!Object.hasOwn(t, 'timeAdded') || t.timeAdded == null);
 }

@@ -263,7 +263,7 @@ export class ClusterTaintReconciler implements Reconciler {
     for (let attempt = 1; cluster; attempt++) {
       const spec = isObject(cluster.spec) ? cluster.spec : {};
       const current: unknown[] = Array.isArray(spec.taints) ? spec.taints : [];
-      const want = withHealthTaints(current, this.o.taints(name));
+      const want = withHealthTaints(current, this.o.taints(name), Date.now());
       if (JSON.stringify(want) === JSON.stringify(current)) return;
       const meta = isObject(cluster.metadata) ? cluster.metadata : {};
       const path = `/apis/${clusterApiVersion(cluster)}/clusters/${encodeURIComponent(name)}`;

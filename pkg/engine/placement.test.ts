@@ -72,6 +72,23 @@ describe('selectClusters', () => {
       ['a'],
     );
   });
+  it('by cluster, keeps the clusters the template is on before those with more room or an earlier name', () => {
+    // Karmada's ClusterLocality: a template that left a (now untainted) cluster does not move back to it.
+    const spreadOne = { spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 1 }] };
+    const on = (scheduled: string[], room: Record<string, number> = {}) =>
+      names(
+        selectClusters(spreadOne, clusters, {
+          ref: { apiVersion: 'apps/v1', kind: 'Deployment' },
+          replicas: 3,
+          scheduled: new Set(scheduled),
+          available: (c) => room[c.name] ?? 3,
+        }),
+      );
+    assert.deepEqual(on([]), ['a']);
+    assert.deepEqual(on(['b']), ['b']);
+    assert.deepEqual(on(['b'], { a: 100 }), ['b']);
+    assert.deepEqual(on([], { b: 100 }), ['b']);
+  });
   it('fails when fewer groups than minGroups are available', () => {
     assert.throws(
       () => selectClusters({ spreadConstraints: [{ spreadByField: 'region', minGroups: 3 }] }, clusters),

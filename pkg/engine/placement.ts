@@ -4,7 +4,9 @@
 // clusterAffinity, or the first clusterAffinities term that yields a cluster, or every cluster; then taints
 // (NoSchedule/NoExecute) against clusterTolerations and, when the Cluster lists its API enablements, the
 // template's kind; then spread constraints, which keep the clusters (or groups) with the most available
-// replicas (capacity.ts: Karmada's general estimator on status.resourceSummary), ties by name.
+// replicas (capacity.ts: Karmada's general estimator on status.resourceSummary), ties by name; by cluster,
+// the clusters the template is on now come first (Karmada's ClusterLocality score), so a template stays
+// where it is rather than move back to a cluster it left (a taint removed, a cluster that grew).
 
 import { servesKind } from './capacity.js';
 import { arr, isObject, obj, own, str } from './json.js';
@@ -106,7 +108,9 @@ function groupValue(cluster: ClusterInfo, constraint: Record<string, unknown>): 
 /**
  * Spread constraints: groups are formed by the constraint's field or label; the maxGroups groups with the
  * most available replicas are kept (ties by group name), and fewer than minGroups is an error. By
- * cluster, when the replicas must fit (`needReplicas`: Divided by available replicas), a kept cluster is
+ * cluster, the clusters in `scheduled` (where the template is now) come before the others: Karmada sorts
+ * them by score first, and its only scoring plugin, ClusterLocality, gives 100 to a cluster the binding
+ * already targets and 0 to the rest (spreadconstraint.sortClusters). By cluster, when the replicas must fit (`needReplicas`: Divided by available replicas), a kept cluster is
  * swapped for a bigger one left out until they do (Karmada's selectBestClustersByCluster).
  */
 function spread(
@@ -114,6 +118,7 @@ function spread(
   constraints: unknown[],
   available: (c: ClusterInfo) => number,
   needReplicas: number | undefined,
+  scheduled: ReadonlySet<string> | undefined,
 ): ClusterInfo[] {
   let out = clusters;
   for (const c of constraints) {
@@ -121,10 +126,13 @@ function spread(
     const groups = new Map<string, ClusterInfo[]>();
     for (const cl of out) for (const g of groupValue(cl, c)) groups.set(g, [...(groups.get(g) ?? []), cl]);
     const total = (g: string) => (groups.get(g) ?? []).reduce((n, cl) => n + available(cl), 0);
-    const names = [...groups.keys()].sort((a, b) => total(b) - total(a) || (a < b ? -1 : a > b ? 1 : 0));
+    const what = str(c.spreadByLabel) ? `label ${str(c.spreadByLabel)}` : (str(c.spreadByField) ?? 'cluster');
+    const here = (g: string) => (what === 'cluster' && scheduled?.has(g) ? 1 : 0);
+    const names = [...groups.keys()].sort(
+      (a, b) => here(b) - here(a) || total(b) - total(a) || (a < b ? -1 : a > b ? 1 : 0),
+    );
     const min = typeof c.minGroups === 'number' && c.minGroups > 0 ? c.minGroups : 1;
     const max = typeof c.maxGroups === 'number' && c.maxGroups > 0 ? c.maxGroups : names.length;
-    const what = str(c.spreadByLabel) ? `label ${str(c.spreadByLabel)}` : (str(c.spreadByField) ?? 'cluster');
     if (names.length < min)
       throw new PlacementError(
         `spread constraint by ${what} needs at least ${min} groups, and only ${names.length} are available`,
@@ -232,7 +240,13 @@ export function selectClusters(
   if (constraints && constraints.length > 0) {
     const available = demand ? (c: ClusterInfo) => demand.available(c) : () => 0;
     const before = selected;
-    selected = spread(selected, constraints, available, byCapacity(p) ? demand?.replicas : undefined);
+    selected = spread(
+      selected,
+      constraints,
+      available,
+      byCapacity(p) ? demand?.replicas : undefined,
+      demand?.scheduled,
+    );
     const kept = new Set(selected);
     for (const c of before)
       if (!kept.has(c))

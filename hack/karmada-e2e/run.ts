@@ -274,6 +274,11 @@ async function main(): Promise<number> {
         'true',
         '--failover-eviction-timeout',
         '30s',
+        // The members run no workload controllers and no nodes: a Deployment there never reports the
+        // replicas available that end a graceful eviction as soon as the new cluster is healthy (Karmada's
+        // e2e members are kind clusters), so its kept copy goes by the timeout only, well inside the poll.
+        '--graceful-eviction-timeout',
+        '20s',
       ],
       join(results, 'flotilla-controller.log'),
     );

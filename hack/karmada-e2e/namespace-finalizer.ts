@@ -2,9 +2,11 @@
 // a namespace being deleted is finalized (its `kubernetes` finalizer removed through /finalize) so that it
 // goes, as it goes on a real cluster once its contents are deleted. The suite waits for its namespaces to
 // disappear from the hub and the members. Its objects stay in etcd, unreachable: the environment is thrown
-// away after the run. Polls each apiserver every second until `signal` aborts.
+// away after the run. The same loop stands in for the PVC protection controller (pvc-protection.ts). Polls
+// each apiserver every second until `signal` aborts.
 
 import type { KubeClient } from '../../pkg/kube/client.js';
+import { releaseClaims } from './pvc-protection.js';
 
 interface NamespaceList {
   items?: Array<{ metadata: { name: string; deletionTimestamp?: string }; spec?: { finalizers?: string[] } }>;
@@ -31,6 +33,7 @@ export async function finalizeNamespaces(
           if (f.status >= 300 && f.status !== 404 && f.status !== 409)
             log(`finalizing namespace ${name}: HTTP ${f.status}`);
         }
+        for (const line of await releaseClaims(c, signal)) log(line);
       } catch (e: unknown) {
         if (!signal.aborted) log(`namespace finalizer: ${e instanceof Error ? e.message : String(e)}`);
       }

@@ -17,8 +17,8 @@
 //   - no longer required nor claimed, having gone to the members only because workloads required it (its
 //     last plan, or its binding, says so): it goes from every member, then the binding and the finalizer.
 // The binding is written (server-side apply, skipped when unchanged) once every targeted member has
-// reported on the current plan, or BINDING_PARTIAL_MS after the first report when some have not, so a
-// slow member delays only its own line.
+// reported on the current plan, or BINDING_PARTIAL_MS after a report when some have not, so a slow member
+// delays only its own line (BINDING_UNREPORTED_MS after the plan when none has reported).
 
 import { refOf } from '../engine/inputs.js';
 import { DEFAULT_DISPATCH } from '../engine/dispatch.js';
@@ -53,8 +53,10 @@ import { workTemplate } from './work.js';
 
 export type { Sharding } from './reach.js';
 
-/** How long a binding waits for the members that have not reported yet before it is written without them. */
+/** How long a binding waits for the members that have not reported, after one that has, before it is written without them. */
 const BINDING_PARTIAL_MS = 1_000;
+/** How long a binding waits for the first report on a plan before it is written with every member pending. */
+const BINDING_UNREPORTED_MS = 10_000;
 /** How long the binding's summary waits after another writer's entry changed, to take a burst in one write. */
 const BINDING_SUMMARY_MS = 2_000;
 
@@ -334,7 +336,7 @@ export class TemplateReconciler implements Reconciler {
       allReported(p, this.reports.get(key), (c) => this.reach.own(c))
     )
       this.bindings.queue.add(key);
-    else this.bindings.queue.addAfter(key, BINDING_PARTIAL_MS);
+    else this.bindings.queue.addAfter(key, BINDING_UNREPORTED_MS);
     // Look again when a NoExecute toleration runs out or an eviction task expires.
     // And when a copy has been unhealthy for as long as application failover tolerates.
     const tolerated = this.appFailover.due(key, p);
@@ -382,6 +384,9 @@ export class TemplateReconciler implements Reconciler {
     if (after !== undefined) this.queue.addAfter(key, after);
     this.placementChanged(key, p);
     if (allReported(p, byMember, (c) => this.reach.own(c))) this.bindings.queue.add(key);
+    // Members slow alike (a backlog of this process's own) report close together: the wait for the others
+    // starts at a report, not at the plan.
+    else if (r.version === p.version) this.bindings.queue.addAfter(key, BINDING_PARTIAL_MS);
   }
 }
 

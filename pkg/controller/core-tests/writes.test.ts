@@ -215,6 +215,35 @@ describe('binding and Work writes', () => {
     });
   });
 
+  test('members slow alike (answering later than the wait for a partial binding): the binding status is written once, when both have reported', async () => {
+    await withFleet(
+      {
+        members: MEMBERS,
+        hub: [...MEMBERS.map((m) => cluster(m)), policy('p', { names: ['cfg'], clusters: MEMBERS }), configMap('cfg')],
+      },
+      async (f) => {
+        const held = MEMBERS.map((m) =>
+          f.member(m).hold((r) => r.method === 'PATCH' && r.path.endsWith('/configmaps/cfg')),
+        );
+        try {
+          await Promise.all(held.map((h) => h.reached));
+          // Longer than the wait for the members that have not reported, counted from the plan.
+          await new Promise((r) => setTimeout(r, 1_500));
+          for (const h of held) h.release();
+          await until(
+            'the binding with both Applied',
+            () => [...bindingEntries(bindingOf(f, 'cfg')).values()].map((e) => String(e.state)).join(),
+            (s) => s === 'Applied,Applied',
+          );
+          await f.quiet();
+          assert.equal(f.hub.sent('PATCH', '/resourcebindings/cfg-configmap/status').length, 1);
+        } finally {
+          for (const h of held) h.release();
+        }
+      },
+    );
+  });
+
   test('a Pull cluster gets a Work in its namespace on the hub, and no request', async () => {
     await withFleet(
       {

@@ -534,6 +534,12 @@ export class FakeApiserver implements Transport {
   private mergePatch(r: Route, patch: Obj, metadataOnly: boolean): { status: number; body?: unknown } {
     const s = this.store.get(storeKey(r.kind, r.namespace, r.name ?? ''));
     if (!s) return status(404, 'NotFound', `${r.kind.resource} "${r.name ?? ''}" not found`);
+    // metadata.uid and metadata.resourceVersion in a merge patch are preconditions, as on a real server.
+    const want = (patch.metadata ?? {}) as Obj;
+    const have = (s.object.metadata ?? {}) as Obj;
+    for (const k of ['uid', 'resourceVersion'])
+      if (typeof want[k] === 'string' && want[k] !== have[k])
+        return status(409, 'Conflict', `Precondition failed: ${k} in the patch: ${String(want[k])}`);
     const before = structuredClone(s.object);
     mergeInto(s.object, patch);
     // A patch that changes nothing is no write (no new resourceVersion, no watch event), as on a real server.
@@ -578,6 +584,9 @@ export class FakeApiserver implements Transport {
         `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(uid)}`,
       );
     }
+    const rv = ((s.object.metadata ?? {}) as Obj).resourceVersion;
+    if (typeof pre.resourceVersion === 'string' && pre.resourceVersion !== rv)
+      return status(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}`);
     const meta = (s.object.metadata ?? {}) as Obj;
     if (Array.isArray(meta.finalizers) && meta.finalizers.length > 0) {
       if (typeof meta.deletionTimestamp !== 'string') {

@@ -306,25 +306,38 @@ export class Member {
     return { info, keys };
   }
 
-  /** The object at `key` when it is template `t`'s (read from the apiserver; a synced cache that lacks it and no apply of ours there: no request). */
+  /**
+   * The object at `key` when it is template `t`'s. With the kind's watch synced, from its cache (the caller
+   * writes with the uid and resourceVersion seen as preconditions, so a cache behind the apiserver costs a
+   * conflict and a read, never a wrong write); a cache that lacks what this process applied there is
+   * behind that apply, and its next event is waited for (at most CATCH_UP_MS) before the apiserver is
+   * asked. `fresh`: from the apiserver.
+   */
   private async ownedAt(
     t: TemplateIdentity,
     info: ResourceInfo,
     key: string,
     signal: AbortSignal,
-  ): Promise<{ path: string; namespace: string | undefined; name: string; live: LiveMeta } | undefined> {
+    fresh = false,
+  ): Promise<Owned | undefined> {
     const slash = info.namespaced ? key.indexOf('/') : -1;
     const namespace = slash >= 0 ? key.slice(0, slash) : undefined;
     const name = slash >= 0 ? key.slice(slash + 1) : key;
-    // A cache that lacks what this process applied there is behind that apply: the apiserver is asked.
-    if (this.watches.synced(info) && !this.watches.get(info, key) && this.watches.applied(info, key) === undefined)
-      return undefined;
     const path = resourcePath(info, namespace, name);
+    if (!fresh && this.watches.synced(info)) {
+      const applied = () => this.watches.applied(info, key) !== undefined;
+      if (!this.watches.get(info, key) && applied()) await this.watches.nextEvent(info, key, CATCH_UP_MS, signal);
+      const cached = this.watches.get(info, key);
+      const live = cached ? liveMetaOf(cached) : undefined;
+      if (live && ownedBy(live, t)) return { path, namespace, name, live, cached: true };
+      // Not there, or not the template's, and nothing of this process's in flight there.
+      if (!applied()) return undefined;
+    }
     const res = await this.client.request<JsonObject>({ method: 'GET', path, accept: METADATA_ACCEPT, signal });
     if (res.status === 404) return undefined;
     if (res.status >= 400) throw apiError(res);
     const live = liveMetaOf(res.body);
-    return ownedBy(live, t) ? { path, namespace, name, live } : undefined;
+    return ownedBy(live, t) ? { path, namespace, name, live, cached: false } : undefined;
   }
 
   /**
@@ -340,42 +353,88 @@ export class Member {
     const found = await this.templateKeys(t, at);
     if (!found) return [];
     const released: string[] = [];
-    for (const key of found.keys) {
-      const owned = await this.ownedAt(t, found.info, key, signal);
-      if (!owned) continue;
-      const { path, live } = owned;
-      const labels: JsonObject = {};
-      for (const l of RELEASED_LABELS) if (Object.hasOwn(live.labels, l)) labels[l] = null;
-      const annotations: JsonObject = {};
-      for (const a of RELEASED_ANNOTATIONS) if (Object.hasOwn(live.annotations, a)) annotations[a] = null;
-      const patched = await this.client.request({
-        method: 'PATCH',
-        path,
-        accept: METADATA_ACCEPT,
-        contentType: 'application/merge-patch+json',
-        // The uid precondition: a replacement object of the same name is not touched.
-        body: { metadata: { uid: live.uid, labels, annotations } },
-        signal,
-      });
-      if (patched.status === 404 || patched.status === 409) continue;
-      if (patched.status >= 400) throw apiError(patched);
-      this.watches.setApplied(found.info, key, undefined);
-      released.push(key);
-    }
+    for (const key of found.keys) if (await this.releaseKey(t, found.info, key, signal)) released.push(key);
     return released;
   }
 
+  /** Releases the object at `key` when it is template `t`'s; whether something was released. */
+  private releaseKey(t: TemplateIdentity, info: ResourceInfo, key: string, signal: AbortSignal): Promise<boolean> {
+    // Every mark is removed (a merge patch's null for a label not there changes nothing): the cache keeps
+    // only some of them.
+    const released = (keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, null]));
+    return this.onOwned(t, info, key, signal, async (owned) => {
+      const patched = await this.client.request({
+        method: 'PATCH',
+        path: owned.path,
+        accept: METADATA_ACCEPT,
+        contentType: 'application/merge-patch+json',
+        // The uid precondition: a replacement object of the same name is not touched; seen in the cache,
+        // the resourceVersion too.
+        body: {
+          metadata: {
+            uid: owned.live.uid,
+            ...(owned.cached ? { resourceVersion: owned.live.resourceVersion } : {}),
+            labels: released(RELEASED_LABELS),
+            annotations: released(RELEASED_ANNOTATIONS),
+          },
+        },
+        signal,
+      });
+      if (patched.status === 409) return 'refused';
+      if (patched.status === 404) return 'none';
+      if (patched.status >= 400) throw apiError(patched);
+      return 'done';
+    });
+  }
+
   /** Deletes the object at `key` when it is template `t`'s; whether something was deleted. */
-  private async removeKey(t: TemplateIdentity, info: ResourceInfo, key: string, signal: AbortSignal): Promise<boolean> {
-    const owned = await this.ownedAt(t, info, key, signal);
-    if (!owned) return false;
-    // Gone, or replaced meanwhile by an object that is not this one: nothing deleted.
-    const { result } = await this.core.remove(info, owned.namespace, owned.name, owned.live.uid, { signal });
-    if (result !== 'deleted') return false;
-    this.watches.setApplied(info, key, undefined);
-    return true;
+  private removeKey(t: TemplateIdentity, info: ResourceInfo, key: string, signal: AbortSignal): Promise<boolean> {
+    return this.onOwned(t, info, key, signal, async (owned) => {
+      const { result } = await this.core.remove(info, owned.namespace, owned.name, owned.live.uid, {
+        signal,
+        ...(owned.cached ? { resourceVersion: owned.live.resourceVersion } : {}),
+      });
+      // Gone, or replaced meanwhile by an object that is not this one: nothing deleted.
+      return result === 'deleted' ? 'done' : result === 'replaced' ? 'refused' : 'none';
+    });
+  }
+
+  /**
+   * `act` on template `t`'s object at `key`, if there is one (ownedAt); refused on what the watch showed
+   * (a precondition failed: the object changed since), it is tried again on what the apiserver says.
+   * Whether it was done.
+   */
+  private async onOwned(
+    t: TemplateIdentity,
+    info: ResourceInfo,
+    key: string,
+    signal: AbortSignal,
+    act: (owned: Owned) => Promise<'done' | 'refused' | 'none'>,
+  ): Promise<boolean> {
+    for (const fresh of [false, true]) {
+      const owned = await this.ownedAt(t, info, key, signal, fresh);
+      if (!owned) return false;
+      const out = await act(owned);
+      if (out === 'refused' && owned.cached) continue;
+      if (out !== 'done') return false;
+      this.watches.setApplied(info, key, undefined);
+      return true;
+    }
+    return false;
   }
 }
+
+/** Template `t`'s object at a key, as ownedAt found it: from the watch's cache, or from the apiserver. */
+interface Owned {
+  path: string;
+  namespace: string | undefined;
+  name: string;
+  live: LiveMeta;
+  cached: boolean;
+}
+
+/** How long a cleanup waits for a member's watch to show this process's last apply there before asking the apiserver. */
+const CATCH_UP_MS = 5_000;
 
 /** What Member.apply remembers of one apply: the body's hash and the digest of the controller's fields in the answer. */
 function appliedMemory(hash: string, answered: string): string {

@@ -35,6 +35,8 @@ export class OwnedWatches {
   private readonly owned = new Map<string, Map<string, string | Set<string>>>();
   /** Object (by watch and key) → digest of what this process last applied there and of the apiserver's answer (owned-copy.ts). */
   private readonly lastApplied = new Map<string, string>();
+  /** Object (by watch and key) → what waits for its next event (nextEvent). */
+  private readonly waiting = new Map<string, Array<() => void>>();
 
   constructor(private readonly o: OwnedWatchesOptions) {}
 
@@ -53,16 +55,21 @@ export class OwnedWatches {
       labelSelector: TEMPLATE_UID_LABEL,
       transform: (o) => keptCopy(o, apiVersion, info.kind),
       handlers: {
-        onAdd: (o) => this.index(id, o, true),
+        onAdd: (o) => {
+          this.index(id, o, true);
+          this.wake(id, o);
+        },
         onUpdate: (o, old) => {
           this.index(id, old, false);
           this.index(id, o, true);
+          this.wake(id, o);
           // A new resourceVersion that changes nothing kept (managedFields' times, fields of others) is no event.
           if (copyChanged(o, old)) this.o.onOwnedEvent(o);
         },
         onDelete: (o) => {
           this.index(id, o, false);
           this.lastApplied.delete(`${id}|${objectKey(o)}`);
+          this.wake(id, o);
           this.o.onOwnedEvent(o);
         },
       },
@@ -119,6 +126,34 @@ export class OwnedWatches {
     const id = `${watchId(info)}|${key}`;
     if (hash === undefined) this.lastApplied.delete(id);
     else this.lastApplied.set(id, hash);
+  }
+
+  /**
+   * Resolves at the kind's next event for the object at `key` (added, changed or deleted): true; false
+   * after `timeoutMs` or when `signal` aborts.
+   */
+  nextEvent(info: ResourceInfo, key: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    const id = `${watchId(info)}|${key}`;
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (seen: boolean) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', aborted);
+        const rest = (this.waiting.get(id) ?? []).filter((w) => w !== woken);
+        if (rest.length > 0) this.waiting.set(id, rest);
+        else this.waiting.delete(id);
+        resolve(seen);
+      };
+      const woken = () => done(true);
+      const aborted = () => done(false);
+      const timer = setTimeout(aborted, timeoutMs);
+      signal.addEventListener('abort', aborted, { once: true });
+      this.waiting.set(id, [...(this.waiting.get(id) ?? []), woken]);
+    });
+  }
+
+  private wake(id: string, o: JsonObject): void {
+    for (const w of this.waiting.get(`${id}|${objectKey(o)}`) ?? []) w();
   }
 
   private index(id: string, o: JsonObject, add: boolean): void {

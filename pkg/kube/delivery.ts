@@ -294,14 +294,15 @@ export class DeliveryCore {
 
   /**
    * Deletes the object at `info`/`namespace`/`name` if it is still the one with `uid` (a precondition, so
-   * an object created again under that name meanwhile is never deleted). Throws on transport and API errors.
+   * an object created again under that name meanwhile is never deleted) and, given `resourceVersion`, still
+   * that version of it (a decision made from a cache). Throws on transport and API errors.
    */
   async remove(
     info: ResourceInfo,
     namespace: string | undefined,
     name: string,
     uid: string,
-    o: { dryRun?: boolean; signal?: AbortSignal } = {},
+    o: { dryRun?: boolean; signal?: AbortSignal; resourceVersion?: string | undefined } = {},
   ): Promise<RemoveOutcome> {
     const res = await this.client.request({
       method: 'DELETE',
@@ -312,7 +313,9 @@ export class DeliveryCore {
         apiVersion: 'v1',
         kind: 'DeleteOptions',
         propagationPolicy: 'Background',
-        ...(uid ? { preconditions: { uid } } : {}),
+        ...(uid
+          ? { preconditions: { uid, ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}) } }
+          : {}),
       },
       signal: o.signal,
     });

@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import {
   FINALIZER,
   UID_LABEL,
+  bindingEntries,
   bindingOf,
   cluster,
   configMap,
@@ -31,6 +32,23 @@ const hubWith = (spec: Record<string, unknown> = {}) => [
   configMap('cfg'),
 ];
 const deleteTemplate = (f: Parameters<typeof holders>[0]) => f.hub.delete('v1', 'ConfigMap', 'default', 'cfg');
+/** Deletes the template, and waits until the hub has let it go and the controller is quiet. */
+async function deleteAndWait(f: Parameters<typeof holders>[0]): Promise<void> {
+  deleteTemplate(f);
+  await until(
+    'the template gone from the hub',
+    () => templateOnHub(f, 'cfg'),
+    (t) => t === undefined,
+  );
+  await f.quiet();
+}
+/** The requests member `m` has been sent from request `from` on (watches and probes aside), as `METHOD name`. */
+const sentTo = (f: Parameters<typeof holders>[0], m: string, from = 0) =>
+  f
+    .member(m)
+    .requests.slice(from)
+    .filter((r) => r.method !== 'WATCH' && r.path !== '/readyz')
+    .map((r) => `${r.method} ${r.path.replace(/^.*\//, '')}`);
 
 describe('finalizers and deletion', () => {
   test('a claimed template carries the finalizer; its copies carry its uid', async () => {
@@ -102,6 +120,55 @@ describe('finalizers and deletion', () => {
         );
       });
     });
+
+  for (const preserve of [false, true])
+    test(`deleted (preserveResourcesOnDeletion ${String(preserve)}): each member gets one request, the ${preserve ? 'release' : 'delete'}, decided from its watch (no GET)`, async () => {
+      await withFleet({ members: MEMBERS, hub: hubWith({ preserveResourcesOnDeletion: preserve }) }, async (f) => {
+        await until(
+          'the binding with both entries',
+          () => bindingEntries(bindingOf(f, 'cfg')).size,
+          (n) => n === 2,
+        );
+        await f.quiet();
+        const at = MEMBERS.map((m) => f.member(m).requests.length);
+        await deleteAndWait(f);
+        const sent = MEMBERS.map((m, i) => sentTo(f, m, at[i]));
+        const one = preserve ? 'PATCH cfg' : 'DELETE cfg';
+        assert.deepEqual(sent, [[one], [one]]);
+        assert.deepEqual(holders(f, 'cfg'), preserve ? MEMBERS : []);
+      });
+    });
+
+  test('a copy changed on a member after its watch last showed it is decided again from the member: taken over by someone else, it stays', async () => {
+    await withFleet({ members: MEMBERS, hub: hubWith() }, async (f) => {
+      await until(
+        'the binding with both entries',
+        () => bindingEntries(bindingOf(f, 'cfg')).size,
+        (n) => n === 2,
+      );
+      await f.quiet();
+      const at = f.member('m1').requests.length;
+      // As m1 receives the delete, the copy has just been taken over there: the delete was decided on an
+      // older resourceVersion.
+      let taken = false;
+      f.member('m1').hook = (r) => {
+        if (taken || r.method !== 'DELETE' || !r.path.endsWith('/configmaps/cfg')) return undefined;
+        taken = true;
+        f.member('m1').edit('v1', 'ConfigMap', 'default', 'cfg', 'someone', (o) => {
+          (o.metadata as Record<string, unknown>).labels = { team: 'a' };
+          (o.metadata as Record<string, unknown>).annotations = {};
+        });
+        return undefined;
+      };
+      await deleteAndWait(f);
+      assert.deepEqual(holders(f, 'cfg'), ['m1'], "m1's copy is someone else's now: it stays");
+      assert.deepEqual(
+        sentTo(f, 'm1', at),
+        ['DELETE cfg', 'GET cfg'],
+        'the delete refused (another resourceVersion), the member asked',
+      );
+    });
+  });
 
   test('an unreachable member holds the finalizer; reachable again, its copy goes and the finalizer is released', async () => {
     await withFleet({ members: MEMBERS, hub: hubWith(), options: { probeIntervalMs: 50 } }, async (f) => {
@@ -187,6 +254,14 @@ describe('finalizers and deletion', () => {
         );
         await f.quiet();
         assert.deepEqual(holders(f, 'cfg'), [], 'no copy left on m2');
+        // The copy m2's watch had not shown yet when the cleanup came: its event waited for, not a read.
+        assert.deepEqual(
+          f
+            .member('m2')
+            .requests.filter((r) => r.path.endsWith('/configmaps/cfg') && r.method !== 'WATCH')
+            .map((r) => `${r.method}${r.query.get('resourceVersion') === '0' ? ' (before the create)' : ''}`),
+          ['GET (before the create)', 'PATCH', 'DELETE'],
+        );
       } finally {
         // Never left held: the controller's stop waits for what it has in flight.
         held.release();

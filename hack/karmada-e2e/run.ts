@@ -39,6 +39,7 @@ import { kubectl } from '../../test/envtest/kubectl.js';
 import { installCRDs, spawnFlotilla } from '../../test/integration/controller-io.js';
 import { compare, focusOn, readExpected, retried, specKey, summarise, type SpecLine } from './report.js';
 import { finalizeNamespaces } from './namespace-finalizer.js';
+import { standInWorkloadStatus } from './workload-status.js';
 import { startWebhook } from './webhook.js';
 import type { WebhookProcess } from '../../test/integration/webhook-io.js';
 
@@ -260,6 +261,8 @@ async function main(): Promise<number> {
   let webhook: WebhookProcess | undefined;
   const stopFinalizer = new AbortController();
   const stopRetry = new AbortController();
+  const stopWorkloads = new AbortController();
+  let workloads: Promise<void> | undefined;
   try {
     await setUp(e);
     webhook = await startWebhook(e.hub, join(source, '..', '..'), results);
@@ -286,6 +289,8 @@ async function main(): Promise<number> {
     await waitClustersReady(hub, 120_000);
     const clients = [e.hub, ...e.members].map((c) => new KubeClient(c.kubeConfig(), { concurrency: 2 }));
     const finalizer = finalizeNamespaces(clients, stopFinalizer.signal, say);
+    // Until the end, retries included (the finally block stops it).
+    workloads = standInWorkloadStatus(clients.slice(1), stopWorkloads.signal, say);
     const reportPath = join(results, 'report.json');
     const status = await runSuite(bin, suiteKubeconfig(e), o, reportPath, join(results, 'e2e.log'));
     stopFinalizer.abort();
@@ -311,6 +316,8 @@ async function main(): Promise<number> {
   } finally {
     stopFinalizer.abort();
     stopRetry.abort();
+    stopWorkloads.abort();
+    await workloads;
     controller?.child.kill('SIGTERM');
     webhook?.child.kill('SIGTERM');
     if (controller) await controller.exited;

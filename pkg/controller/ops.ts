@@ -2,7 +2,8 @@
 // leading or a standby), /metrics (Prometheus text). GET and HEAD only; no request body is read; slow
 // or idle connections are closed.
 
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { http } from '../runtime/node-http.js';
 import type { AddressInfo } from 'node:net';
 
 import type { Logger } from '../runtime/log.js';
@@ -19,7 +20,7 @@ export async function startOpsServer(
   o: OpsServerOptions,
   signal: AbortSignal,
 ): Promise<{ server: Server; address: AddressInfo }> {
-  const server = createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');

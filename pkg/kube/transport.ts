@@ -4,10 +4,11 @@
 // client an in-memory one (test/fake-apiserver.ts), so the delivery core and the controller's reconcilers
 // are tested without a server while the integration tests use real apiservers.
 
-import http from 'node:http';
+import type { Agent, OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from './config.js';
 
+import { http } from '../runtime/node-http.js';
 import { TransportError, displayServer } from './errors.js';
 import type { WatchEvent, WatchRequest } from './watch.js';
 
@@ -66,7 +67,7 @@ class HttpsTransport implements Transport {
   private readonly maxSockets: number;
   /** True when the cluster goes through a proxy: client-node's proxy agent is used as it comes. */
   private readonly proxied: boolean;
-  private agent: http.Agent | undefined;
+  private agent: Agent | undefined;
 
   constructor(kc: KubeConfig, maxSockets: number) {
     const cluster = kc.getCurrentCluster();
@@ -94,7 +95,7 @@ class HttpsTransport implements Transport {
     }
     const agent = this.agentFor(options);
     const url = new URL(req.path, this.base);
-    const headers: http.OutgoingHttpHeaders = { ...(options.headers as http.OutgoingHttpHeaders), ...req.headers };
+    const headers: OutgoingHttpHeaders = { ...(options.headers as OutgoingHttpHeaders), ...req.headers };
     const lib = url.protocol === 'http:' ? http : https;
     return new Promise<TransportResponse>((resolve, reject) => {
       let settled = false;
@@ -153,8 +154,8 @@ class HttpsTransport implements Transport {
   }
 
   /** One keep-alive agent per transport, built from the TLS material of the first request. */
-  private agentFor(options: https.RequestOptions): http.Agent | undefined {
-    if (this.proxied) return options.agent as http.Agent | undefined;
+  private agentFor(options: https.RequestOptions): Agent | undefined {
+    if (this.proxied) return options.agent as Agent | undefined;
     if (this.agent) return this.agent;
     const common = {
       keepAlive: true,

@@ -5,11 +5,12 @@
 // `idleTimeoutMs` (a dead link), or when the signal aborts; the informer decides what comes next.
 // Handed a Transport instead of a KubeConfig (unit tests), the Transport streams the watches.
 
-import http from 'node:http';
+import type { Agent } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from './config.js';
 
 import { isTransport, tlsOptions, type Transport } from './transport.js';
+import { http } from '../runtime/node-http.js';
 import { ApiError, TransportError, displayServer } from './errors.js';
 import { isObject, type JsonObject } from './objects.js';
 
@@ -37,7 +38,7 @@ export class Watcher {
   private readonly transport: Transport | undefined;
   private readonly base: URL;
   private readonly userAgent: string;
-  private agent: http.Agent | undefined;
+  private agent: Agent | undefined;
 
   /** A KubeConfig must hold the cluster's context as its current context. */
   constructor(source: KubeConfig | Transport, options: { userAgent?: string } = {}) {
@@ -182,7 +183,7 @@ export class Watcher {
     this.agent = undefined;
   }
 
-  private agentFor(options: https.RequestOptions, protocol: string): http.Agent {
+  private agentFor(options: https.RequestOptions, protocol: string): Agent {
     if (this.agent) return this.agent;
     const common = { keepAlive: true, scheduling: 'lifo' as const };
     this.agent = protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...tlsOptions(options) });

@@ -7,7 +7,8 @@
 // Bound to a loopback address, it answers only requests whose Host names a loopback address too, so a
 // web page elsewhere cannot reach it through DNS rebinding and read the fleet with the user's credentials.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from '../runtime/node-http.js';
 import type { AddressInfo } from 'node:net';
 
 import { loadAssets, type Asset } from './assets.js';
@@ -46,7 +47,7 @@ export class UiServer {
     );
     this.streams = streams;
     this.unsubscribe = this.options.view.subscribe((c) => streams.broadcast(c));
-    const server = createServer((req, res) => {
+    const server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         this.options.onError?.(err);
         if (!res.headersSent) this.send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');

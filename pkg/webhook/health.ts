@@ -9,7 +9,8 @@
 // answered 413 and its connection closed), headers of at most 8 KiB, sent within 5 s, at most 64
 // connections, idle ones closed after 5 s.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from '../runtime/node-http.js';
 import type { AddressInfo, Socket } from 'node:net';
 
 import { statusResponse, type HttpResponse, type WebhookHandler } from './handler.js';
@@ -67,7 +68,7 @@ export async function startHealthServer(
   o: HealthServerOptions,
   signal: AbortSignal,
 ): Promise<{ address: AddressInfo; stopped: Promise<void> }> {
-  const server: Server = createServer(
+  const server: Server = http.createServer(
     {
       maxHeaderSize: HEALTH_MAX_HEADER_BYTES,
       connectionsCheckingInterval: TIMEOUT_CHECK_MS,

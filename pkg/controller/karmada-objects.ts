@@ -6,7 +6,9 @@
 // Writes: each object by server-side apply (spec with metadata, then status), only when its body changed;
 // an Event only when the object it is about really changed (its resourceVersion moved), so an unchanged
 // re-apply after a restart writes no Event. Works of clusters the template left are deleted. A template no
-// policy claims and no workload requires keeps its Karmada objects as they are (as Karmada keeps them).
+// policy claims and no workload requires keeps its Karmada objects as they are (as Karmada keeps them),
+// except the claim: its binding loses the claiming policy's labels and annotations, as Karmada's detector
+// removes them when the policy is deleted (one metadata merge patch, sent once).
 // Memory per template (bounded by the templates): what was written, and since when each condition holds;
 // at a template's first write in this process its binding is read and its Works listed, so the times,
 // the prior claim and stale Works are known.
@@ -19,6 +21,7 @@ import {
   RB_PERMANENT_ID_LABEL,
   CRB_PERMANENT_ID_LABEL,
 } from '../../api/work/karmada/types.js';
+import { CLAIM_ANNOTATIONS, CLAIM_LABELS } from '../engine/match.js';
 import { apiError, METADATA_ACCEPT, type KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
 import type { Discovery } from '../kube/discovery.js';
@@ -45,6 +48,16 @@ export interface KarmadaObjectsOptions {
   karmadaGroups?: 'auto' | 'off' | undefined;
   now?: () => number;
 }
+
+const withoutUid = ({ uid: _uid, ...ref }: TemplateIdentity) => ref;
+
+/** A metadata merge patch removing every claim label and annotation (either policy kind's). */
+const CLAIM_REMOVAL = {
+  metadata: {
+    labels: Object.fromEntries(CLAIM_LABELS.map((k) => [k, null])),
+    annotations: Object.fromEntries(CLAIM_ANNOTATIONS.map((k) => [k, null])),
+  },
+};
 
 /** How long a hub found not to serve work.karmada.io is believed before discovery is asked again. */
 const NOT_SERVED_MS = 60_000;
@@ -97,12 +110,10 @@ export class KarmadaObjects implements KarmadaMirror {
   }
 
   async put(t: TemplateIdentity, template: JsonObject, b: BindingContent, source: BindingSource): Promise<void> {
-    if (!b.policy && !(b.requiredBy && b.requiredBy.length > 0)) return;
+    if (!b.policy && !(b.requiredBy && b.requiredBy.length > 0)) return this.unclaim(t);
     if (!(await this.enabled())) return;
-    const { uid: _uid, ...ref } = t;
-    const key = templateKey(ref);
-    const memory = this.templates.get(key) ?? (await this.seed(t));
-    this.templates.set(key, memory);
+    const memory = await this.memoryOf(t);
+    const key = templateKey(withoutUid(t));
     const input: KarmadaInput = {
       t,
       template,
@@ -151,9 +162,27 @@ export class KarmadaObjects implements KarmadaMirror {
     });
   }
 
+  /**
+   * Template `t` is claimed by no policy (its policy was deleted, or selects it no more): its binding keeps
+   * spec, status and Works, and loses the claim's labels and annotations, as Karmada's detector leaves it
+   * (CleanupResourceBindingClaimMetadata). Nothing is sent once the binding carries no claim.
+   */
+  private async unclaim(t: TemplateIdentity): Promise<void> {
+    if (!(await this.enabled())) return;
+    const memory = await this.memoryOf(t);
+    if (!memory.policy) return;
+    const path = karmadaBindingRef(t).path;
+    const patch = { method: 'PATCH', contentType: 'application/merge-patch+json', body: CLAIM_REMOVAL } as const;
+    const res = await this.o.hub.request({ ...patch, path, accept: METADATA_ACCEPT });
+    if (res.status >= 400 && res.status !== 404) throw apiError(res);
+    // The binding is no longer the body last applied: the next claim (the same one too) is applied again.
+    if (res.status < 300 && isObject(res.body)) this.remember(path, res.body);
+    else this.forget(path);
+    delete memory.policy;
+  }
+
   async delete(t: TemplateIdentity): Promise<void> {
-    const { uid: _uid, ...ref } = t;
-    const key = templateKey(ref);
+    const key = templateKey(withoutUid(t));
     const memory = this.templates.get(key);
     this.templates.delete(key);
     if (!memory || !(await this.enabled())) return;
@@ -162,6 +191,14 @@ export class KarmadaObjects implements KarmadaMirror {
     this.forget(bindingPath);
     const res = await this.o.hub.request({ method: 'DELETE', path: bindingPath, accept: METADATA_ACCEPT });
     if (res.status >= 400 && res.status !== 404) throw apiError(res);
+  }
+
+  /** What was decided of template `t`'s Karmada objects (read from the hub at its first write in this process). */
+  private async memoryOf(t: TemplateIdentity): Promise<KarmadaTemplateMemory> {
+    const key = templateKey(withoutUid(t));
+    const memory = this.templates.get(key) ?? (await this.seed(t));
+    this.templates.set(key, memory);
+    return memory;
   }
 
   /** What the hub has of template `t`'s Karmada objects, at its first write in this process. */

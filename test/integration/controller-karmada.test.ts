@@ -320,6 +320,110 @@ void describe('flotilla controller: Karmada policy and Cluster files on a Flotil
     }
   });
 
+  void it("a deleted PropagationPolicy's and ClusterPropagationPolicy's claim leaves the template and its ResourceBinding, which stays; the same claim again is written again", async () => {
+    const pp: Obj = {
+      apiVersion: 'policy.karmada.io/v1alpha1',
+      kind: 'PropagationPolicy',
+      metadata: {
+        name: 'claim-pp',
+        namespace: 'shop',
+        labels: { 'propagationpolicy.karmada.io/permanent-id': 'pid-2' },
+      },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'claim-pp' }],
+        placement: { clusterAffinity: { clusterNames: ['member1'] } },
+      },
+    };
+    const cpp: Obj = {
+      apiVersion: 'policy.karmada.io/v1alpha1',
+      kind: 'ClusterPropagationPolicy',
+      metadata: { name: 'claim-cpp', labels: { 'clusterpropagationpolicy.karmada.io/permanent-id': 'cpid-1' } },
+      spec: {
+        resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'claim-cpp' }],
+        placement: { clusterAffinity: { clusterNames: ['member1'] } },
+      },
+    };
+    const hub = new KubeClient(env().hub.kubeConfig(), { concurrency: 4 });
+    const applied = await k(['apply', '-f', '-'], {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [deployment('claim-pp'), deployment('claim-cpp'), pp, cpp],
+    });
+    assert.equal(applied.status, 0, applied.stderr);
+    /** The claim keys on the template's or its binding's labels and annotations. */
+    const claimOf = async (path: string): Promise<Record<string, unknown> | undefined> => {
+      const o = await getObject(hub, path);
+      if (!o) return undefined;
+      const meta = o.metadata as Obj;
+      const all = { ...((meta.labels as Obj | undefined) ?? {}), ...((meta.annotations as Obj | undefined) ?? {}) };
+      return Object.fromEntries(Object.entries(all).filter(([key]) => /propagationpolicy\.karmada\.io\//.test(key)));
+    };
+    const RB = (name: string) => `/apis/work.karmada.io/v1alpha2/namespaces/shop/resourcebindings/${name}-deployment`;
+    const claimedPP = {
+      'propagationpolicy.karmada.io/permanent-id': 'pid-2',
+      'propagationpolicy.karmada.io/name': 'claim-pp',
+      'propagationpolicy.karmada.io/namespace': 'shop',
+    };
+    const claimedCPP = {
+      'clusterpropagationpolicy.karmada.io/permanent-id': 'cpid-1',
+      'clusterpropagationpolicy.karmada.io/name': 'claim-cpp',
+    };
+    for (const [name, claim] of [
+      ['claim-pp', claimedPP],
+      ['claim-cpp', claimedCPP],
+    ] as const) {
+      const rb = await eventually(
+        () => claimOf(RB(name)),
+        (c) => c !== undefined && Object.keys(c).length > 0,
+        WAIT_MS,
+        200,
+      );
+      assert.deepEqual(rb, claim, `${name}'s binding claimed\n${out.err()}`);
+    }
+    const deleted = await k(['delete', 'propagationpolicies.policy.karmada.io', 'claim-pp', '-n', 'shop']);
+    assert.equal(deleted.status, 0, deleted.stderr);
+    const deletedC = await k(['delete', 'clusterpropagationpolicies.policy.karmada.io', 'claim-cpp']);
+    assert.equal(deletedC.status, 0, deletedC.stderr);
+    for (const name of ['claim-pp', 'claim-cpp']) {
+      const template = await eventually(
+        () => claimOf(DEPLOY(name)),
+        (c) => c !== undefined && Object.keys(c).length === 0,
+        WAIT_MS,
+        200,
+      );
+      assert.deepEqual(template, {}, `${name}: the template's claim is removed`);
+      const rb = await eventually(
+        () => claimOf(RB(name)),
+        (c) => c !== undefined && Object.keys(c).length === 0,
+        WAIT_MS,
+        200,
+      );
+      assert.deepEqual(rb, {}, `${name}: the binding's claim is removed\n${out.err()}`);
+      // The binding stays, as Karmada keeps it: its clusters and the member's copy too.
+      const binding = await k([
+        'get',
+        'rb',
+        `${name}-deployment`,
+        '-n',
+        'shop',
+        '-o',
+        'jsonpath={.spec.clusters[*].name}',
+      ]);
+      assert.equal(binding.stdout, 'member1', binding.stderr);
+      assert.ok(await getObject(members[0] as KubeClient, DEPLOY(name)), `${name} stays on member1`);
+    }
+    // The same PropagationPolicy again (same name and permanent id): the binding names it again.
+    const again = await k(['apply', '-f', '-'], pp);
+    assert.equal(again.status, 0, again.stderr);
+    const reclaimed = await eventually(
+      () => claimOf(RB('claim-pp')),
+      (c) => c !== undefined && Object.keys(c).length > 0,
+      WAIT_MS,
+      200,
+    );
+    assert.deepEqual(reclaimed, claimedPP, out.err());
+  });
+
   void it('one pool: a Flotilla policy of the same kind and name is used instead, and the Karmada one again when it goes', async () => {
     const flotillaSameName: Obj = {
       apiVersion: 'policy.flotilla.io/v1beta1',

@@ -88,6 +88,24 @@ describe("Karmada's binding", () => {
     );
   });
 
+  test("a Job's replicas are its parallelism, at most its completions (Karmada's jobReplica)", () => {
+    const job = { apiVersion: 'batch/v1', kind: 'Job', namespace: 'ns', name: 'pi', uid: 'u-2' };
+    const replicasOf = (spec: JsonObject) =>
+      (
+        karmadaBinding(
+          input({
+            t: job,
+            template: { apiVersion: job.apiVersion, kind: job.kind, metadata: { name: 'pi', namespace: 'ns' }, spec },
+            resource: 'jobs',
+            b: { clusters: [], errors: [] },
+          }),
+        ).spec as JsonObject
+      ).replicas;
+    assert.equal(replicasOf({ parallelism: 5, completions: 3 }), 3);
+    assert.equal(replicasOf({ parallelism: 2, completions: 10 }), 2);
+    assert.equal(replicasOf({ completions: 4 }), 1, "parallelism absent: the apiserver's default, 1");
+  });
+
   test('a failed placement: Scheduled False with the reason NoClusterFit and the error', () => {
     const i = input({
       b: { policy: { kind: 'ClusterPropagationPolicy', name: 'roles' }, clusters: [], errors: ['no cluster fits'] },

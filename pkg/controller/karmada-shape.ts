@@ -32,6 +32,7 @@ import {
 } from '../../api/work/karmada/types.js';
 import { TEMPLATE_UID_LABEL } from '../../api/work/v1alpha1/types.js';
 import { claimMetadata } from '../engine/claim-copy.js';
+import { jobReplicas } from '../engine/job-replicas.js';
 import { permanentIdOf } from '../engine/match.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import type { BindingContent } from './binding-writer.js';
@@ -117,7 +118,7 @@ function templateReplicas(kind: string, template: JsonObject): number | undefine
   if (!REPLICA_KINDS.has(kind)) return undefined;
   const spec = isObject(template.spec) ? template.spec : {};
   if (kind === 'Pod') return 1;
-  if (kind === 'Job') return num(spec.parallelism) ?? 1;
+  if (kind === 'Job') return jobReplicas(spec);
   return num(spec.replicas) ?? 1;
 }
 

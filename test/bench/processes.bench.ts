@@ -9,7 +9,8 @@
 // then TEMPLATES ConfigMap templates (BENCH_PROCESSES_TEMPLATES, default 1,000) propagated by the
 // controller to the member's agent (Cluster spec.syncMode Pull) until the member holds them all, and,
 // after SETTLE_MS, the RSS (VmRSS) and peak (VmHWM) of the controller and the agent. Prints the machine's
-// load average: every apiserver, etcd and Flotilla process shares its cores. Target (issue 35): the
+// load average: every apiserver, etcd and Flotilla process shares its cores. BENCH_PROCESSES_NODE_OPTIONS
+// is given to the webhook, controller and agent as NODE_OPTIONS (e.g. `--max-semi-space-size=1`). Target (issue 35): the
 // agent under 80 MiB RSS at 1,000 templates.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -56,7 +57,11 @@ async function startUntilReady(args: string[], port: number): Promise<Started> {
   const t0 = performance.now();
   const quiet = args[0] === 'webhook' ? [] : ['--log-level', 'warn'];
   const child = spawn(process.execPath, [MAIN, ...args, ...quiet], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...(process.env.BENCH_PROCESSES_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_PROCESSES_NODE_OPTIONS } : {}),
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

@@ -11,6 +11,7 @@ import {
 } from '../controller/index.js';
 import { KubeconfigError } from '../kube/errors.js';
 import { configForContext, contextNames, loadKubeconfig } from '../kube/kubeconfig.js';
+import { registerHeapGauge } from '../runtime/heap-gauge.js';
 import { createLogger, type Logger } from '../runtime/log.js';
 import { Registry, type Gauge } from '../runtime/metrics.js';
 import { UsageError, type CommandIO } from './command.js';
@@ -69,6 +70,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const registry = new Registry();
   const { reconciles, depth } = reconcileMetrics(registry, 'controller');
   const { leaderGauge, onMemberResult, onMemberReady } = memberMetrics(registry);
+  registerHeapGauge(registry, io.env);
   const tooling = `flotilla/v${await readVersion()}`;
   const identity = processIdentity(io.env);
   const shardLease = shardLeaseName(values['lease-name'], identity);

@@ -22,6 +22,15 @@ void describe('Registry', () => {
     );
   });
 
+  void it('renders a sampled gauge with the value read at each render', () => {
+    const r = new Registry();
+    let n = 1;
+    r.sampled('heap_bytes', 'Heap.', () => n++);
+    assert.equal(r.render(), '# HELP heap_bytes Heap.\n# TYPE heap_bytes gauge\nheap_bytes 1\n');
+    assert.equal(r.render(), '# HELP heap_bytes Heap.\n# TYPE heap_bytes gauge\nheap_bytes 2\n');
+    assert.throws(() => r.sampled('heap_bytes', 'Again.', () => 0), MetricsError);
+  });
+
   void it('renders histogram buckets cumulatively with +Inf, sum and count', () => {
     const r = new Registry();
     const h = r.histogram('latency_seconds', 'Latency.', ['path'], [0.1, 1]);

@@ -117,6 +117,25 @@ export class Gauge extends Metric<{ value: number }> {
   }
 }
 
+class SampledGauge extends Metric<null> {
+  readonly type = 'gauge';
+  constructor(
+    name: string,
+    help: string,
+    private readonly read: () => number,
+  ) {
+    super(name, help, []);
+  }
+  protected initial(): null {
+    return null;
+  }
+  protected renderSeries(): void {}
+  override render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} gauge`);
+    out.push(`${this.name} ${formatNumber(this.read())}`);
+  }
+}
+
 interface HistogramState {
   /** Non-cumulative count per bucket; rendered cumulatively. */
   counts: number[];
@@ -180,6 +199,11 @@ export class Registry {
 
   histogram(name: string, help: string, labelNames: readonly string[] = [], buckets?: readonly number[]): Histogram {
     return this.add(new Histogram(name, help, labelNames, buckets));
+  }
+
+  /** A gauge without labels whose value `read` gives each time the registry is rendered. */
+  sampled(name: string, help: string, read: () => number): void {
+    this.add(new SampledGauge(name, help, read));
   }
 
   /** The text exposition of every metric, in registration order. */

@@ -4,11 +4,13 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 import PQueue from 'p-queue';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
+import { HEAP_METRIC, HEAP_METRIC_ENV } from '../../pkg/runtime/heap-gauge.js';
 import type { KubeClient } from '../../pkg/kube/client.js';
 import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
@@ -23,6 +25,8 @@ export interface Proc {
   child: ChildProcess;
   log: () => string;
   exited: Promise<number | null>;
+  /** Where a controller serves /metrics (with the heap-after-gc gauge). */
+  metricsPort?: number;
 }
 
 export interface Usage {
@@ -31,18 +35,61 @@ export interface Usage {
   peakBytes: number;
 }
 
-/** A Flotilla process (controller or agent), its stderr kept (the last 100-200 kB). */
-export function spawnFlotilla(name: string, args: string[]): Proc {
-  const child = spawn(process.execPath, [MAIN, ...args, '--metrics-port', '0', '--log-level', 'warn'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each Flotilla process, written as it stops.
-      ...(process.env.BENCH_FLEET_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_FLEET_NODE_OPTIONS } : {}),
+/**
+ * A Flotilla process (controller or agent), its stderr kept (the last 100-200 kB). With `metricsPort`, it
+ * serves /metrics there and, started with --expose-gc, the heap-after-gc gauge (pkg/runtime/heap-gauge.ts).
+ */
+export function spawnFlotilla(name: string, args: string[], metricsPort?: number): Proc {
+  const heap = metricsPort !== undefined;
+  const child = spawn(
+    process.execPath,
+    [
+      ...(heap ? ['--expose-gc'] : []),
+      MAIN,
+      ...args,
+      '--metrics-port',
+      String(metricsPort ?? 0),
+      '--log-level',
+      'warn',
+    ],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/tmp',
+        // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each Flotilla process, written as it stops.
+        ...(process.env.BENCH_FLEET_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_FLEET_NODE_OPTIONS } : {}),
+        // glibc's malloc arenas (the process's native heap), as a launcher may set them.
+        ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+        ...(heap ? { [HEAP_METRIC_ENV]: 'true' } : {}),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  );
+  return { ...watched(name, child), ...(heap ? { metricsPort } : {}) };
+}
+
+/** A TCP port free on 127.0.0.1 at the time of asking. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
   });
-  return watched(name, child);
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** The controller's heap in use after a full collection (its /metrics gauge; the scrape runs the collection). */
+export async function heapAfterGc(p: Proc): Promise<number> {
+  if (p.metricsPort === undefined) return NaN;
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${p.metricsPort}/metrics`)).text();
+    return Number(new RegExp(`^${HEAP_METRIC} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
 }
 
 /** A child process with its stderr kept and its exit awaited. */
@@ -174,26 +221,35 @@ export async function prepareHub(hub: ClusterHandle, members: string[], pull: st
   if (objects.status !== 0) throw new Error(objects.stderr);
 }
 
-/** The controller processes of a mode: `replicas` of them, sharded when more than one; no member credentials for pull. */
-export function spawnControllers(
+/**
+ * The controller processes of a mode: `replicas` of them, sharded when more than one; no member
+ * credentials for pull. Each serves /metrics on a port of its own, with the heap-after-gc gauge.
+ */
+export async function spawnControllers(
   hubKubeconfig: string,
   membersKubeconfig: string | undefined,
   replicas: number,
   extra: string[] = [],
-): Proc[] {
-  return Array.from({ length: replicas }, (_, i) =>
-    spawnFlotilla(`controller ${i}`, [
-      'controller',
-      '--kubeconfig',
-      hubKubeconfig,
-      ...(membersKubeconfig ? ['--members-kubeconfig', membersKubeconfig] : []),
-      ...(replicas > 1 ? ['--sharding', 'true'] : []),
-      '--namespace',
-      'flotilla-system',
-      '--concurrency',
-      '16',
-      ...extra,
-    ]),
+): Promise<Proc[]> {
+  const ports: number[] = [];
+  for (let i = 0; i < replicas; i++) ports.push(await freePort());
+  return ports.map((port, i) =>
+    spawnFlotilla(
+      `controller ${i}`,
+      [
+        'controller',
+        '--kubeconfig',
+        hubKubeconfig,
+        ...(membersKubeconfig ? ['--members-kubeconfig', membersKubeconfig] : []),
+        ...(replicas > 1 ? ['--sharding', 'true'] : []),
+        '--namespace',
+        'flotilla-system',
+        '--concurrency',
+        '16',
+        ...extra,
+      ],
+      port,
+    ),
   );
 }
 
@@ -234,6 +290,62 @@ export async function timeEdits(
 
 export const mib = (b: number): string => (b / MiB).toFixed(0);
 
+/** A controller's heap in use after a full collection, and its RSS, at one moment. */
+export interface Sample {
+  heap: number;
+  rss: number;
+}
+
+/** Each controller's RSS, then its heap after gc (the scrape collects: RSS is read before it). */
+export async function sample(controllers: Proc[]): Promise<Sample[]> {
+  return Promise.all(
+    controllers.map(async (c) => {
+      const rss = usage(c.child.pid).rssBytes;
+      return { rss, heap: await heapAfterGc(c) };
+    }),
+  );
+}
+
+/** The controllers sampled at two fleet sizes: `pairsAdded` template-member pairs apart. */
+export interface Growth {
+  pairsAdded: number;
+  /** Per controller: at the first size, at the second. */
+  at: Array<[Sample, Sample]>;
+}
+
+/**
+ * The controllers sampled at the fleet's size now, then `count` more templates (from index `from`) applied
+ * on the hub until `propagated` says every member holds `from + count`, and, settled, sampled again;
+ * undefined when they have not propagated within `timeoutMs`.
+ */
+export async function grow(o: {
+  hub: KubeClient;
+  controllers: Proc[];
+  from: number;
+  count: number;
+  members: number;
+  propagated: (total: number) => Promise<boolean>;
+  timeoutMs: number;
+}): Promise<Growth | undefined> {
+  if (o.count <= 0) return undefined;
+  const first = await sample(o.controllers);
+  await applyAll(
+    o.hub,
+    Array.from({ length: o.count }, (_, i) => configMap(o.from + i)),
+  );
+  try {
+    await waitFor(() => o.propagated(o.from + o.count), o.timeoutMs, 1000);
+  } catch {
+    return undefined;
+  }
+  await new Promise((r) => setTimeout(r, 5_000));
+  const second = await sample(o.controllers);
+  return {
+    pairsAdded: o.count * o.members,
+    at: first.map((f, i) => [f, second[i] ?? { heap: NaN, rss: NaN }]),
+  };
+}
+
 /** What one run measured, as both parts' tables print it. */
 export interface Measured {
   templates: number;
@@ -250,10 +362,24 @@ export interface Measured {
   edit: { p50: number; p99: number } | undefined;
   /** A copy changed on its member until put back (the real part only). */
   drift?: { p50: number; p99: number };
+  /** The controllers at two fleet sizes (undefined: the second did not propagate, or was not asked for). */
+  growth?: Growth | undefined;
 }
 
 export const MEASURED_COLUMNS =
-  'propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 | drift put back p50 / p99';
+  'propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS over idle per 1,000 pairs | controller retained heap per 1,000 pairs (after gc, slope) | controller RSS slope per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 | drift put back p50 / p99';
+
+/** How many columns MEASURED_COLUMNS has. */
+export const MEASURED_COUNT = MEASURED_COLUMNS.split(' | ').length;
+
+/** The per-1,000-pair slope of each controller's heap after gc and of its RSS between the two fleet sizes. */
+function slopes(g: Growth | undefined): [string, string] {
+  if (!g) return ['-', '-'];
+  const per = (d: number) => ((d / MiB / g.pairsAdded) * 1000).toFixed(2);
+  const heap = g.at.map(([a, b]) => `${per(b.heap - a.heap)} (${mib(a.heap)} -> ${mib(b.heap)})`).join(' + ');
+  const rss = g.at.map(([a, b]) => `${per(b.rss - a.rss)} (${mib(a.rss)} -> ${mib(b.rss)})`).join(' + ');
+  return [`${heap} MiB`, `${rss} MiB`];
+}
 
 /** The cells of MEASURED_COLUMNS. */
 export function measuredCells(r: Measured): string[] {
@@ -274,6 +400,7 @@ export function measuredCells(r: Measured): string[] {
     each((u) => `${u.cpuSeconds.toFixed(1)} s`),
     `${each((u) => `${mib(u.rssBytes)} / ${mib(u.peakBytes)}`)} MiB (${r.controllerIdle.map((u) => mib(u.rssBytes)).join(' + ')} before the templates)`,
     `${growth} MiB`,
+    ...slopes(r.growth),
     r.agents.length ? `${mib(Math.max(...agentRss))} MiB (${mib(sum(agentRss) / agentRss.length)} MiB)` : '-',
     r.agents.length ? `${Math.max(...agentCpu).toFixed(1)} s (${sum(agentCpu).toFixed(1)} s)` : '-',
     ...[r.edit, r.drift].map((t) => (t ? `${Math.round(t.p50)} / ${Math.round(t.p99)} ms` : '-')),

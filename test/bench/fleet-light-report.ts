@@ -3,7 +3,7 @@
 
 import { loadavg } from 'node:os';
 
-import { MEASURED_COLUMNS, MiB, measuredCells, mib } from './fleet-common.js';
+import { MEASURED_COLUMNS, MEASURED_COUNT, MiB, measuredCells, mib } from './fleet-common.js';
 import { measureLight, type LightRow, type LightRun } from './fleet-light.js';
 
 const numbers = (v: string | undefined, fallback: string) =>
@@ -13,14 +13,14 @@ const numbers = (v: string | undefined, fallback: string) =>
     .map(Number);
 
 /** Runs the light part as the environment asks; returns its table and whether any request went unserved. */
-export async function lightPart(templates: number, edits: number, timeoutMs: number): Promise<string[]> {
+export async function lightPart(templates: number, edits: number, timeoutMs: number, grow: number): Promise<string[]> {
   const slope = numbers(process.env.BENCH_FLEET_LIGHT_SLOPE, '50,100,200');
   const members = Number(process.env.BENCH_FLEET_LIGHT_MEMBERS ?? Math.max(...slope));
   const replicas = Number(process.env.BENCH_FLEET_LIGHT_REPLICAS ?? 4);
   const agents = Number(process.env.BENCH_FLEET_LIGHT_AGENTS ?? 50);
   const modes = (process.env.BENCH_FLEET_LIGHT_MODES ?? 'push,sharded,pull').split(',');
   const runs: LightRun[] = [];
-  const base = { templates, edits, timeoutMs };
+  const base = { templates, edits, timeoutMs, grow };
   if (modes.includes('push')) for (const n of slope) runs.push({ ...base, mode: 'push', members: n, replicas: 1 });
   if (modes.includes('sharded')) runs.push({ ...base, mode: 'sharded', members, replicas });
   if (modes.includes('pull')) runs.push({ ...base, mode: 'pull', members: agents, replicas: 1 });
@@ -34,7 +34,7 @@ export async function lightPart(templates: number, edits: number, timeoutMs: num
     `Light members: in-memory apiservers over HTTPS, 50 to a host process; the hub one kube-apiserver; load average (1 min) at the end of each run: ${loads.join(', ')}`,
     '',
     `| run | ${MEASURED_COLUMNS} | light-member hosts: CPU sum, peak RSS max |`,
-    `|${'---|'.repeat(12)}`,
+    `|${'---|'.repeat(MEASURED_COUNT + 2)}`,
     ...rows.map(tableRow),
     '',
     ...extrapolation(rows.filter((r) => r.mode === 'push' && r.propagateMs !== undefined)),
@@ -76,6 +76,7 @@ function extrapolation(push: LightRow[]): string[] {
     ['controller CPU', 's', (r) => c(r).cpuSeconds],
     ['controller RSS at the end', 'MiB', (r) => c(r).rssBytes / MiB],
     ['controller peak RSS', 'MiB', (r) => c(r).peakBytes / MiB],
+    ['controller retained heap (after gc)', 'MiB', (r) => (r.growth?.at[0]?.[0].heap ?? NaN) / MiB],
     ['hub requests', '', (r) => r.hubRequests],
     ['edit p99', 'ms', (r) => r.edit?.p99 ?? NaN],
   ];

@@ -27,6 +27,7 @@ import {
   applyAll,
   assertRunning,
   configMap,
+  grow,
   prepareHub,
   requests,
   spawnAgent,
@@ -154,6 +155,8 @@ export interface LightRun {
   templates: number;
   edits: number;
   timeoutMs: number;
+  /** Templates added after the edits, for the slopes of retained heap and RSS. */
+  grow: number;
 }
 
 export async function measureLight(run: LightRun): Promise<LightRow> {
@@ -168,7 +171,7 @@ export async function measureLight(run: LightRun): Promise<LightRow> {
     const files = writeKubeconfigs(join(env.dir, 'light'), hosts.members);
     await prepareHub(env.hub, names, run.mode === 'pull' ? names : []);
     process.stderr.write(`${label}: hub and ${run.members} light members ready\n`);
-    const controllers = spawnControllers(
+    const controllers = await spawnControllers(
       env.hub.kubeconfigPath,
       run.mode === 'pull' ? undefined : files.get(''),
       run.replicas,
@@ -240,8 +243,19 @@ export async function measureLight(run: LightRun): Promise<LightRow> {
       run.templates,
       async (name, value) => (await h.shown(name, value)) === h.members.length,
     );
+    // CPU and RSS as printed are those before the second fleet size, grown for the slopes of retained heap and RSS.
+    const done = row(edit);
+    done.growth = await grow({
+      hub,
+      controllers,
+      from: run.templates,
+      count: run.grow,
+      members: run.members,
+      propagated: async (total) => (await h.stats()).every((m) => m.copies >= total),
+      timeoutMs: run.timeoutMs,
+    });
     await h.stats(); // the last unserved requests
-    return row(edit);
+    return done;
   } finally {
     await Promise.all(procs.map(stopProc));
     await hosts?.stop();

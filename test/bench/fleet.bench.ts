@@ -18,9 +18,15 @@
 // This is the fidelity check of the light part (fleet-light.ts, fleet-light-report.ts): the same templates
 // delivered to 200 in-memory members over HTTPS, printed after this table. BENCH_FLEET_PARTS=real or
 // =light runs one part (default both).
-// Targets (issue 23): the controller's RSS grows with templates x members stored once (printed as MiB per
-// 1,000 template-member pairs over a controller with no templates), an agent's RSS under 100 MiB at 1,000
-// templates, one edit reaching all 20 members with p99 under 2 s in every mode.
+// The controller's memory per 1,000 template-member pairs is printed three ways: its RSS over the same
+// controller with no templates (V8's headroom and garbage included); the slope of its retained heap (heap
+// in use after a full collection, read from /metrics: the controllers run with --expose-gc and
+// FLOTILLA_BENCH_HEAP_METRIC=true, pkg/runtime/heap-gauge.ts) between two fleet sizes, the templates and
+// BENCH_FLEET_GROW (default half as many) more, added after the edits; and the slope of its RSS between
+// the same two sizes. The retained slope is what the controller's state costs; the RSS figures are what a
+// machine must have. MALLOC_ARENA_MAX, when set, is passed on to the Flotilla processes.
+// Targets: retained heap and RSS under 3 MiB per 1,000 template-member pairs, an agent's RSS under 80 MiB
+// at 1,000 templates, one edit reaching all 20 members with p99 under 2 s in every mode.
 
 import { availableParallelism, loadavg, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -34,6 +40,8 @@ import {
   assertRunning,
   configMap,
   MEASURED_COLUMNS,
+  MEASURED_COUNT,
+  grow,
   measuredCells,
   prepareHub,
   requests,
@@ -55,6 +63,7 @@ const MEMBERS = Number(process.env.BENCH_FLEET_MEMBERS ?? 20);
 const TEMPLATES = Number(process.env.BENCH_FLEET_TEMPLATES ?? 1_000);
 const EDITS = Number(process.env.BENCH_FLEET_EDITS ?? 20);
 const TIMEOUT_MS = Number(process.env.BENCH_FLEET_TIMEOUT_MS ?? 15 * 60_000);
+const GROW = Number(process.env.BENCH_FLEET_GROW ?? Math.round(TEMPLATES / 2));
 type Mode = 'push' | 'sharded' | 'pull';
 
 interface Row extends Measured {
@@ -96,7 +105,7 @@ async function measure(mode: Mode): Promise<Row> {
   const { env, hub, members } = await prepare(mode);
   const procs: Proc[] = [];
   try {
-    const controllers = spawnControllers(
+    const controllers = await spawnControllers(
       env.hub.kubeconfigPath,
       mode === 'pull' ? undefined : env.membersKubeconfigPath,
       mode === 'sharded' ? 2 : 1,
@@ -173,7 +182,19 @@ async function measure(mode: Mode): Promise<Row> {
       expected: 'v0',
       timeoutMs: 120_000,
     });
-    return row(edit, drift);
+    // CPU and RSS as printed are those before the second fleet size, grown for the slopes of retained heap and RSS.
+    const done = row(edit, drift);
+    done.growth = await grow({
+      hub,
+      controllers,
+      from: TEMPLATES,
+      count: GROW,
+      members: MEMBERS,
+      propagated: async (total) =>
+        (await Promise.all(members.map((m) => countAll(m).catch(() => 0)))).every((n) => n >= total),
+      timeoutMs: TIMEOUT_MS,
+    });
+    return done;
   } finally {
     await Promise.all(procs.map(stopProc));
     await Promise.all(members.map((m) => m.close()));
@@ -192,10 +213,10 @@ async function realPart(): Promise<string[]> {
   }
   return [
     `Real members: hub + ${MEMBERS} member kube-apiservers and one etcd on this machine; load average (1 min) at the end of each mode: ${loads.join(', ')}`,
-    `${TEMPLATES} ConfigMaps (about 0.3 KiB each) x ${MEMBERS} members = ${TEMPLATES * MEMBERS} template-member pairs; edits: ${EDITS}, one at a time`,
+    `${TEMPLATES} ConfigMaps (about 0.3 KiB each) x ${MEMBERS} members = ${TEMPLATES * MEMBERS} template-member pairs; edits: ${EDITS}, one at a time; then ${GROW} more templates for the slopes`,
     '',
     `| mode | ${MEASURED_COLUMNS} |`,
-    `|${'---|'.repeat(11)}`,
+    `|${'---|'.repeat(MEASURED_COUNT + 1)}`,
     ...rows.map((r) => `| ${[r.mode, ...measuredCells(r)].join(' | ')} |`),
   ];
 }
@@ -207,7 +228,7 @@ async function main(): Promise<void> {
     '',
   ];
   if (parts.includes('real')) lines.push(...(await realPart()), '');
-  if (parts.includes('light')) lines.push(...(await lightPart(TEMPLATES, EDITS, TIMEOUT_MS)));
+  if (parts.includes('light')) lines.push(...(await lightPart(TEMPLATES, EDITS, TIMEOUT_MS, GROW)));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

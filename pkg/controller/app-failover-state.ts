@@ -79,8 +79,10 @@ export class ApplicationFailover {
     if (!ev || Object.keys(ev.labels).length === 0) return;
     for (const [c, step] of p.steps) {
       if (step.action !== 'apply' || ev.before.has(c)) continue;
-      const meta = isObject(step.object.metadata) ? step.object.metadata : (step.object.metadata = {});
-      meta.labels = { ...(isObject(meta.labels) ? meta.labels : {}), ...ev.labels };
+      // The object may be shared with other members' steps (plan.ts): a copy of it gets the labels.
+      const meta = isObject(step.object.metadata) ? step.object.metadata : {};
+      const labels = { ...(isObject(meta.labels) ? meta.labels : {}), ...ev.labels };
+      p.steps.set(c, { action: 'apply', object: { ...step.object, metadata: { ...meta, labels } } });
     }
   }
 

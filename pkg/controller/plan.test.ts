@@ -49,6 +49,35 @@ describe('plan()', () => {
     assert.deepEqual(p.policy, { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' });
   });
 
+  it('gives members with equal copies one shared object, and a member an override changes an object of its own', () => {
+    const op = overridePolicy('op', 'default', [
+      {
+        targetCluster: { clusterNames: ['m2'] },
+        overriders: { plaintext: [{ path: '/spec/paused', operator: 'add', value: true }] },
+      },
+    ]);
+    const p = planFor([
+      deployment(),
+      propagationPolicy('pp', 'default', [selectDeployment()], {
+        clusterAffinity: { clusterNames: ['m1', 'm2', 'm3'] },
+      }),
+      op,
+      cluster('m1'),
+      cluster('m2'),
+      cluster('m3'),
+    ]);
+    const object = (c: string) => {
+      const s = stepFor(p, c);
+      assert.equal(s.action, 'apply');
+      return s.action === 'apply' ? s.object : {};
+    };
+    assert.equal(object('m1'), object('m3'), 'one object for m1 and m3');
+    assert.notEqual(object('m1'), object('m2'));
+    assert.equal((object('m2').spec as Obj).paused, true);
+    assert.equal((object('m1').spec as Obj).paused, undefined);
+    assert.equal(((object('m2').metadata as Obj).labels as Obj)[TEMPLATE_UID_LABEL], 'uid-1');
+  });
+
   it('keeps what a member has when its render fails there, and says why', () => {
     const op = overridePolicy('op', 'default', [
       {

@@ -41,7 +41,7 @@ export interface TemplatePlan {
   errors: string[];
   /** `cluster: message` of each cluster whose render failed. */
   overrideFailed: string[];
-  /** Each targeted cluster's step; a member not listed is not targeted. */
+  /** Each targeted cluster's step; a member not listed is not targeted. Equal objects are one object, shared: never changed in place. */
   steps: Map<string, MemberStep>;
   /** Clusters the policy suspends dispatching to (`suspension`): every one, or those named. */
   suspended: 'all' | ReadonlySet<string>;
@@ -67,6 +67,16 @@ export interface TemplatePlan {
   placementFailed?: string;
 }
 
+/** The placement's object stamped with the template's identity, or an equal one `copies` already holds. */
+function shared(copies: Map<string, JsonObject>, object: JsonObject, identity: TemplateIdentity): JsonObject {
+  stampOwnership(object, identity);
+  const text = JSON.stringify(object);
+  const seen = copies.get(text);
+  if (seen) return seen;
+  copies.set(text, object);
+  return object;
+}
+
 export function isSuspended(p: Pick<TemplatePlan, 'suspended'>, cluster: string): boolean {
   return p.suspended === 'all' || p.suspended.has(cluster);
 }
@@ -90,9 +100,10 @@ export function plan(
   const policyName = render.policy
     ? `${render.policy.kind} ${render.policy.namespace ? `${render.policy.namespace}/` : ''}${render.policy.name}`
     : 'its policy';
+  // Members given the same copy share one object: a plan holds one per distinct copy, not one per member.
+  const copies = new Map<string, JsonObject>();
   for (const p of render.placements) {
-    const object = p.object as JsonObject;
-    stampOwnership(object, identity);
+    const object = shared(copies, p.object, identity);
     const replicas = copyReplicas(object);
     const hold = suspendedIn(dispatch, p.cluster);
     steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object });

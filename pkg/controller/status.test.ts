@@ -169,6 +169,32 @@ describe('PolicyStatusReconciler', () => {
     await r.reconcile(policyKey(ref));
     assert.equal(server.sent('PATCH').length, 1, 'an unchanged status is not written again');
   });
+
+  it('counts that keep changing are written once they settle, or after 10 s of changes, not once per interval', async () => {
+    const server = new FakeApiserver();
+    server.put(policy);
+    let now = 0;
+    const r = new PolicyStatusReconciler(new KubeClient(server, { concurrency: 2 }), {
+      policy: () => server.get('policy.flotilla.io/v1beta1', 'PropagationPolicy', 'shop', 'web'),
+      plural: () => 'propagationpolicies',
+      intervalMs: 1_000,
+      logger: quiet,
+      now: () => now,
+    });
+    const key = policyKey(ref);
+    // A template claimed every 500 ms; the queue runs the key an interval after each change.
+    for (let i = 0; i < 30; i++) {
+      now = i * 500;
+      r.book.record(`t${i}`, `Deployment shop/t${i}`, { policy: ref, overrides: [], errors: [] });
+      r.flush();
+      if (i % 2 === 1) await r.reconcile(key);
+    }
+    const counts = () => server.sent('PATCH').map((q) => ((q.body as Obj).status as Obj).templates as number);
+    assert.deepEqual(counts(), [22], 'one write, once the counts have changed for 10 s (22 templates then)');
+    now += 1_000;
+    await r.reconcile(key);
+    assert.deepEqual(counts(), [22, 30], 'and one once the counts settled');
+  });
 });
 
 describe('transitionTime()', () => {

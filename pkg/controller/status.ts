@@ -9,7 +9,7 @@ import type { KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
 import { isObject, type JsonObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
-import { WorkQueue } from '../runtime/queue.js';
+import { WorkQueue, type Result } from '../runtime/queue.js';
 import { CONTROLLER_FIELD_MANAGER } from './ownership.js';
 import type { PolicyRef } from '../engine/types.js';
 import { PolicyStatusBook, parseKey } from './policy-status.js';
@@ -66,7 +66,7 @@ function clusterApiVersion(cluster: JsonObject): string {
 
 /** A work queue of `reconcile` whose failures are logged as `what` (the queue retries them with backoff). */
 function retryingQueue(
-  reconcile: (key: string) => Promise<void>,
+  reconcile: (key: string) => Promise<Result | void>,
   logger: Logger,
   what: string,
   keyName: string,
@@ -168,15 +168,21 @@ function readyStatus(cluster: JsonObject): string | undefined {
   return typeof found?.status === 'string' ? found.status : undefined;
 }
 
+/** How long a policy's counts may keep changing before they are written all the same (a long burst). */
+const POLICY_STATUS_MAX_WAIT_MS = 10_000;
+
 /**
  * The status of every policy, from the PolicyStatusBook the template reconciles record into. A policy
- * whose counts change is written at most once per `intervalMs` (a burst of reconciles is one write).
+ * whose counts change is written once they have not changed for `intervalMs`, and at the latest
+ * POLICY_STATUS_MAX_WAIT_MS after the first change not written (a burst of reconciles is one write).
  */
 export class PolicyStatusReconciler implements Reconciler {
   readonly name = 'policy-status';
   readonly queue: WorkQueue;
   readonly book = new PolicyStatusBook();
   private readonly written = new Map<string, string>();
+  /** Policy key → when its counts first changed since they were last written, and when they last did. */
+  private readonly changes = new Map<string, { first: number; last: number }>();
 
   constructor(
     private readonly hub: KubeClient,
@@ -185,6 +191,8 @@ export class PolicyStatusReconciler implements Reconciler {
       plural(kind: string): string | undefined;
       intervalMs: number;
       logger: Logger;
+      /** The clock (tests). */
+      now?: () => number;
     },
   ) {
     this.queue = retryingQueue((key) => this.reconcile(key), o.logger, 'cannot write the status of a policy', 'policy');
@@ -192,16 +200,31 @@ export class PolicyStatusReconciler implements Reconciler {
 
   /** Queues every policy the book marked since the last call. */
   flush(): void {
-    for (const key of this.book.takeDirty()) this.queue.addAfter(key, this.o.intervalMs);
+    const now = this.now();
+    for (const key of this.book.takeDirty()) {
+      this.changes.set(key, { first: this.changes.get(key)?.first ?? now, last: now });
+      this.queue.addAfter(key, this.o.intervalMs);
+    }
   }
 
   /** The policy was deleted: nothing more is written for it. */
   drop(ref: PolicyRef, key: string): void {
     this.book.drop(ref);
     this.written.delete(key);
+    this.changes.delete(key);
   }
 
-  async reconcile(key: string): Promise<void> {
+  async reconcile(key: string): Promise<Result | void> {
+    const change = this.changes.get(key);
+    if (change) {
+      const now = this.now();
+      const still = now - change.last;
+      const waited = now - change.first;
+      // Still changing: written once the counts settle, or when they have changed for too long.
+      if (still < this.o.intervalMs && waited < POLICY_STATUS_MAX_WAIT_MS)
+        return { requeueAfter: Math.min(this.o.intervalMs - still, POLICY_STATUS_MAX_WAIT_MS - waited) };
+      this.changes.delete(key);
+    }
     const ref = parseKey(key);
     const plural = this.o.plural(ref.kind);
     const policy = this.o.policy(ref);
@@ -228,6 +251,10 @@ export class PolicyStatusReconciler implements Reconciler {
       status: { ...g, templates: s.templates, failedTemplates: s.failedTemplates, conditions: [condition] },
     };
     if ((await writeStatus(this.hub, path, body)) === 'written') this.written.set(key, text);
+  }
+
+  private now(): number {
+    return (this.o.now ?? Date.now)();
   }
 }
 

@@ -488,6 +488,10 @@ async function main(): Promise<void> {
     hubWrites.set('APPLY deployments', (hubWrites.get('APPLY deployments') ?? 0) - TEMPLATES);
     hubWrites.delete('PUT leases');
     const hubWritesPerTemplate = total(hubWrites) / TEMPLATES;
+    // The policies' status writes are the policies' (two here, written as their counts settle), not a template's.
+    const policyStatusWrites = [...hubWrites]
+      .filter(([k]) => /policies\/status$/.test(k))
+      .reduce((n, [, v]) => n + v, 0);
     const appliesPerTemplate = [1, 2].map((i) => (delta(i).get('APPLY deployments') ?? 0) / TEMPLATES);
     const requestsText = ['hub', 'member1', 'member2']
       .map(
@@ -700,7 +704,7 @@ async function main(): Promise<void> {
         '|---|---|---|---|---|',
         `| initial propagation, ${TEMPLATES} Deployments x 2 members | ${fmt(initialMs)} | ${fmt(floorMs)} (direct server-side applies) | ${(initialMs / floorMs).toFixed(2)}x | |`,
         `| (same) against the required requests sent directly | ${fmt(initialMs)} | ${fmt(requiredMs)} (hub create, claim and finalizer, per member a metadata read and an apply, binding, binding status per template) | ${(initialMs / requiredMs).toFixed(2)}x | <= 1.3x |`,
-        `| hub writes per template, counted until the hub is quiet (no write for ${QUIET_MS} ms) | ${hubWritesPerTemplate.toFixed(2)} | 3 (claim and finalizer, binding, binding status) | | <= 3 |`,
+        `| hub writes per template, counted until the hub is quiet (no write for ${QUIET_MS} ms) | ${hubWritesPerTemplate.toFixed(2)}; ${(hubWritesPerTemplate - policyStatusWrites / TEMPLATES).toFixed(2)} without the ${policyStatusWrites} status writes of the ${policies.length} policies | 3 (claim and finalizer, binding, binding status) | | <= 3 |`,
         `| member applies per template (member1, member2) | ${appliesPerTemplate.map((n) => n.toFixed(2)).join(', ')} | 1 | | 1 |`,
         `| the hub quiet after (from the first create) | ${fmt(quietMs)} | | | |`,
         `| controller peak RSS (VmHWM) once quiet, ${TEMPLATES} templates | ${memoryAt500.peakMiB.toFixed(0)} MiB | | | < 200 MiB |`,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { compare, focusOn, readExpected, retried, summarise, type SpecLine } from './report.js';
+import { compare, focusOn, merged, readExpected, retried, summarise, type SpecLine } from './report.js';
 
 const spec = (text: string, state: string, failure?: object) => ({
   ContainerHierarchyTexts: ['[BasicCase] PropagationPolicy testing', 'Deployment propagation testing'],
@@ -83,5 +83,19 @@ void describe('karmada-e2e report', () => {
     assert.deepEqual(compare(merged, expected).regressions, []);
     const twice = retried([failed], [failed]);
     assert.equal(compare(twice, expected).regressions.length, 1);
+  });
+
+  void it('a later run of the specs the first skipped: its results in their place, not marked as retried', () => {
+    const skippedFirst: SpecLine = { file: 'failover_test.go', name: 'cluster failover testing / x', state: 'skipped' };
+    const ranFirst: SpecLine = { file: 'a_test.go', name: 'a', state: 'passed' };
+    const all = merged(
+      [ranFirst, skippedFirst],
+      [
+        { ...ranFirst, state: 'skipped' },
+        { ...skippedFirst, state: 'failed', reason: 'r' },
+      ],
+    );
+    assert.deepEqual(all, [ranFirst, { ...skippedFirst, state: 'failed', reason: 'r' }]);
+    assert.equal(compare(all, new Set(['failover_test.go: cluster failover testing / x'])).regressions.length, 1);
   });
 });

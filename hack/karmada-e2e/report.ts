@@ -108,9 +108,17 @@ export function focusOn(lines: readonly Pick<SpecLine, 'name'>[]): string {
 
 /** The first run's lines with those of a second attempt put in their place (marked as retried). */
 export function retried(first: readonly SpecLine[], second: readonly SpecLine[]): SpecLine[] {
-  const again = new Map(second.filter((l) => l.state !== 'skipped').map((l) => [specKey(l), l]));
+  return merged(first, second, true);
+}
+
+/**
+ * The first run's lines with those that ran in a later run put in their place: a later run of the specs
+ * the first skipped (`asRetried` false), or a second attempt (true).
+ */
+export function merged(first: readonly SpecLine[], later: readonly SpecLine[], asRetried = false): SpecLine[] {
+  const ran = new Map(later.filter((l) => l.state !== 'skipped').map((l) => [specKey(l), l]));
   return first.map((l) => {
-    const r = again.get(specKey(l));
-    return r ? { ...r, retried: true } : l;
+    const r = ran.get(specKey(l));
+    return r ? { ...r, ...(asRetried ? { retried: true } : {}) } : l;
   });
 }

@@ -183,14 +183,17 @@ export async function applyAll(client: KubeClient, objects: Obj[]): Promise<void
   );
 }
 
-/** The hub made ready: CRDs, namespaces, the policy sending every ConfigMap of NS to `members`, and a Pull Cluster per name in `pull`. */
-export async function prepareHub(hub: ClusterHandle, members: string[], pull: string[]): Promise<void> {
+/**
+ * The hub made ready: CRDs, namespaces, the policy sending every ConfigMap of `namespace` (default NS) to
+ * `members`, and a Pull Cluster per name in `pull`.
+ */
+export async function prepareHub(hub: ClusterHandle, members: string[], pull: string[], namespace = NS): Promise<void> {
   const crds = customResourceDefinitions();
   const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   const installed = await kubectl(hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
     apiVersion: 'v1',
     kind: 'List',
-    items: [...crds, ns(NS), ns('flotilla-system'), ns('flotilla-cluster-lease')],
+    items: [...crds, ns(namespace), ns('flotilla-system'), ns('flotilla-cluster-lease')],
   });
   if (installed.status !== 0) throw new Error(installed.stderr);
   await waitForCRDsEstablished(
@@ -204,7 +207,7 @@ export async function prepareHub(hub: ClusterHandle, members: string[], pull: st
       {
         apiVersion: 'policy.flotilla.io/v1beta1',
         kind: 'PropagationPolicy',
-        metadata: { name: 'everywhere', namespace: NS },
+        metadata: { name: 'everywhere', namespace },
         spec: {
           resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
           placement: { clusterAffinity: { clusterNames: members } },

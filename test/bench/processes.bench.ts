@@ -23,11 +23,11 @@ import { fileURLToPath } from 'node:url';
 
 import PQueue from 'p-queue';
 
-import { customResourceDefinitions } from '../../api/crds/index.js';
 import { KubeClient } from '../../pkg/kube/client.js';
 import { EC_SERVING_PAIR } from '../certs.js';
-import { startEnvironment, waitForCRDsEstablished, type Environment } from '../envtest/index.js';
+import { startEnvironment, type Environment } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
+import { prepareHub } from './fleet-common.js';
 import { processUsage, type ProcessUsage } from './process-usage.js';
 
 const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
@@ -107,41 +107,9 @@ function versionRuns(): { ms: number; peakBytes: number } {
 
 async function prepare(): Promise<Environment> {
   const env = await startEnvironment({ members: 1 });
-  const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  const crds = customResourceDefinitions();
-  const installed = await kubectl(env.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [...crds, ns(NS), ns('flotilla-system'), ns('flotilla-cluster-lease')],
-  });
-  if (installed.status !== 0) throw new Error(installed.stderr);
-  await waitForCRDsEstablished(
-    env.hub,
-    crds.map((c) => c.metadata.name),
-  );
+  // The member is a Pull Cluster: the agent applies, the controller places.
   const member = env.members[0]!.name;
-  const objects = await kubectl(env.hub.kubeconfigPath, ['apply', '--server-side', '-f', '-'], {
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [
-      {
-        apiVersion: 'policy.flotilla.io/v1beta1',
-        kind: 'PropagationPolicy',
-        metadata: { name: 'everywhere', namespace: NS },
-        spec: {
-          resourceSelectors: [{ apiVersion: 'v1', kind: 'ConfigMap' }],
-          placement: { clusterAffinity: { clusterNames: [member] } },
-        },
-      },
-      {
-        apiVersion: 'cluster.flotilla.io/v1alpha1',
-        kind: 'Cluster',
-        metadata: { name: member },
-        spec: { syncMode: 'Pull' },
-      },
-    ],
-  });
-  if (objects.status !== 0) throw new Error(objects.stderr);
+  await prepareHub(env.hub, [member], [member], NS);
   const created = await kubectl(env.members[0]!.kubeconfigPath, ['create', 'namespace', NS]);
   if (created.status !== 0) throw new Error(created.stderr);
   return env;

@@ -3,8 +3,10 @@
 // request counter, the templates and the policy, and how the hub is made ready.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import PQueue from 'p-queue';
@@ -35,11 +37,28 @@ export interface Usage {
   peakBytes: number;
 }
 
+let logDir: string | undefined;
+let logCount = 0;
+
+/** A new file for a process's output, in BENCH_FLEET_LOG_DIR or a temporary directory printed once. */
+function logFile(name: string): string {
+  if (logDir === undefined) {
+    logDir = process.env.BENCH_FLEET_LOG_DIR ?? mkdtempSync(join(tmpdir(), 'flotilla-fleet-'));
+    process.stderr.write(`bench:fleet: each Flotilla process's stdout and stderr are kept in ${logDir}\n`);
+  }
+  return join(logDir, `${String(++logCount).padStart(3, '0')}-${name.replace(/[^\w.-]+/g, '-')}.log`);
+}
+
 /**
- * A Flotilla process (controller or agent), its stderr kept (the last 100-200 kB). With `metricsPort`, it
- * serves /metrics there and, started with --expose-gc, the heap-after-gc gauge (pkg/runtime/heap-gauge.ts).
+ * A Flotilla process (controller or agent), its stderr kept (the last 100-200 kB) and its stdout and stderr
+ * written whole to a file of its own (logFile); an exit the bench did not ask for is printed as it happens,
+ * with the exit code, the file and the last lines. With `metricsPort`, it serves /metrics there and, started
+ * with --expose-gc, the heap-after-gc gauge (pkg/runtime/heap-gauge.ts). BENCH_FLEET_LOG_LEVEL: its
+ * --log-level (default warn).
  */
 export function spawnFlotilla(name: string, args: string[], metricsPort?: number): Proc {
+  const file = logFile(name);
+  const fd = openSync(file, 'a');
   const heap = metricsPort !== undefined;
   const child = spawn(
     process.execPath,
@@ -50,7 +69,7 @@ export function spawnFlotilla(name: string, args: string[], metricsPort?: number
       '--metrics-port',
       String(metricsPort ?? 0),
       '--log-level',
-      'warn',
+      process.env.BENCH_FLEET_LOG_LEVEL ?? 'warn',
     ],
     {
       env: {
@@ -62,9 +81,19 @@ export function spawnFlotilla(name: string, args: string[], metricsPort?: number
         ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
         ...(heap ? { [HEAP_METRIC_ENV]: 'true' } : {}),
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', fd, 'pipe'],
     },
   );
+  child.stderr?.on('data', (c: Buffer) => writeSync(fd, c));
+  // 'close': exited, and its stderr read to the end. child.killed: stopped by the bench (stopProc).
+  child.once('close', (code, signal) => {
+    closeSync(fd);
+    if (child.killed) return;
+    const tail = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-15).join('\n');
+    process.stderr.write(
+      `${name} EXITED (code ${code}, signal ${signal}); its log: ${file}; the last lines:\n${tail}\n`,
+    );
+  });
   return { ...watched(name, child), ...(heap ? { metricsPort } : {}) };
 }
 

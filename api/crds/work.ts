@@ -139,6 +139,18 @@ function bindingSpec(): JSONSchemaProps {
           producer: str(),
           gracePeriodSeconds: int(),
           creationTimestamp: time(),
+          preservedLabelState: {
+            type: 'object',
+            additionalProperties: str(),
+            description:
+              "statePreservation: the labels taken from the evicted copy's status, for the copy on the cluster the template moves to.",
+          },
+          clustersBeforeFailover: {
+            type: 'array',
+            'x-kubernetes-list-type': 'atomic',
+            items: str(),
+            description: 'The clusters the template was on before the eviction (they get no preserved labels).',
+          },
         },
         "Clusters a NoExecute taint evicted the template from, while their copies are being dealt with (Karmada's graceful eviction).",
       ),

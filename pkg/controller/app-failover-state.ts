@@ -4,9 +4,8 @@
 // generation (a new generation is tried everywhere again), with the labels statePreservation keeps for the
 // copies on the clusters it goes to instead.
 
-import { isObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
-import { preservedLabels } from './app-failover.js';
+import { labelNewCopies, preservedLabels } from './app-failover.js';
 import type { MemberReport } from './execute.js';
 import type { TemplatePlan } from './plan.js';
 import { describeKey } from './queue.js';
@@ -76,14 +75,7 @@ export class ApplicationFailover {
   /** statePreservation: the kept labels go onto the copies on clusters the template was not on before failover. */
   preserveState(key: string, p: TemplatePlan): void {
     const ev = this.evicted.get(key);
-    if (!ev || Object.keys(ev.labels).length === 0) return;
-    for (const [c, step] of p.steps) {
-      if (step.action !== 'apply' || ev.before.has(c)) continue;
-      // The object may be shared with other members' steps (plan.ts): a copy of it gets the labels.
-      const meta = isObject(step.object.metadata) ? step.object.metadata : {};
-      const labels = { ...(isObject(meta.labels) ? meta.labels : {}), ...ev.labels };
-      p.steps.set(c, { action: 'apply', object: { ...step.object, metadata: { ...meta, labels } } });
-    }
+    if (ev) labelNewCopies(p, ev.labels, ev.before);
   }
 
   /** When the first unhealthy copy of plan `p` runs out of toleration (Infinity: none). */

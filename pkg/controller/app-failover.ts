@@ -3,10 +3,13 @@
 // placed elsewhere; `purgeMode` (Directly, Gracefully — the default —, Never) and `gracePeriodSeconds`
 // (default 600) say what happens to the old copy; `statePreservation.rules` copy fields of the old copy's
 // status (`jsonPath`, e.g. `{.replicas}`) onto the new copies as labels (`aliasLabelName`). The engine reads
-// those settings from the claiming policy (pkg/engine/dispatch.ts); this file reads the old copy's status. Pure.
+// those settings from the claiming policy (pkg/engine/dispatch.ts); this file reads the old copy's status
+// and puts the labels on the new copies, for application failover and for cluster failover's
+// statePreservation (eviction.ts) alike. Pure.
 
-import type { ApplicationFailover } from '../engine/dispatch.js';
+import type { ApplicationFailover, StatePreservationRule } from '../engine/dispatch.js';
 import { isObject } from '../kube/objects.js';
+import type { TemplatePlan } from './plan.js';
 
 /** The policy's failover.application, as the engine read it (pkg/engine/dispatch.ts). */
 export type AppFailover = ApplicationFailover;
@@ -33,7 +36,7 @@ export function readStatusPath(status: unknown, jsonPath: string): string | unde
 }
 
 /** The labels statePreservation keeps from the evicted copy's status (a label value is at most 63 characters). */
-export function preservedLabels(rules: AppFailover['rules'], status: unknown): Record<string, string> {
+export function preservedLabels(rules: readonly StatePreservationRule[], status: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const r of rules) {
     const v = readStatusPath(status, r.jsonPath);
@@ -46,4 +49,20 @@ export function preservedLabels(rules: AppFailover['rules'], status: unknown): R
       });
   }
   return out;
+}
+
+/** The preserved labels go onto plan `p`'s copies on the clusters not in `before` (the clusters the template was on before failover). */
+export function labelNewCopies(
+  p: TemplatePlan,
+  labels: Readonly<Record<string, string>>,
+  before: ReadonlySet<string>,
+): void {
+  if (Object.keys(labels).length === 0) return;
+  for (const [c, step] of p.steps) {
+    if (step.action !== 'apply' || before.has(c)) continue;
+    // The object may be shared with other members' steps (plan.ts): a copy of it gets the labels.
+    const meta = isObject(step.object.metadata) ? step.object.metadata : {};
+    const merged = { ...(isObject(meta.labels) ? meta.labels : {}), ...labels };
+    p.steps.set(c, { action: 'apply', object: { ...step.object, metadata: { ...meta, labels: merged } } });
+  }
 }

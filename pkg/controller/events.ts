@@ -25,6 +25,8 @@ export type EventReason =
   | 'Suspended'
   | 'Preserved'
   | 'Evicting'
+  /** statePreservation found no value in the evicted copy's status for a label it names. */
+  | 'StatePreservationFailed'
   | 'ClusterReady'
   | 'ClusterNotReady'
   /** Karmada's, beside its objects when the hub serves Karmada's API (karmada-events.ts). */

@@ -7,7 +7,14 @@ import { describe, it } from 'node:test';
 import { cluster, deployment, propagationPolicy, selectDeployment, type Obj } from '../../test/builders.js';
 import { EngineState, templateKey } from '../engine/state.js';
 import { bindingObject, type ClusterStatus, type EvictionTask } from './binding.js';
-import { assessEvictions, evictingCondition, placementHealthy, bindingTasks, type EvictionInput } from './eviction.js';
+import {
+  assessEvictions,
+  evictingCondition,
+  injectedState,
+  placementHealthy,
+  bindingTasks,
+  type EvictionInput,
+} from './eviction.js';
 import { bindingClusters, plan, stepFor } from './plan.js';
 
 const T0 = Date.parse('2026-01-01T10:00:00Z');
@@ -20,6 +27,7 @@ function input(o: Partial<EvictionInput>): EvictionInput {
     targets: [],
     evicted: ['m1'],
     wasTargeted: () => true,
+    before: ['m1'],
     purgeMode: 'Gracefully',
     reasons: new Map([['m1', WHY]]),
     healthy: false,
@@ -117,6 +125,56 @@ describe('assessEvictions: the graceful eviction rule', () => {
   });
 });
 
+describe("failover.cluster.statePreservation (Karmada's StatefulFailoverInjection)", () => {
+  const rules = [
+    { aliasLabelName: 'test-alias', jsonPath: '{.replicas}' },
+    { aliasLabelName: 'ready', jsonPath: '{.readyReplicas}' },
+  ];
+  const statuses: Record<string, unknown> = { m1: { replicas: 3, readyReplicas: 2 }, m2: { replicas: 1 } };
+  const sp = { rules, status: (c: string) => statuses[c] };
+
+  it("a taint eviction's task keeps the labels read from the evicted copy's status, and the clusters the template was on", () => {
+    const out = assessEvictions(
+      input({ purgeMode: 'Directly', targets: ['m3'], before: ['m2', 'm1'], statePreservation: sp }),
+    );
+    assert.deepEqual(out.tasks[0]?.preservedLabelState, { 'test-alias': '3', ready: '2' });
+    assert.deepEqual(out.tasks[0]?.clustersBeforeFailover, ['m1', 'm2']);
+    assert.deepEqual([...out.unpreserved], []);
+  });
+
+  it('a label the status has no value for is left out and said; no rules or no value: the task keeps nothing', () => {
+    const partial = assessEvictions(input({ evicted: ['m2'], reasons: new Map(), statePreservation: sp }));
+    assert.deepEqual(partial.tasks[0]?.preservedLabelState, { 'test-alias': '1' });
+    assert.deepEqual([...partial.unpreserved], [['m2', ['ready']]]);
+    const none = assessEvictions(input({ statePreservation: { rules, status: () => undefined } }));
+    assert.equal(none.tasks[0]?.preservedLabelState, undefined);
+    assert.equal(none.tasks[0]?.clustersBeforeFailover, undefined);
+    assert.equal(assessEvictions(input({})).tasks[0]?.preservedLabelState, undefined);
+  });
+
+  it('application failover keeps its own labels (app-failover-state.ts): its task carries none', () => {
+    const app = { tolerationMs: 1, purgeMode: 'Directly' as const, gracePeriodMs: 30_000, rules };
+    const out = assessEvictions(
+      input({ statePreservation: sp, application: { clusters: new Set(['m1']), failover: app } }),
+    );
+    assert.equal(out.tasks[0]?.preservedLabelState, undefined);
+  });
+
+  it('injectedState: the newest task, Directly, the template on one cluster it was not on before', () => {
+    const direct = assessEvictions(input({ purgeMode: 'Directly', before: ['m1'], statePreservation: sp })).tasks;
+    assert.deepEqual(injectedState(direct, ['m3']), {
+      labels: { 'test-alias': '3', ready: '2' },
+      before: new Set(['m1']),
+    });
+    assert.equal(injectedState(direct, ['m2', 'm3']), undefined, 'on more than one cluster: none');
+    assert.equal(injectedState([], ['m3']), undefined);
+    const graceful = assessEvictions(input({ before: ['m1'], statePreservation: sp })).tasks;
+    assert.equal(injectedState(graceful, ['m3']), undefined, 'Gracefully: none');
+    const later = assessEvictions(input({ evicted: ['m2'], now: T0 + 1_000 })).tasks;
+    assert.equal(injectedState([...direct, ...later], ['m3']), undefined, 'the newest task keeps no labels');
+  });
+});
+
 describe('bindingTasks: the tasks a binding lists, read back after a restart', () => {
   it('gives back the tasks as written, with their creation time and grace period', () => {
     const first = assessEvictions(input({}));
@@ -135,6 +193,44 @@ describe('bindingTasks: the tasks a binding lists, read back after a restart', (
     assert.deepEqual(back.get('m1'), first.tasks[0]);
     // Written to the second: read back to the second.
     assert.deepEqual(back.get('m2'), { ...second.tasks[0], created: T0 + 1_000 });
+  });
+
+  it('gives back the preserved labels and the clusters before failover, own string values only', () => {
+    const status = { replicas: 2 };
+    const made = assessEvictions(
+      input({
+        purgeMode: 'Directly',
+        before: ['m1'],
+        statePreservation: { rules: [{ aliasLabelName: 'test-alias', jsonPath: '{.replicas}' }], status: () => status },
+      }),
+    );
+    const b = bindingObject({
+      template: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cfg', uid: 'u1' },
+      controllerNamespace: 'flotilla-system',
+      evictionTasks: made.tasks,
+      clusters: [],
+      errors: [],
+    });
+    const back = bindingTasks(JSON.parse(JSON.stringify(b)));
+    assert.deepEqual(back.get('m1'), made.tasks[0]);
+    const odd = bindingTasks({
+      spec: {
+        gracefulEvictionTasks: [
+          {
+            fromCluster: 'm1',
+            purgeMode: 'Directly',
+            creationTimestamp: '2026-01-01T10:00:00Z',
+            preservedLabelState: JSON.parse('{"__proto__": "x", "n": 1, "ok": "y"}') as unknown,
+            clustersBeforeFailover: ['m2', 7],
+          },
+        ],
+      },
+    }).get('m1');
+    assert.deepEqual(Object.entries(odd?.preservedLabelState ?? {}), [
+      ['__proto__', 'x'],
+      ['ok', 'y'],
+    ]);
+    assert.deepEqual(odd?.clustersBeforeFailover, ['m2']);
   });
 
   it('leaves out entries it cannot read, and reads no more than 1,000', () => {

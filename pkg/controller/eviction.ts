@@ -15,7 +15,12 @@
 //     (status.schedulerObservedGeneration), which a scheduling that finds no cluster does not set;
 //   - Never: the copy stays until the cluster takes the template again;
 //   - a cluster targeted again drops its task (Karmada keeps a cluster with a task out of scheduling
-//     until the task ends, then places the template there anew).
+//     until the task ends, then places the template there anew);
+//   - statePreservation (failover.cluster's, Karmada's StatefulFailoverInjection): a taint eviction's task
+//     keeps the labels its rules take from the evicted copy's status as last reported
+//     (preservedLabelState) and the clusters the template was on (clustersBeforeFailover); while that
+//     task is the newest, its purge mode Directly and the template on one cluster, the copy there gets
+//     the labels unless it was there before (Karmada's binding controller, injectReservedLabelState).
 // While a copy is kept, the binding lists its cluster as Evicting, with the time it is kept until, and
 // an Evicting condition says why. The tasks live in the binding's spec, as Karmada's do: a controller
 // that starts reads them back (bindingTasks) before its first plan of a template, so a restart neither ends
@@ -23,7 +28,8 @@
 
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
-import type { AppFailover } from './app-failover.js';
+import type { StatePreservationRule } from '../engine/dispatch.js';
+import { preservedLabels, type AppFailover } from './app-failover.js';
 import type { ClusterStatus, PurgeMode } from '../../api/work/v1alpha1/types.js';
 import type { EvictionTask } from './binding.js';
 
@@ -66,6 +72,10 @@ export interface EvictionInput {
    * (Gracefully when failover.cluster says none), else — no failover.cluster — --eviction-purge-mode.
    */
   purgeMode: PurgeMode;
+  /** The clusters the previous plan targeted (a new task's clustersBeforeFailover). */
+  before: readonly string[];
+  /** failover.cluster.statePreservation's rules, and the status each cluster's copy last reported. */
+  statePreservation?: { rules: readonly StatePreservationRule[]; status(cluster: string): unknown } | undefined;
   /** Application failover: the clusters it evicted by this plan, and the policy's rules. */
   application?: { clusters: ReadonlySet<string>; failover: AppFailover } | undefined;
   /** Why placement left each cluster out (the engine's first reason). */
@@ -86,16 +96,22 @@ export interface EvictionOutcome {
   due?: number;
   /** The clusters whose tasks this plan made. */
   created: string[];
+  /** Clusters whose new task lacks a label statePreservation names (the status did not have it), with those labels. */
+  unpreserved: Map<string, string[]>;
 }
 
 /** The template's eviction tasks after a new plan, and the copies they keep (see the file comment). */
 export function assessEvictions(i: EvictionInput): EvictionOutcome {
   const targeted = new Set(i.targets);
   const tasks = new Map([...i.tasks].filter(([c]) => !targeted.has(c)));
-  const out: EvictionOutcome = { tasks: [], kept: new Map(), created: [] };
+  const out: EvictionOutcome = { tasks: [], kept: new Map(), created: [], unpreserved: new Map() };
   for (const c of i.evicted) {
     if (targeted.has(c) || tasks.has(c) || !i.wasTargeted(c)) continue;
     const app = i.application?.clusters.has(c) ? i.application.failover : undefined;
+    const sp = app ? undefined : i.statePreservation;
+    const labels = sp ? preservedLabels(sp.rules, sp.status(c)) : {};
+    const missing = (sp?.rules ?? []).map((r) => r.aliasLabelName).filter((l) => !Object.hasOwn(labels, l));
+    if (missing.length > 0) out.unpreserved.set(c, missing);
     tasks.set(c, {
       fromCluster: c,
       purgeMode: app ? app.purgeMode : i.purgeMode,
@@ -104,6 +120,9 @@ export function assessEvictions(i: EvictionInput): EvictionOutcome {
       creationTimestamp: timestamp(i.now),
       created: i.now,
       ...(app ? { gracePeriodMs: app.gracePeriodMs } : {}),
+      ...(Object.keys(labels).length > 0
+        ? { preservedLabelState: labels, clustersBeforeFailover: [...i.before].sort() }
+        : {}),
     });
     out.created.push(c);
   }
@@ -115,6 +134,20 @@ export function assessEvictions(i: EvictionInput): EvictionOutcome {
     if (t.purgeMode !== 'Directly') out.kept.set(c, evictingEntry(t, i.targets, i.reasons.get(c), i.timeoutMs));
   }
   return out;
+}
+
+/**
+ * statePreservation's labels for plan targets `targets`, from the newest task (Karmada's binding controller):
+ * only when the template is on one cluster and that task's purge mode is Directly; the clusters the template
+ * was on before that eviction get none. Undefined: no labels.
+ */
+export function injectedState(
+  tasks: readonly EvictionTask[],
+  targets: readonly string[],
+): { labels: Record<string, string>; before: ReadonlySet<string> } | undefined {
+  const last = tasks.at(-1);
+  if (targets.length !== 1 || last?.purgeMode !== 'Directly' || !last.preservedLabelState) return undefined;
+  return { labels: last.preservedLabelState, before: new Set(last.clustersBeforeFailover) };
 }
 
 /** The binding entry of a cluster whose evicted copy is kept: Evicting, until when, and why. */
@@ -186,6 +219,8 @@ export function bindingTasks(binding: unknown): Map<string, EvictionTask> {
     if (!cluster || (mode !== 'Directly' && mode !== 'Gracefully' && mode !== 'Never') || !Number.isFinite(created))
       continue;
     const grace = Object.hasOwn(e, 'gracePeriodSeconds') ? e.gracePeriodSeconds : undefined;
+    const labels = stringMap(Object.hasOwn(e, 'preservedLabelState') ? e.preservedLabelState : undefined);
+    const before = Object.hasOwn(e, 'clustersBeforeFailover') ? e.clustersBeforeFailover : undefined;
     out.set(cluster, {
       fromCluster: cluster,
       purgeMode: mode,
@@ -194,7 +229,28 @@ export function bindingTasks(binding: unknown): Map<string, EvictionTask> {
       creationTimestamp: timestamp(created),
       created,
       ...(typeof grace === 'number' && Number.isFinite(grace) && grace > 0 ? { gracePeriodMs: grace * 1000 } : {}),
+      ...(labels
+        ? {
+            preservedLabelState: labels,
+            clustersBeforeFailover: (Array.isArray(before) ? before : [])
+              .slice(0, MAX_TASKS)
+              .filter((c): c is string => typeof c === 'string'),
+          }
+        : {}),
     });
   }
   return out;
+}
+
+/** At most this many labels are read back from a task's preservedLabelState. */
+const MAX_LABELS = 64;
+
+/** A map of strings (own properties, at most MAX_LABELS), as preservedLabelState is written; undefined when empty. */
+function stringMap(v: unknown): Record<string, string> | undefined {
+  if (!isObject(v)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(v).slice(0, MAX_LABELS))
+    if (typeof x === 'string')
+      Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+  return Object.keys(out).length > 0 ? out : undefined;
 }

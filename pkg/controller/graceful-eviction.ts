@@ -1,13 +1,15 @@
 // Graceful eviction, as the template reconciler keeps it (the rules are eviction.ts's, pure): each
 // template's eviction tasks, one per cluster a NoExecute taint or application failover took it off, made,
-// kept and ended with each plan; a kept copy's cluster gets a `keep` step and an Evicting entry. A
+// kept and ended with each plan; a kept copy's cluster gets a `keep` step and an Evicting entry, and the
+// copy on the cluster the template moved to the labels failover.cluster.statePreservation kept. A
 // starting controller reads the tasks back from the template's binding before its first plan of it, so a
-// restart keeps them and their timeouts.
+// restart keeps them, their timeouts and their preserved labels.
 
 import { isObject } from '../kube/objects.js';
 import type { Logger } from '../runtime/log.js';
 import type { ClusterStatus, EvictionTask, PurgeMode } from './binding.js';
-import { assessEvictions, bindingTasks, placementHealthy } from './eviction.js';
+import { labelNewCopies } from './app-failover.js';
+import { assessEvictions, bindingTasks, injectedState, placementHealthy } from './eviction.js';
 import type { EventRecorder } from './events.js';
 import type { TemplateIdentity } from './ownership.js';
 import type { TemplatePlan } from './plan.js';
@@ -22,6 +24,16 @@ export interface GracefulEvictionOptions {
   timeoutMs: number;
   /** The template's binding on the hub (undefined: none). */
   readBinding(t: TemplateIdentity): Promise<unknown>;
+}
+
+/** What the members said of a template, for a plan's evictions. */
+export interface EvictionView {
+  /** The clusters application failover evicted by this plan. */
+  byApplication: ReadonlySet<string>;
+  /** What cluster `c` last said of the template (its binding entry). */
+  statusOf(cluster: string): ClusterStatus | undefined;
+  /** The status of the template's copy on cluster `c`, as last reported (statePreservation reads it). */
+  observed(cluster: string): unknown;
 }
 
 export class GracefulEviction {
@@ -50,31 +62,40 @@ export class GracefulEviction {
 
   /**
    * The template's tasks after plan `p` (`previous` the plan before it): a kept copy's cluster gets a `keep`
-   * step and an Evicting entry. Returns when the next task expires.
+   * step and an Evicting entry, the new copy the preserved labels. Returns when the next task expires.
    */
   evict(
     key: string,
     p: TemplatePlan,
     previous: TemplatePlan | undefined,
     now: number,
-    byApplication: ReadonlySet<string>,
-    statusOf: (cluster: string) => ClusterStatus | undefined,
+    view: EvictionView,
   ): number | undefined {
     const targets = [...p.clusters.keys()];
     const app = p.appFailover;
+    const rules = p.clusterStatePreservation;
     const out = assessEvictions({
       tasks: this.tasks.get(key) ?? new Map<string, EvictionTask>(),
       targets,
       evicted: [...p.evicted],
       wasTargeted: (c) => previous?.steps.has(c) === true,
+      before: [...(previous?.clusters.keys() ?? [])],
+      statePreservation: rules ? { rules, status: (c) => view.observed(c) } : undefined,
       purgeMode: p.clusterPurgeMode ?? this.o.purgeMode,
-      application: app ? { clusters: byApplication, failover: app } : undefined,
+      application: app ? { clusters: view.byApplication, failover: app } : undefined,
       reasons: new Map(p.notChosen.map((n) => [n.cluster, n.reason])),
-      healthy: placementHealthy(targets, statusOf),
+      healthy: placementHealthy(targets, (c) => view.statusOf(c)),
       now,
       timeoutMs: this.o.timeoutMs,
     });
     for (const [c, entry] of out.kept) p.steps.set(c, { action: 'keep', message: entry.message ?? 'evicted' });
+    const preserved = injectedState(out.tasks, targets);
+    if (preserved) labelNewCopies(p, preserved.labels, preserved.before);
+    for (const [c, labels] of out.unpreserved) {
+      const message = `statePreservation: the status last reported from ${c} has no value for ${labels.join(', ')}; the new copy goes without`;
+      this.o.events.record(p.identity, 'Warning', 'StatePreservationFailed', message);
+      this.o.logger.warn(message, { template: describeKey(key) });
+    }
     const kept = out.created.flatMap((c) =>
       out.kept.has(c) ? [`${c}: ${out.kept.get(c)!.message ?? 'evicted'}`] : [],
     );

@@ -156,6 +156,8 @@ export function karmadaBinding(i: KarmadaInput): JsonObject {
       producer: e.producer,
       ...(e.gracePeriodMs === undefined ? {} : { gracePeriodSeconds: Math.round(e.gracePeriodMs / 1000) }),
       creationTimestamp: e.creationTimestamp,
+      ...(e.preservedLabelState ? { preservedLabelState: { ...e.preservedLabelState } } : {}),
+      ...(e.clustersBeforeFailover ? { clustersBeforeFailover: [...e.clustersBeforeFailover] } : {}),
     }));
   if (b.requiredBy && b.requiredBy.length > 0)
     spec.requiredBy = b.requiredBy.map((r) => ({

@@ -9,6 +9,7 @@ import {
   type ApplicationFailover,
   type Dispatch,
   type DispatchConflict,
+  type StatePreservationRule,
 } from '../engine/dispatch.js';
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
@@ -61,6 +62,8 @@ export interface TemplatePlan {
   appFailover?: ApplicationFailover | undefined;
   /** The policy's failover.cluster.purgeMode; absent when it has no failover.cluster (the controller's default then). */
   clusterPurgeMode?: PurgeMode | undefined;
+  /** The policy's failover.cluster.statePreservation rules; absent when it has none. */
+  clusterStatePreservation?: readonly StatePreservationRule[] | undefined;
   /** A dependency no policy claims: the settings its workloads' policies disagree on (Karmada's DependencyPolicyConflict). */
   dependencyConflicts?: readonly DispatchConflict[] | undefined;
   /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
@@ -145,6 +148,7 @@ export function plan(
     notChosen: render.notChosen ?? [],
     appFailover: dispatch.application,
     clusterPurgeMode: dispatch.clusterPurgeMode,
+    clusterStatePreservation: dispatch.clusterStatePreservation,
     ...(dispatch.conflicts ? { dependencyConflicts: dispatch.conflicts } : {}),
   };
 }

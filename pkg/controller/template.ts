@@ -191,11 +191,11 @@ export class TemplateReconciler implements Reconciler {
     } else if (this.templates.has(key)) this.queue.add(key);
   }
 
-  /** A graceful eviction waits for the new placement to be healthy: look again when it is. */
+  /** An eviction task (but Never's) ends once the new placement is healthy: look again when it is. */
   private placementChanged(key: string, p: TemplatePlan): void {
     const targets = [...p.clusters.keys()];
     if (
-      p.evictionTasks.some((t) => t.purgeMode === 'Gracefully') &&
+      p.evictionTasks.some((t) => t.purgeMode !== 'Never') &&
       placementHealthy(targets, (c) => this.statusOf(key, p, c))
     )
       this.queue.add(key);
@@ -304,9 +304,11 @@ export class TemplateReconciler implements Reconciler {
       await this.evictions.restore(key, identity);
     const p = plan(identity, template, result, dispatch, ++this.versions);
     p.requiredBy = requiredBy;
-    const evictionDue = this.evictions.evict(key, p, this.plans.get(key), now, appEvicted, (c) =>
-      this.statusOf(key, p, c),
-    );
+    const evictionDue = this.evictions.evict(key, p, this.plans.get(key), now, {
+      byApplication: appEvicted,
+      statusOf: (c) => this.statusOf(key, p, c),
+      observed: (c) => this.reports.get(key)?.get(c)?.observed?.status,
+    });
     this.appFailover.preserveState(key, p);
     if (result.policy) this.requiredOnly.delete(key);
     else this.requiredOnly.add(key);

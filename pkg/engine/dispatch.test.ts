@@ -52,6 +52,24 @@ describe('dispatchOf: what a policy says about dispatching', () => {
       { ...DEFAULT_DISPATCH, clusterPurgeMode: 'Directly' },
     ],
     [
+      'failover.cluster.statePreservation: the rules with both fields set',
+      {
+        failover: {
+          cluster: {
+            purgeMode: 'Directly',
+            statePreservation: {
+              rules: [{ aliasLabelName: 'test-alias', jsonPath: '{.replicas}' }, { jsonPath: '{.x}' }],
+            },
+          },
+        },
+      },
+      {
+        ...DEFAULT_DISPATCH,
+        clusterPurgeMode: 'Directly',
+        clusterStatePreservation: [{ aliasLabelName: 'test-alias', jsonPath: '{.replicas}' }],
+      },
+    ],
+    [
       "failover.application alone: no cluster purge mode (the controller's default applies); Karmada's defaults",
       { failover: { application: {} } },
       {

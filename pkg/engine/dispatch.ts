@@ -1,6 +1,6 @@
 // What the claiming policy says about dispatching a template, read once, when the engine renders it:
 // `suspension`, `conflictResolution`, `preserveResourcesOnDeletion` and `failover` (cluster: the purge
-// mode of a taint eviction; application: Karmada's application failover). Karmada's detector copies the
+// mode of a taint eviction and its statePreservation; application: Karmada's application failover). Karmada's detector copies the
 // same fields from the policy into the ResourceBinding's spec when it claims a template; here the engine's
 // answer for the template (EngineState.renderTemplate) carries them, and the controller reads them there.
 // Policies of either group and version are read in the v1alpha1 shape (inputs.ts), so a Karmada-group
@@ -8,6 +8,12 @@
 
 import type { PurgeMode } from '../../api/work/v1alpha1/types.js';
 import { isObject, str, type JsonObject } from './json.js';
+
+/** A statePreservation rule: the evicted copy's status at `jsonPath` becomes label `aliasLabelName` on the new copy. */
+export interface StatePreservationRule {
+  aliasLabelName: string;
+  jsonPath: string;
+}
 
 /** Karmada's `failover.application`, read with its defaults. */
 export interface ApplicationFailover {
@@ -18,7 +24,7 @@ export interface ApplicationFailover {
   /** gracePeriodSeconds (default 600), in ms. */
   gracePeriodMs: number;
   /** statePreservation.rules with both fields set. */
-  rules: Array<{ aliasLabelName: string; jsonPath: string }>;
+  rules: StatePreservationRule[];
 }
 
 /** A setting the requiring workloads' policies disagree on, as Karmada's DependencyPolicyConflict names it. */
@@ -32,6 +38,8 @@ export interface Dispatch {
   preserveResourcesOnDeletion: boolean;
   /** failover.cluster.purgeMode (Gracefully when failover.cluster names none); absent with no failover.cluster. */
   clusterPurgeMode?: PurgeMode;
+  /** failover.cluster.statePreservation.rules with both fields set; absent when there are none. */
+  clusterStatePreservation?: StatePreservationRule[];
   /** failover.application; absent when the policy has none. */
   application?: ApplicationFailover;
   /**
@@ -65,27 +73,34 @@ function applicationOf(spec: JsonObject): ApplicationFailover | undefined {
   const dc = isObject(f.decisionConditions) ? f.decisionConditions : {};
   const toleration = typeof dc.tolerationSeconds === 'number' && dc.tolerationSeconds >= 0 ? dc.tolerationSeconds : 300;
   const grace = typeof f.gracePeriodSeconds === 'number' && f.gracePeriodSeconds > 0 ? f.gracePeriodSeconds : 600;
-  const sp = isObject(f.statePreservation) && Array.isArray(f.statePreservation.rules) ? f.statePreservation.rules : [];
   return {
     tolerationMs: toleration * 1000,
     purgeMode: purgeModeOf(str(f.purgeMode)),
     gracePeriodMs: grace * 1000,
-    rules: sp
-      .filter(isObject)
-      .map((r) => ({ aliasLabelName: str(r.aliasLabelName) ?? '', jsonPath: str(r.jsonPath) ?? '' }))
-      .filter((r) => r.aliasLabelName !== '' && r.jsonPath !== ''),
+    rules: statePreservationOf(f),
   };
+}
+
+/** A failover behaviour's statePreservation.rules (application or cluster), those with both fields set. */
+function statePreservationOf(f: JsonObject): StatePreservationRule[] {
+  const sp = isObject(f.statePreservation) && Array.isArray(f.statePreservation.rules) ? f.statePreservation.rules : [];
+  return sp
+    .filter(isObject)
+    .map((r) => ({ aliasLabelName: str(r.aliasLabelName) ?? '', jsonPath: str(r.jsonPath) ?? '' }))
+    .filter((r) => r.aliasLabelName !== '' && r.jsonPath !== '');
 }
 
 /** The dispatch settings of a propagation policy's spec (v1alpha1 shape). */
 export function dispatchOf(spec: JsonObject): Dispatch {
   const cluster = isObject(spec.failover) && isObject(spec.failover.cluster) ? spec.failover.cluster : undefined;
   const application = applicationOf(spec);
+  const clusterRules = cluster ? statePreservationOf(cluster) : [];
   return {
     suspended: suspendedOf(spec),
     conflictResolution: str(spec.conflictResolution) === 'Overwrite' ? 'Overwrite' : 'Abort',
     preserveResourcesOnDeletion: spec.preserveResourcesOnDeletion === true,
     ...(cluster ? { clusterPurgeMode: purgeModeOf(str(cluster.purgeMode)) } : {}),
+    ...(clusterRules.length > 0 ? { clusterStatePreservation: clusterRules } : {}),
     ...(application ? { application } : {}),
   };
 }

@@ -113,6 +113,10 @@ export interface GracefulEvictionTask {
   /** How long a Gracefully evicted copy is kept at most (application failover's gracePeriodSeconds). */
   gracePeriodSeconds?: number;
   creationTimestamp: string;
+  /** statePreservation: labels taken from the evicted copy's status, for the copy on the cluster the template moves to. */
+  preservedLabelState?: Record<string, string>;
+  /** The clusters the template was on before the eviction (they get no preserved labels). */
+  clustersBeforeFailover?: string[];
 }
 
 export interface ObjectReference {

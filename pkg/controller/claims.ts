@@ -83,6 +83,16 @@ export class TemplateClaims {
     return true;
   }
 
+  /** The template (uid) is gone from the hub, with or without the finalizer: what was last sent for it goes too. */
+  forget(uid: string): void {
+    this.sent.delete(uid);
+  }
+
+  /** How many templates' last patches are remembered. */
+  get remembered(): number {
+    return this.sent.size;
+  }
+
   /** Removes the controller's finalizer from `template`. */
   releaseFinalizer(ref: ObjectRef, template: JsonObject): Promise<void> {
     const meta = isObject(template.metadata) ? template.metadata : {};

@@ -222,6 +222,7 @@ export class TemplateReconciler implements Reconciler {
       const t: TemplateIdentity = { ...refOf(template), uid: ownString(meta, 'uid') ?? '' };
       this.bindings.forget(t);
       this.works.forget(t);
+      this.claims.forget(t.uid);
     }
     this.evictions.forget(key);
     this.appFailover.forget(key);

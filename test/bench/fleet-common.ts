@@ -12,10 +12,22 @@ import { fileURLToPath } from 'node:url';
 import PQueue from 'p-queue';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
-import { HEAP_METRIC, HEAP_METRIC_ENV } from '../../pkg/runtime/heap-gauge.js';
+import { HEAP_METRIC_ENV } from '../../pkg/runtime/heap-gauge.js';
 import type { KubeClient } from '../../pkg/kube/client.js';
 import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
+import {
+  MEMORY_COLUMNS,
+  growSteps,
+  growth,
+  memoryCells,
+  sample,
+  usage,
+  type Growth,
+  type Usage,
+} from './fleet-memory.js';
+
+export { usage, type Growth, type Usage };
 
 export type Obj = Record<string, unknown>;
 export const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
@@ -29,12 +41,6 @@ export interface Proc {
   exited: Promise<number | null>;
   /** Where a controller serves /metrics (with the heap-after-gc gauge). */
   metricsPort?: number;
-}
-
-export interface Usage {
-  cpuSeconds: number;
-  rssBytes: number;
-  peakBytes: number;
 }
 
 let logDir: string | undefined;
@@ -110,17 +116,6 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** The controller's heap in use after a full collection (its /metrics gauge; the scrape runs the collection). */
-export async function heapAfterGc(p: Proc): Promise<number> {
-  if (p.metricsPort === undefined) return NaN;
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${p.metricsPort}/metrics`)).text();
-    return Number(new RegExp(`^${HEAP_METRIC} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  } catch {
-    return NaN;
-  }
-}
-
 /** A child process with its stderr kept and its exit awaited. */
 export function watched(name: string, child: ChildProcess): Proc {
   let log = '';
@@ -142,21 +137,6 @@ export async function stopProc(p: Proc): Promise<void> {
 /** Throws naming the first process that has exited, with the end of its log. */
 export function assertRunning(procs: Proc[]): void {
   for (const p of procs) if (p.child.exitCode !== null) throw new Error(`${p.name} exited: ${p.log().slice(-2000)}`);
-}
-
-/** CPU seconds, RSS and peak RSS of a process, from /proc. */
-export function usage(pid: number | undefined): Usage {
-  if (pid === undefined) return { cpuSeconds: NaN, rssBytes: NaN, peakBytes: NaN };
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cpuSeconds = (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-    return { cpuSeconds, rssBytes: kb('VmRSS'), peakBytes: kb('VmHWM') };
-  } catch {
-    return { cpuSeconds: NaN, rssBytes: NaN, peakBytes: NaN };
-  }
 }
 
 /** Requests a kube-apiserver has served (apiserver_request_total; watches and connects left out). */
@@ -322,33 +302,10 @@ export async function timeEdits(
 
 export const mib = (b: number): string => (b / MiB).toFixed(0);
 
-/** A controller's heap in use after a full collection, and its RSS, at one moment. */
-export interface Sample {
-  heap: number;
-  rss: number;
-}
-
-/** Each controller's RSS, then its heap after gc (the scrape collects: RSS is read before it). */
-export async function sample(controllers: Proc[]): Promise<Sample[]> {
-  return Promise.all(
-    controllers.map(async (c) => {
-      const rss = usage(c.child.pid).rssBytes;
-      return { rss, heap: await heapAfterGc(c) };
-    }),
-  );
-}
-
-/** The controllers sampled at two fleet sizes: `pairsAdded` template-member pairs apart. */
-export interface Growth {
-  pairsAdded: number;
-  /** Per controller: at the first size, at the second. */
-  at: Array<[Sample, Sample]>;
-}
-
 /**
- * The controllers sampled at the fleet's size now, then `count` more templates (from index `from`) applied
- * on the hub until `propagated` says every member holds `from + count`, and, settled, sampled again;
- * undefined when they have not propagated within `timeoutMs`.
+ * The controllers sampled (quiet) at the fleet's size now, then `count` more templates (from index `from`)
+ * added in steps (fleet-memory.ts), each applied on the hub until `propagated` says every member holds
+ * them, and sampled again; undefined when a step has not propagated within `timeoutMs`.
  */
 export async function grow(o: {
   hub: KubeClient;
@@ -360,22 +317,20 @@ export async function grow(o: {
   timeoutMs: number;
 }): Promise<Growth | undefined> {
   if (o.count <= 0) return undefined;
-  const first = await sample(o.controllers);
-  await applyAll(
-    o.hub,
-    Array.from({ length: o.count }, (_, i) => configMap(o.from + i)),
-  );
-  try {
-    await waitFor(() => o.propagated(o.from + o.count), o.timeoutMs, 1000);
-  } catch {
-    return undefined;
+  const sizes: Growth['sizes'] = [{ pairs: o.from * o.members, samples: await sample(o.controllers) }];
+  for (const [from, to] of growSteps(o.from, o.count)) {
+    await applyAll(
+      o.hub,
+      Array.from({ length: to - from }, (_, i) => configMap(from + i)),
+    );
+    try {
+      await waitFor(() => o.propagated(to), o.timeoutMs, 1000);
+    } catch {
+      return undefined;
+    }
+    sizes.push({ pairs: to * o.members, samples: await sample(o.controllers) });
   }
-  await new Promise((r) => setTimeout(r, 5_000));
-  const second = await sample(o.controllers);
-  return {
-    pairsAdded: o.count * o.members,
-    at: first.map((f, i) => [f, second[i] ?? { heap: NaN, rss: NaN }]),
-  };
+  return growth(o.count * o.members, sizes);
 }
 
 /** What one run measured, as both parts' tables print it. */
@@ -394,24 +349,18 @@ export interface Measured {
   edit: { p50: number; p99: number } | undefined;
   /** A copy changed on its member until put back (the real part only). */
   drift?: { p50: number; p99: number };
-  /** The controllers at two fleet sizes (undefined: the second did not propagate, or was not asked for). */
+  /** The controllers at several fleet sizes (undefined: a size did not propagate, or none was asked for). */
   growth?: Growth | undefined;
 }
 
-export const MEASURED_COLUMNS =
-  'propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS over idle per 1,000 pairs | controller retained heap per 1,000 pairs (after gc, slope) | controller RSS slope per 1,000 pairs | agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 | drift put back p50 / p99';
+export const MEASURED_COLUMNS = [
+  'propagation | requests per member | hub requests | controller CPU | controller RSS (end / peak) | controller RSS over idle per 1,000 pairs',
+  ...MEMORY_COLUMNS,
+  'agents: RSS max (mean) | agents: CPU max (sum) | one edit -> all members p50 / p99 | drift put back p50 / p99',
+].join(' | ');
 
 /** How many columns MEASURED_COLUMNS has. */
 export const MEASURED_COUNT = MEASURED_COLUMNS.split(' | ').length;
-
-/** The per-1,000-pair slope of each controller's heap after gc and of its RSS between the two fleet sizes. */
-function slopes(g: Growth | undefined): [string, string] {
-  if (!g) return ['-', '-'];
-  const per = (d: number) => ((d / MiB / g.pairsAdded) * 1000).toFixed(2);
-  const heap = g.at.map(([a, b]) => `${per(b.heap - a.heap)} (${mib(a.heap)} -> ${mib(b.heap)})`).join(' + ');
-  const rss = g.at.map(([a, b]) => `${per(b.rss - a.rss)} (${mib(a.rss)} -> ${mib(b.rss)})`).join(' + ');
-  return [`${heap} MiB`, `${rss} MiB`];
-}
 
 /** The cells of MEASURED_COLUMNS. */
 export function measuredCells(r: Measured): string[] {
@@ -432,7 +381,7 @@ export function measuredCells(r: Measured): string[] {
     each((u) => `${u.cpuSeconds.toFixed(1)} s`),
     `${each((u) => `${mib(u.rssBytes)} / ${mib(u.peakBytes)}`)} MiB (${r.controllerIdle.map((u) => mib(u.rssBytes)).join(' + ')} before the templates)`,
     `${growth} MiB`,
-    ...slopes(r.growth),
+    ...memoryCells(r.growth),
     r.agents.length ? `${mib(Math.max(...agentRss))} MiB (${mib(sum(agentRss) / agentRss.length)} MiB)` : '-',
     r.agents.length ? `${Math.max(...agentCpu).toFixed(1)} s (${sum(agentCpu).toFixed(1)} s)` : '-',
     ...[r.edit, r.drift].map((t) => (t ? `${Math.round(t.p50)} / ${Math.round(t.p99)} ms` : '-')),

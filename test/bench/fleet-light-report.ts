@@ -5,6 +5,7 @@ import { loadavg } from 'node:os';
 
 import { MEASURED_COLUMNS, MEASURED_COUNT, MiB, measuredCells, mib } from './fleet-common.js';
 import { measureLight, type LightRow, type LightRun } from './fleet-light.js';
+import { fit } from './fleet-memory.js';
 
 const numbers = (v: string | undefined, fallback: string) =>
   (v ?? fallback)
@@ -55,17 +56,6 @@ function tableRow(r: LightRow): string {
   const hosts = `${r.hosts.reduce((a, h) => a + h.cpuSeconds, 0).toFixed(1)} s, ${mib(Math.max(...r.hosts.map((h) => h.peakBytes)))} MiB`;
   const run = `${r.mode}${r.replicas > 1 ? ` (${r.replicas} replicas)` : ''}, ${r.templates} x ${r.members}`;
   return `| ${[run, ...measuredCells(r), hosts].join(' | ')} |`;
-}
-
-/** Least-squares line through (x, y). */
-export function fit(points: Array<[number, number]>): { intercept: number; slope: number } {
-  const n = points.length;
-  const mx = points.reduce((a, [x]) => a + x, 0) / n;
-  const my = points.reduce((a, [, y]) => a + y, 0) / n;
-  const sxx = points.reduce((a, [x]) => a + (x - mx) ** 2, 0);
-  const sxy = points.reduce((a, [x, y]) => a + (x - mx) * (y - my), 0);
-  const slope = sxx === 0 ? NaN : sxy / sxx;
-  return { intercept: my - slope * mx, slope };
 }
 
 function extrapolation(push: LightRow[]): string[] {

@@ -13,8 +13,8 @@
 // serve (a path or verb the in-memory apiserver lacks) is printed as it happens, listed under the table,
 // and fails the run (exit code 1): a 404 for a missing route must not pass for an answer.
 // BENCH_FLEET_LIGHT_MODES picks runs (push,sharded,pull; default all). After the edits each run adds
-// BENCH_FLEET_GROW more templates (fleet.bench.ts): the controllers' retained heap and RSS at both sizes
-// give the slopes per 1,000 template-member pairs.
+// BENCH_FLEET_GROW more templates in steps (fleet.bench.ts): the controllers' retained heap and RSS at each
+// size give the slopes per 1,000 template-member pairs (fleet-memory.ts).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

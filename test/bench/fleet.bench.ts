@@ -18,12 +18,14 @@
 // This is the fidelity check of the light part (fleet-light.ts, fleet-light-report.ts): the same templates
 // delivered to 200 in-memory members over HTTPS, printed after this table. BENCH_FLEET_PARTS=real or
 // =light runs one part (default both).
-// The controller's memory per 1,000 template-member pairs is printed three ways: its RSS over the same
-// controller with no templates (V8's headroom and garbage included); the slope of its retained heap (heap
-// in use after a full collection, read from /metrics: the controllers run with --expose-gc and
-// FLOTILLA_BENCH_HEAP_METRIC=true, pkg/runtime/heap-gauge.ts) between two fleet sizes, the templates and
-// BENCH_FLEET_GROW (default half as many) more, added after the edits; and the slope of its RSS between
-// the same two sizes. The retained slope is what the controller's state costs; the RSS figures are what a
+// The controller's memory per 1,000 template-member pairs is printed four ways: its RSS over the same
+// controller with no templates (V8's headroom and garbage included); and, over several fleet sizes (the
+// templates, then BENCH_FLEET_GROW more, default half as many, added after the edits in
+// BENCH_FLEET_GROW_STEPS steps, default 3), the least-squares slope of its retained heap (heap in use
+// after a full collection, read from /metrics: the controllers run with --expose-gc and
+// FLOTILLA_BENCH_HEAP_METRIC=true, pkg/runtime/heap-gauge.ts), of its RSS as seen once quiet (CPU idle and
+// V8's memory reducer run, before anything collects) and of its RSS right after that collection
+// (fleet-memory.ts). The retained slope is what the controller's state costs; the RSS figures are what a
 // machine must have. MALLOC_ARENA_MAX, when set, is passed on to the Flotilla processes.
 // Targets: retained heap and RSS under 3 MiB per 1,000 template-member pairs, an agent's RSS under 80 MiB
 // at 1,000 templates, one edit reaching all 20 members with p99 under 2 s in every mode.

@@ -154,7 +154,7 @@ export class MemberWork {
       report({ name: m.name, state: 'Removing', message: gone.error });
       return { requeueAfter: RETRY_UNREACHABLE_MS };
     }
-    const outcome = await m.apply(step.object, p.identity, p.conflictResolution, signal);
+    const outcome = await m.apply(step.object, p.identity, p.conflictResolution, signal, step.hash);
     this.o.onMemberResult?.(m.name, outcome.state === 'Applied' && !outcome.changed ? 'Unchanged' : outcome.state);
     this.o.logger.debug('applied', { template: describeTemplate(p.identity), cluster: m.name, state: outcome.state });
     if (outcome.state !== 'Applied') {

@@ -172,17 +172,23 @@ export class Member {
     return this.watches.kinds();
   }
 
-  /** Server-side applies `object` for template `t` by the delivery core's rules. Never rejects. */
+  /**
+   * Server-side applies `object` for template `t` by the delivery core's rules. Never rejects. `planned`:
+   * the object's applied hash as its plan computed it (plan.ts), stamped as it is when the object is sent
+   * unchanged (its namespace as given, its replicas not retained) instead of serialising it again.
+   */
   async apply(
     object: JsonObject,
     t: TemplateIdentity,
     conflictResolution: ConflictResolution,
     signal: AbortSignal,
+    planned?: string,
   ): Promise<ApplyOutcome> {
     const body = deepClone(object);
     const apiVersion = ownString(body, 'apiVersion') ?? '';
     const kind = ownString(body, 'kind') ?? '';
     const name = ownString(body.metadata, 'name') ?? '';
+    const given = ownString(body.metadata, 'namespace');
     const mark = templateMark(t);
     let info: ResourceInfo | undefined;
     let namespace: string | undefined;
@@ -204,7 +210,7 @@ export class Member {
     // Someone else's object, or one whose previous manager's entry is to be taken over: the core reads it whole.
     const known = live && cached && ownedBy(live, t) && !fromPreviousManager(cached) ? live : undefined;
     const retained = known && cached ? retainReplicas(body, cached) : undefined;
-    const hash = stampAppliedHash(body);
+    const hash = stampAppliedHash(body, !retained && given === namespace ? planned : undefined);
     if (known && !known.deleting && this.unchanged(info, key, body, hash, copyDigest(cached)))
       return {
         state: 'Applied',
@@ -218,6 +224,7 @@ export class Member {
       info,
       object: body,
       mark,
+      hash,
       conflictResolution,
       ...(known ? { live: known } : {}),
       // Decided above from the digests (the cached copy carries no field sets).

@@ -10,6 +10,7 @@ import {
   type Obj,
 } from '../../test/builders.js';
 import { EngineState, templateKey } from '../engine/state.js';
+import { appliedHash } from '../kube/ownership.js';
 import { TEMPLATE_UID_LABEL } from './ownership.js';
 import { bindingObject } from './binding.js';
 import { bindingClusters, plan, stepFor } from './plan.js';
@@ -76,6 +77,14 @@ describe('plan()', () => {
     assert.equal((object('m2').spec as Obj).paused, true);
     assert.equal((object('m1').spec as Obj).paused, undefined);
     assert.equal(((object('m2').metadata as Obj).labels as Obj)[TEMPLATE_UID_LABEL], 'uid-1');
+    // Each copy's applied hash is computed once, here, for every member's apply to stamp.
+    const hash = (c: string) => {
+      const s = stepFor(p, c);
+      return s.action === 'apply' ? s.hash : undefined;
+    };
+    for (const c of ['m1', 'm2', 'm3']) assert.equal(hash(c), appliedHash(object(c)), c);
+    assert.equal(hash('m1'), hash('m3'));
+    assert.notEqual(hash('m1'), hash('m2'));
   });
 
   it('keeps what a member has when its render fails there, and says why', () => {

@@ -14,13 +14,17 @@ import {
 import type { TemplateResult } from '../engine/state.js';
 import type { JsonObject } from '../kube/objects.js';
 import { isObject } from '../kube/objects.js';
+import { appliedHash } from '../kube/ownership.js';
 import type { EvictionTask } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
 
 /** One member's part of a plan. */
 export type MemberStep =
-  /** Apply this object (stamped with the template's labels). */
-  | { action: 'apply'; object: JsonObject }
+  /**
+   * Apply this object (stamped with the template's labels); `hash` is its applied hash (`appliedHash`),
+   * computed once per distinct copy, which the member's apply stamps when it sends the object unchanged.
+   */
+  | { action: 'apply'; object: JsonObject; hash?: string }
   /** Targeted, but rendering failed there: the member keeps what it has until the render works. */
   | { action: 'keep'; message: string }
   /** Not targeted: what the template has there goes. */
@@ -36,7 +40,7 @@ export interface TemplatePlan {
   policy: PolicyRef | undefined;
   /** The claiming policy's conflictResolution (the engine's dispatch settings, as are the fields below). */
   conflictResolution: 'Abort' | 'Overwrite';
-  /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render). */
+  /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render) */
   clusters: Map<string, ClusterStatus>;
   /** Errors about the template rather than one cluster (placement). */
   errors: string[];
@@ -70,14 +74,22 @@ export interface TemplatePlan {
   placementFailed?: string;
 }
 
-/** The placement's object stamped with the template's identity, or an equal one `copies` already holds. */
-function shared(copies: Map<string, JsonObject>, object: JsonObject, identity: TemplateIdentity): JsonObject {
+/**
+ * The placement's object stamped with the template's identity, with its applied hash, or an equal one
+ * `copies` already holds: the hash both finds equal copies and is what each member's apply stamps, so a
+ * copy is serialised once, not once here and again per member.
+ */
+function shared(
+  copies: Map<string, JsonObject>,
+  object: JsonObject,
+  identity: TemplateIdentity,
+): { object: JsonObject; hash: string } {
   stampOwnership(object, identity);
-  const text = JSON.stringify(object);
-  const seen = copies.get(text);
-  if (seen) return seen;
-  copies.set(text, object);
-  return object;
+  const hash = appliedHash(object);
+  const seen = copies.get(hash);
+  if (seen) return { object: seen, hash };
+  copies.set(hash, object);
+  return { object, hash };
 }
 
 export function isSuspended(p: Pick<TemplatePlan, 'suspended'>, cluster: string): boolean {
@@ -106,10 +118,10 @@ export function plan(
   // Members given the same copy share one object: a plan holds one per distinct copy, not one per member.
   const copies = new Map<string, JsonObject>();
   for (const p of render.placements) {
-    const object = shared(copies, p.object, identity);
+    const { object, hash } = shared(copies, p.object, identity);
     const replicas = copyReplicas(object);
     const hold = suspendedIn(dispatch, p.cluster);
-    steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object });
+    steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object, hash });
     clusters.set(p.cluster, {
       name: p.cluster,
       state: hold ? 'Suspended' : 'Pending',

@@ -85,6 +85,8 @@ export interface ApplyRequest {
   /** The desired object, with its namespace set for a namespaced kind; marked and hashed by apply(). */
   object: JsonObject;
   mark: OwnerMark;
+  /** The applied hash the caller has already stamped on `object`, marked: apply() does not compute it again. */
+  hash?: string;
   conflictResolution: ConflictResolution;
   /** What is there now, from a cache or a listing; null when known to be absent; undefined: apply() reads it. */
   live?: LiveMeta | null;
@@ -224,7 +226,7 @@ export class DeliveryCore {
   async apply(req: ApplyRequest): Promise<ApplyOutcome> {
     const body = req.object;
     req.mark.mark(body);
-    const hash = stampAppliedHash(body);
+    const hash = req.hash ?? stampAppliedHash(body);
     const name = ownString(body.metadata, 'name') ?? '';
     const namespace = req.info.namespaced ? ownString(body.metadata, 'namespace') : undefined;
     let live: LiveMeta | null = null;

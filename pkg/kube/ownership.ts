@@ -53,9 +53,9 @@ export function appliedHash(body: JsonObject): string {
   return `sha256:${createHash('sha256').update(text).digest('hex')}`;
 }
 
-/** Sets the hash annotation on `body` (in place) and returns the hash. */
-export function stampAppliedHash(body: JsonObject): string {
-  const hash = appliedHash(body);
+/** Sets the hash annotation on `body` (in place) and returns the hash; `known`: the hash, already computed. */
+export function stampAppliedHash(body: JsonObject, known?: string): string {
+  const hash = known ?? appliedHash(body);
   const meta = isObject(body.metadata) ? body.metadata : (body.metadata = {});
   const annotations = isObject(meta.annotations) ? meta.annotations : (meta.annotations = {});
   annotations[APPLIED_HASH_ANNOTATION] = hash;

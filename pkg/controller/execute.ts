@@ -15,6 +15,7 @@ import type { EventRecorder } from './events.js';
 import type { Member } from './member.js';
 import { describeTemplate, type TemplateIdentity } from './ownership.js';
 import { stepFor, type TemplatePlan } from './plan.js';
+import { SharedValues } from './shared-values.js';
 
 /** A failed member is tried again after this long even when nothing changed. */
 export const RETRY_UNREACHABLE_MS = 5_000;
@@ -42,6 +43,8 @@ export interface ExecuteOptions {
 /** The per-member work queues. */
 export class MemberWork {
   private readonly queues = new Map<string, { queue: WorkQueue; stop: AbortController; member: Member }>();
+  /** Equal report parts (status, observed) across templates, shared: reports are never changed in place. */
+  private readonly parts = new SharedValues();
   /** `member template-key` → its execution in flight. */
   private readonly running = new Map<string, Promise<unknown>>();
   private signal: AbortSignal = new AbortController().signal;
@@ -127,7 +130,12 @@ export class MemberWork {
     if (!p) return undefined;
     const step = stepFor(p, m.name);
     const report = (status: ClusterStatus, observed?: MemberReport['observed']) =>
-      this.o.report(key, m.name, { version: p.version, status, ...(observed ? { observed } : {}) });
+      this.o.report(key, m.name, {
+        version: p.version,
+        status: this.parts.share(status),
+        // A copy's status (a workload's) differs from template to template: only what carries none is shared.
+        ...(observed ? { observed: observed.status === undefined ? this.parts.share(observed) : observed } : {}),
+      });
     // Suspended: nothing is written there, whatever changed (the binding already says Suspended).
     if (step.action === 'suspended') return undefined;
     if (m.readiness.ready === false) {

@@ -4,11 +4,14 @@
 // template's status read (spec.replicas and spec.completions, status), the managedFields entries retain
 // and the take-over of a previous field manager read (those alone), and a digest of the fields the
 // controller owns (pkg/kube/field-digest.ts): enough for the no-op check and for drift. Everything else —
-// data, the spec's other fields, other managers' field sets — is dropped as the watch delivers it.
+// data, the spec's other fields, other managers' field sets — is dropped as the watch delivers it. What
+// every member's copy of a template has alike (name, namespace, the marks, the digest) is one string per
+// process, not one per member (shared-values.ts).
 
 import { ownedDigest } from '../kube/field-digest.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
 import { canonical } from '../kube/ownership.js';
+import { SharedStrings } from './shared-values.js';
 import {
   CONTROLLER_FIELD_MANAGER,
   PREVIOUS_MEMBER_FIELD_MANAGERS,
@@ -28,10 +31,17 @@ function keptEntry(e: unknown): JsonObject | undefined {
   return undefined;
 }
 
-function pick(from: unknown, keys: readonly string[]): JsonObject | undefined {
+/** The strings every member's copy of a template has alike, one instance each (shared-values.ts). */
+const strings = new SharedStrings();
+
+/** `from`'s own `keys` that are set; a string value shared with equal ones kept before when `shared`. */
+function pick(from: unknown, keys: readonly string[], shared = false): JsonObject | undefined {
   if (!isObject(from)) return undefined;
   const out: JsonObject = {};
-  for (const k of keys) if (Object.hasOwn(from, k) && from[k] !== undefined) out[k] = from[k];
+  for (const k of keys) {
+    const v = Object.hasOwn(from, k) ? from[k] : undefined;
+    if (v !== undefined) out[k] = shared && typeof v === 'string' ? strings.share(v) : v;
+  }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -39,11 +49,12 @@ function pick(from: unknown, keys: readonly string[]): JsonObject | undefined {
 export function keptCopy(o: JsonObject, apiVersion: string, kind: string): JsonObject {
   const meta = isObject(o.metadata) ? o.metadata : {};
   const kept: JsonObject = {
-    ...pick(meta, ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'deletionTimestamp']),
+    ...pick(meta, ['name', 'namespace'], true),
+    ...pick(meta, ['uid', 'resourceVersion', 'generation', 'deletionTimestamp']),
   };
-  const labels = pick(meta.labels, [TEMPLATE_UID_LABEL]);
+  const labels = pick(meta.labels, [TEMPLATE_UID_LABEL], true);
   if (labels) kept.labels = labels;
-  const annotations = pick(meta.annotations, [TEMPLATE_ANNOTATION]);
+  const annotations = pick(meta.annotations, [TEMPLATE_ANNOTATION], true);
   if (annotations) kept.annotations = annotations;
   const entries = Array.isArray(meta.managedFields) ? meta.managedFields.flatMap((e) => keptEntry(e) ?? []) : [];
   if (entries.length > 0) kept.managedFields = entries;
@@ -52,7 +63,7 @@ export function keptCopy(o: JsonObject, apiVersion: string, kind: string): JsonO
   if (spec) copy.spec = spec;
   if (isObject(o.status)) copy.status = o.status;
   const digest = ownedDigest(o, CONTROLLER_FIELD_MANAGER);
-  if (digest !== undefined) copy[OWNED_DIGEST] = digest;
+  if (digest !== undefined) copy[OWNED_DIGEST] = strings.share(digest);
   return copy;
 }
 

@@ -48,6 +48,13 @@ describe('plan()', () => {
       [['m1', 'Pending']],
     );
     assert.deepEqual(p.policy, { kind: 'PropagationPolicy', namespace: 'default', name: 'pp' });
+    // A cluster entry equal to another plan's is that plan's object, not a copy per template.
+    const again = planFor([
+      deployment(),
+      propagationPolicy('pp', 'default', [selectDeployment()], { clusterAffinity: { clusterNames: ['m1'] } }),
+      cluster('m1'),
+    ]);
+    assert.equal(again.clusters.get('m1'), p.clusters.get('m1'));
   });
 
   it('gives members with equal copies one shared object, and a member an override changes an object of its own', () => {

@@ -17,6 +17,7 @@ import { isObject } from '../kube/objects.js';
 import { appliedHash } from '../kube/ownership.js';
 import type { EvictionTask } from './binding.js';
 import { stampOwnership, type TemplateIdentity } from './ownership.js';
+import { SharedValues } from './shared-values.js';
 
 /** One member's part of a plan. */
 export type MemberStep =
@@ -40,7 +41,7 @@ export interface TemplatePlan {
   policy: PolicyRef | undefined;
   /** The claiming policy's conflictResolution (the engine's dispatch settings, as are the fields below). */
   conflictResolution: 'Abort' | 'Overwrite';
-  /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render) */
+  /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render); shared with other plans: never changed in place. */
   clusters: Map<string, ClusterStatus>;
   /** Errors about the template rather than one cluster (placement). */
   errors: string[];
@@ -73,6 +74,9 @@ export interface TemplatePlan {
   /** Placement failed (no cluster, too few replicas fit): every member keeps what it has, as Karmada keeps its last schedule. */
   placementFailed?: string;
 }
+
+/** Cluster entries equal across plans (a member Pending with no overrides) are one object. */
+const entries = new SharedValues();
 
 /**
  * The placement's object stamped with the template's identity, with its applied hash, or an equal one
@@ -122,13 +126,16 @@ export function plan(
     const replicas = copyReplicas(object);
     const hold = suspendedIn(dispatch, p.cluster);
     steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object, hash });
-    clusters.set(p.cluster, {
-      name: p.cluster,
-      state: hold ? 'Suspended' : 'Pending',
-      ...(hold ? { message: `dispatching is suspended by ${policyName}` } : {}),
-      overrides: p.overrides.map((o) => ({ ...o })),
-      ...(replicas === undefined ? {} : { replicas }),
-    });
+    clusters.set(
+      p.cluster,
+      entries.share({
+        name: p.cluster,
+        state: hold ? 'Suspended' : 'Pending',
+        ...(hold ? { message: `dispatching is suspended by ${policyName}` } : {}),
+        overrides: p.overrides.map((o) => ({ ...o })),
+        ...(replicas === undefined ? {} : { replicas }),
+      }),
+    );
   }
   const errors: string[] = [];
   const overrideFailed: string[] = [];

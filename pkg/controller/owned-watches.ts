@@ -33,8 +33,8 @@ export class OwnedWatches {
   private readonly watches = new Map<string, OwnedWatch>();
   /** Per watch: template uid → keys of the objects carrying it (one key, or a set), kept from the watch's events. */
   private readonly owned = new Map<string, Map<string, string | Set<string>>>();
-  /** Object (by watch and key) → digest of what this process last applied there and of the apiserver's answer (owned-copy.ts). */
-  private readonly lastApplied = new Map<string, string>();
+  /** Per watch: object key → digest of what this process last applied there and of the apiserver's answer (owned-copy.ts). */
+  private readonly lastApplied = new Map<string, Map<string, string>>();
   /** Object (by watch and key) → what waits for its next event (nextEvent). */
   private readonly waiting = new Map<string, Array<() => void>>();
 
@@ -68,7 +68,7 @@ export class OwnedWatches {
         },
         onDelete: (o) => {
           this.index(id, o, false);
-          this.lastApplied.delete(`${id}|${objectKey(o)}`);
+          this.lastApplied.get(id)?.delete(objectKey(o));
           this.wake(id, o);
           this.o.onOwnedEvent(o);
         },
@@ -119,13 +119,17 @@ export class OwnedWatches {
 
   /** The digest this process recorded when it last applied at `key` (Member.apply). */
   applied(info: ResourceInfo, key: string): string | undefined {
-    return this.lastApplied.get(`${watchId(info)}|${key}`);
+    return this.lastApplied.get(watchId(info))?.get(key);
   }
 
   setApplied(info: ResourceInfo, key: string, hash: string | undefined): void {
-    const id = `${watchId(info)}|${key}`;
-    if (hash === undefined) this.lastApplied.delete(id);
-    else this.lastApplied.set(id, hash);
+    const id = watchId(info);
+    let byKey = this.lastApplied.get(id);
+    if (hash === undefined) byKey?.delete(key);
+    else {
+      if (!byKey) this.lastApplied.set(id, (byKey = new Map<string, string>()));
+      byKey.set(key, hash);
+    }
   }
 
   /**

@@ -34,6 +34,11 @@ function keptEntry(e: unknown): JsonObject | undefined {
 /** The strings every member's copy of a template has alike, one instance each (shared-values.ts). */
 const strings = new SharedStrings();
 
+/** `s` as one string shared by every member's watch (an object's key, name, marks, digest). */
+export function sharedString(s: string): string {
+  return strings.share(s);
+}
+
 /** `from`'s own `keys` that are set; a string value shared with equal ones kept before when `shared`. */
 function pick(from: unknown, keys: readonly string[], shared = false): JsonObject | undefined {
   if (!isObject(from)) return undefined;

@@ -9,7 +9,7 @@ import type { KubeClient } from '../kube/client.js';
 import { resourcePath, type ResourceInfo } from '../kube/discovery.js';
 import { Informer, listWatchSource, objectKey } from '../kube/informer.js';
 import { isObject, ownString, type JsonObject } from '../kube/objects.js';
-import { keptCopy, copyChanged } from './owned-copy.js';
+import { keptCopy, copyChanged, sharedString } from './owned-copy.js';
 import type { Watcher } from '../kube/watch.js';
 import { TEMPLATE_UID_LABEL } from './ownership.js';
 
@@ -54,6 +54,8 @@ export class OwnedWatches {
       kind: info.kind,
       labelSelector: TEMPLATE_UID_LABEL,
       transform: (o) => keptCopy(o, apiVersion, info.kind),
+      // Every member's watch caches a template's copy under the same key: one string for all of them.
+      cacheKey: sharedString,
       handlers: {
         onAdd: (o) => {
           this.index(id, o, true);
@@ -128,7 +130,7 @@ export class OwnedWatches {
     if (hash === undefined) byKey?.delete(key);
     else {
       if (!byKey) this.lastApplied.set(id, (byKey = new Map<string, string>()));
-      byKey.set(key, hash);
+      byKey.set(sharedString(key), hash);
     }
   }
 
@@ -163,7 +165,7 @@ export class OwnedWatches {
   private index(id: string, o: JsonObject, add: boolean): void {
     const uid = ownString(isObject(o.metadata) ? o.metadata.labels : undefined, TEMPLATE_UID_LABEL);
     if (!uid) return;
-    const key = objectKey(o);
+    const key = sharedString(objectKey(o));
     let byUid = this.owned.get(id);
     if (!byUid) this.owned.set(id, (byUid = new Map<string, string | Set<string>>()));
     // Nearly every template has one object of a kind on a member: a string, a set only for more.

@@ -138,6 +138,41 @@ void describe('Informer', () => {
     assert.equal(informer.get('ns/a')?.kind, 'ConfigMap');
   });
 
+  void it('caches each new object under the key cacheKey gives for its namespace/name', async () => {
+    const s = scripted(
+      [{ items: [cm('a', '1')], rv: '10' }],
+      [
+        {
+          events: [
+            { type: 'ADDED', object: cm('b', '11') },
+            { type: 'MODIFIED', object: cm('a', '12', 'y') },
+          ],
+        },
+      ],
+    );
+    const asked: string[] = [];
+    const informer = new Informer({
+      name: 'test',
+      source: s.source,
+      path: '/api/v1/configmaps',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      cacheKey: (k) => {
+        asked.push(k);
+        return k;
+      },
+    });
+    const ac = new AbortController();
+    const running = informer.start(ac.signal);
+    await s.finished;
+    ac.abort();
+    await running;
+    // Listed a, watched b; a's change keeps the key it was cached under.
+    assert.deepEqual(asked, ['ns/a', 'ns/b']);
+    assert.deepEqual(informer.get('ns/a')?.data, { v: 'y' });
+    assert.ok(informer.get('ns/b'));
+  });
+
   void it('relists on 410 Gone and tells handlers what changed meanwhile', async () => {
     const s = scripted(
       [

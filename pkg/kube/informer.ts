@@ -54,6 +54,8 @@ export interface InformerOptions {
   watchTimeoutSeconds?: () => number;
   /** Applied to every object before it is cached and handed on (e.g. to drop what nobody reads). */
   transform?(o: JsonObject): JsonObject;
+  /** The key an object is cached under, given its `namespace/name` (e.g. one string shared with other caches). */
+  cacheKey?(key: string): string;
   /** Page size of the LIST. Default 500. */
   pageSize?: number;
   random?: () => number;
@@ -218,7 +220,7 @@ export class Informer {
       for (const item of res.items) {
         const listed: JsonObject = { apiVersion: this.o.apiVersion, kind: this.o.kind, ...item };
         const obj = this.o.transform ? this.o.transform(listed) : listed;
-        items.set(objectKey(obj), obj);
+        items.set(this.cached(objectKey(obj)), obj);
       }
       rv = res.resourceVersion;
       cont = res.continue || undefined;
@@ -262,11 +264,17 @@ export class Informer {
       this.call((h) => h.onDelete?.(e.object));
     } else if (e.type === 'ADDED' || e.type === 'MODIFIED') {
       const obj = this.o.transform ? this.o.transform(e.object) : e.object;
-      this.cache.set(key, obj);
+      // An object cached before keeps its key (a Map keeps the key it was first given).
+      this.cache.set(prev ? key : this.cached(key), obj);
       if (prev) this.call((h) => h.onUpdate?.(obj, prev));
       else this.call((h) => h.onAdd?.(obj));
     }
     return rv;
+  }
+
+  /** The key an object whose `namespace/name` is `key` is cached under. */
+  private cached(key: string): string {
+    return this.o.cacheKey ? this.o.cacheKey(key) : key;
   }
 
   private call(fn: (h: InformerHandlers) => void): void {

@@ -107,9 +107,9 @@ export async function holdLease(o: HeldLeaseOptions, signal: AbortSignal): Promi
         held.set({}, 1);
         logger.info(...acquired);
       },
-      onLost: () => {
+      onLost: (why) => {
         held.set({}, 0);
-        logger.error(...lost);
+        logger.error(lost[0], { ...lost[1], why });
         stop.abort();
       },
       onError: (message) => logger.warn(renewError[0], { ...renewError[1], error: message }),

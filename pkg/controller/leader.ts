@@ -4,6 +4,13 @@
 // conditional on the Lease's resourceVersion, so of two candidates only one wins (409 for the other).
 // release() hands the Lease over at once (holder cleared), as ReleaseOnCancel does.
 //
+// Renewing, as client-go's fast path: the holder writes the Lease it last wrote (its resourceVersion) with a
+// new renewTime, one request; only when that fails does it read the Lease again and write (GET + PUT). Each
+// request under a loaded hub or a busy process can take seconds: two of them per renewal halve what the
+// renew deadline tolerates. A refused write (409) while this candidate holds the Lease is not taken as
+// losing it (it may be this candidate's own write, sent again): the next attempt reads the Lease, and only a
+// Lease naming another holder stops leading before the deadline.
+//
 // Fencing. The holder's deadline is measured on its own monotonic clock from when its last successful
 // renewal was sent (the renewTime it wrote is the wall time of that moment): renewDeadlineMs after it, a timer
 // stops leading whatever requests are still hanging, and aborts the attempt in flight. Every attempt is
@@ -29,8 +36,11 @@ export interface LeaderElectionOptions {
   /** Monotonic time and timers (tests move a fake one). */
   clock?: Clock;
   onStartedLeading(): void;
-  /** Called synchronously from the deadline timer (or when a renewal is refused): stop writing now. */
-  onStoppedLeading(): void;
+  /**
+   * Called synchronously from the deadline timer (or when another holder is seen): stop writing now. `why`
+   * says what was in flight and how late the deadline was seen (a late timer: a busy process).
+   */
+  onStoppedLeading(why: string): void;
   onError?(message: string): void;
 }
 
@@ -50,6 +60,10 @@ export class LeaderElector {
   private observed: { version: string; at: number } | undefined;
   /** The acquire or renew attempt in flight, aborted when the deadline passes. */
   private attempt: AbortController | undefined;
+  /** The Lease as this candidate last wrote it while leading: the next renewal's fast path. */
+  private written: JsonObject | undefined;
+  /** The request of the attempt in flight, and when (monotonic) it was sent: said when the deadline passes. */
+  private inFlight: { what: string; at: number } | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.o = {
@@ -108,7 +122,7 @@ export class LeaderElector {
           }
         } else if (outcome === 'taken' && this.leading) {
           // Another candidate holds the Lease now: stop at once rather than at the deadline.
-          this.stopLeading();
+          this.stopLeading('another holder has the Lease');
         }
         await this.pause(this.o.retryPeriodMs, signal);
       }
@@ -120,20 +134,38 @@ export class LeaderElector {
   private armDeadline(): void {
     const clock = this.o.clock;
     clock.clearTimeout(this.deadline);
-    const left = this.renewedAt + this.o.renewDeadlineMs - clock.now();
+    const due = this.renewedAt + this.o.renewDeadlineMs;
     this.deadline = clock.setTimeout(
       () => {
-        if (this.leading) this.stopLeading();
+        if (!this.leading) return;
+        const now = clock.now();
+        const f = this.inFlight;
+        this.stopLeading(
+          `no renewal within the renew deadline (${this.o.renewDeadlineMs} ms since the last one was sent); ${
+            f ? `${f.what} in flight for ${Math.round(now - f.at)} ms` : 'no request in flight'
+          }; deadline seen ${Math.round(now - due)} ms late`,
+        );
       },
-      Math.max(0, left),
+      Math.max(0, due - clock.now()),
     );
   }
 
-  private stopLeading(): void {
+  private stopLeading(why: string): void {
     this.o.clock.clearTimeout(this.deadline);
     this.leading = false;
+    this.written = undefined;
     this.attempt?.abort(new Error('the renew deadline passed'));
-    this.o.onStoppedLeading();
+    this.o.onStoppedLeading(why);
+  }
+
+  /** A request of the attempt, remembered while in flight. */
+  private async send<T>(what: string, req: Parameters<KubeClient['request']>[0]) {
+    this.inFlight = { what, at: this.o.clock.now() };
+    try {
+      return await this.o.client.request<T>(req);
+    } finally {
+      this.inFlight = undefined;
+    }
   }
 
   private pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -177,7 +209,9 @@ export class LeaderElector {
    * the wall time of that moment); 'taken': another candidate holds it. Throws when it cannot tell.
    */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<number | 'taken'> {
-    const res = await this.o.client.request<JsonObject>({ method: 'GET', path: this.path, signal });
+    const fast = this.leading ? await this.renewWritten(signal) : undefined;
+    if (fast !== undefined) return fast;
+    const res = await this.send<JsonObject>('GET', { method: 'GET', path: this.path, signal });
     const sentAt = this.o.clock.now();
     const micro = microTime(new Date());
     if (res.status === 404) {
@@ -197,13 +231,13 @@ export class LeaderElector {
           leaseTransitions: 0,
         },
       };
-      const created = await this.o.client.request({
+      const created = await this.send<JsonObject>('POST', {
         method: 'POST',
         path: this.path.slice(0, this.path.lastIndexOf('/')),
         body,
         signal,
       });
-      if (created.status === 201) return sentAt;
+      if (created.status === 201) return this.wrote(created.body, sentAt);
       // Another candidate created it first: it leads. Anything else (no such namespace, forbidden) is said.
       if (created.status === 409) return 'taken';
       throw apiError(created);
@@ -230,15 +264,43 @@ export class LeaderElector {
       ...(holder === this.o.identity ? {} : { acquireTime: micro, leaseTransitions: transitions + 1 }),
     };
     // resourceVersion in the body: a concurrent writer makes this a 409, and the other candidate wins.
-    const put = await this.o.client.request({
+    const put = await this.send<JsonObject>('PUT', {
       method: 'PUT',
       path: this.path,
       body: { ...lease, spec: next },
       signal,
     });
-    if (put.status === 200) return sentAt;
+    if (put.status === 200) return this.wrote(put.body, sentAt);
+    // Refused while holding it: perhaps this candidate's own write sent again; the next read tells.
+    if (put.status === 409 && holder === this.o.identity) throw new Error('renewing the Lease: HTTP 409 (conflict)');
     if (put.status === 409) return 'taken';
     throw apiError(put);
+  }
+
+  /** Remembers the Lease as written (the next renewal's fast path); returns when it was sent. */
+  private wrote(lease: JsonObject | undefined, sentAt: number): number {
+    this.written = lease;
+    return sentAt;
+  }
+
+  /**
+   * The fast path: the Lease as last written, with a new renewTime, written back (one request). undefined
+   * when it cannot (nothing written yet, or refused: the slow path reads the Lease first).
+   */
+  private async renewWritten(signal: AbortSignal): Promise<number | undefined> {
+    const lease = this.written;
+    if (!lease || !isObject(lease.spec) || ownString(lease.spec, 'holderIdentity') !== this.o.identity)
+      return undefined;
+    const sentAt = this.o.clock.now();
+    const put = await this.send<JsonObject>('PUT', {
+      method: 'PUT',
+      path: this.path,
+      body: { ...lease, spec: { ...lease.spec, renewTime: microTime(new Date()) } },
+      signal,
+    });
+    if (put.status === 200) return this.wrote(put.body, sentAt);
+    this.written = undefined;
+    return undefined;
   }
 }
 
@@ -250,8 +312,8 @@ export interface HoldingLeaseOptions extends Omit<LeaderElectionOptions, 'onStar
   work: (signal: AbortSignal) => Promise<void>;
   /** The Lease was acquired (before `work` starts). */
   onAcquired: () => void;
-  /** The Lease could not be renewed: `work` is being stopped (another holder may be working already). */
-  onLost: () => void;
+  /** The Lease could not be renewed (`why`): `work` is being stopped (another holder may be working already). */
+  onLost: (why: string) => void;
   /** Releasing the Lease at the end failed (it expires on its own). */
   onReleaseError: (message: string) => void;
 }
@@ -273,9 +335,9 @@ export async function runHoldingLease(o: HoldingLeaseOptions, signal: AbortSigna
       onAcquired();
       running = run(AbortSignal.any([signal, work.signal]));
     },
-    onStoppedLeading: () => {
+    onStoppedLeading: (why) => {
       lost = true;
-      onLost();
+      onLost(why);
       work.abort();
       stop.abort();
     },

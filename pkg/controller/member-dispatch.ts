@@ -9,7 +9,12 @@
 import { createHash } from 'node:crypto';
 
 import type { MemberReport } from './execute.js';
-import { stepFor, type TemplatePlan } from './plan.js';
+import { stepFor, type MemberStep, type TemplatePlan } from './plan.js';
+
+/** A step as the digest of a plan's steps reads it: an apply by its copy's applied hash when the plan has it, not its whole object again. */
+function stepKey(s: MemberStep): unknown {
+  return s.action === 'apply' && s.hash !== undefined ? ['apply', s.hash] : s;
+}
 
 export class MemberDispatch {
   /** Template key → the digest of its last plan's steps, by member. */
@@ -43,7 +48,7 @@ export class MemberDispatch {
     reports: ReadonlyMap<string, MemberReport> | undefined,
   ): M[] {
     const digest = createHash('sha256')
-      .update(JSON.stringify([p.conflictResolution, own.map((m) => [m.name, stepFor(p, m.name)])]))
+      .update(JSON.stringify([p.conflictResolution, own.map((m) => [m.name, stepKey(stepFor(p, m.name))])]))
       .digest('base64');
     const same = prev !== undefined && !this.full.has(key) && this.steps.get(key) === digest;
     const touched = this.touched.get(key);

@@ -91,6 +91,7 @@ describe('plan()', () => {
     };
     for (const c of ['m1', 'm2', 'm3']) assert.equal(hash(c), appliedHash(object(c)), c);
     assert.equal(hash('m1'), hash('m3'));
+    assert.equal(stepFor(p, 'm1'), stepFor(p, 'm3'), 'one step for m1 and m3');
     assert.notEqual(hash('m1'), hash('m2'));
   });
 

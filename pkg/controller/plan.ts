@@ -78,23 +78,29 @@ export interface TemplatePlan {
 /** Cluster entries equal across plans (a member Pending with no overrides) are one object. */
 const entries = new SharedValues();
 
+type ApplyStep = Extract<MemberStep, { action: 'apply' }>;
+
 /**
- * The placement's object stamped with the template's identity, with its applied hash, or an equal one
- * `copies` already holds: the hash both finds equal copies and is what each member's apply stamps, so a
- * copy is serialised once, not once here and again per member.
+ * The apply step of the placement's object stamped with the template's identity, with its applied hash,
+ * or the step of an equal one `copies` already holds: the hash both finds equal copies and is what each
+ * member's apply stamps, so a copy is serialised once here, not again per member; members given equal
+ * copies share one step, one object and one hash.
  */
-function shared(
-  copies: Map<string, JsonObject>,
-  object: JsonObject,
-  identity: TemplateIdentity,
-): { object: JsonObject; hash: string } {
+function shared(copies: Map<string, ApplyStep>, object: JsonObject, identity: TemplateIdentity): ApplyStep {
   stampOwnership(object, identity);
   const hash = appliedHash(object);
   const seen = copies.get(hash);
-  if (seen) return { object: seen, hash };
-  copies.set(hash, object);
-  return { object, hash };
+  if (seen) return seen;
+  const step: ApplyStep = { action: 'apply', object, hash };
+  copies.set(hash, step);
+  return step;
 }
+
+/** An empty set shared by every plan that names no cluster (nothing suspended, nothing evicted). */
+const NONE: ReadonlySet<string> = new Set<string>();
+
+const setOf = (names: readonly string[] | undefined): ReadonlySet<string> =>
+  names && names.length > 0 ? new Set(names) : NONE;
 
 export function isSuspended(p: Pick<TemplatePlan, 'suspended'>, cluster: string): boolean {
   return p.suspended === 'all' || p.suspended.has(cluster);
@@ -115,17 +121,17 @@ export function plan(
   const meta = isObject(template.metadata) ? template.metadata : {};
   const clusters = new Map<string, ClusterStatus>();
   const steps = new Map<string, MemberStep>();
-  const suspended = dispatch.suspended === 'all' ? 'all' : new Set(dispatch.suspended);
+  const suspended = dispatch.suspended === 'all' ? 'all' : setOf(dispatch.suspended);
   const policyName = render.policy
     ? `${render.policy.kind} ${render.policy.namespace ? `${render.policy.namespace}/` : ''}${render.policy.name}`
     : 'its policy';
-  // Members given the same copy share one object: a plan holds one per distinct copy, not one per member.
-  const copies = new Map<string, JsonObject>();
+  // Members given the same copy share one step: a plan holds one per distinct copy, not one per member.
+  const copies = new Map<string, ApplyStep>();
   for (const p of render.placements) {
-    const { object, hash } = shared(copies, p.object, identity);
-    const replicas = copyReplicas(object);
+    const step = shared(copies, p.object, identity);
+    const replicas = copyReplicas(step.object);
     const hold = suspendedIn(dispatch, p.cluster);
-    steps.set(p.cluster, hold ? { action: 'suspended' } : { action: 'apply', object, hash });
+    steps.set(p.cluster, hold ? { action: 'suspended' } : step);
     clusters.set(
       p.cluster,
       entries.share({
@@ -162,7 +168,7 @@ export function plan(
     preserveOnDeletion: dispatch.preserveResourcesOnDeletion,
     requiredBy: [],
     evictionTasks: [],
-    evicted: new Set(render.evicted ?? []),
+    evicted: setOf(render.evicted),
     evicting: [],
     notChosen: render.notChosen ?? [],
     appFailover: dispatch.application,

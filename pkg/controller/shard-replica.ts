@@ -37,6 +37,9 @@ export interface Share {
 /** An unsharded process: it writes every cluster and every template's binding. */
 export const WHOLE: Share = { writesCluster: () => true, coordinator: () => true };
 
+/** How long the read of the Leases that confirms an expiry may take. */
+const CONFIRM_TIMEOUT_MS = 5_000;
+
 export interface ShardReplicaOptions {
   /** This replica's Lease name, the group's label value, and the join handoff (ms). */
   sharding: { self: string; group: string; handoffMs: number };
@@ -62,6 +65,8 @@ export class ShardReplica implements Share {
   private state = '';
   private readonly cleared = new Set<string>();
   private signal: AbortSignal = new AbortController().signal;
+  /** A read of the Leases confirming an expiry is in flight. */
+  private confirming = false;
 
   constructor(private readonly o: ShardReplicaOptions) {
     this.view = new ShardView(o.sharding.self, o.sharding.handoffMs);
@@ -104,7 +109,7 @@ export class ShardReplica implements Share {
     this.shardInformer = new Informer({
       name: 'hub shard leases',
       source: listWatchSource(this.o.hub, this.o.hubWatcher),
-      path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases`,
+      path: this.leasesPath,
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       labelSelector: `${SHARD_LABEL}=${this.o.sharding.group}`,
@@ -163,12 +168,59 @@ export class ShardReplica implements Share {
       });
       this.o.onChange(owned, names);
     }
+    const pending = view.unconfirmed(now);
+    if (pending.length > 0) void this.confirmExpiry(pending);
     if (coordinator) void this.clearExpiredShards(now);
     const next = view.nextChange(now);
     if (next !== undefined && !this.signal.aborted) {
       this.timer = setTimeout(() => this.reshard(), Math.max(10, next - now + 10));
       this.timer.unref();
     }
+  }
+
+  /**
+   * Other replicas' Leases have expired as the watch shows them: they are read from the hub first (unqueued,
+   * bounded), as a busy process's watch may be behind a replica that still renews; what the hub says
+   * replaces the view for them, and an expiry it confirms (or a read that fails) counts.
+   */
+  private async confirmExpiry(pending: string[]): Promise<void> {
+    if (this.confirming) return;
+    this.confirming = true;
+    try {
+      const res = await this.o.hub.request<JsonObject>({
+        method: 'GET',
+        path: this.leasesPath,
+        query: { labelSelector: `${SHARD_LABEL}=${this.o.sharding.group}` },
+        unqueued: true,
+        signal: AbortSignal.any([this.signal, AbortSignal.timeout(CONFIRM_TIMEOUT_MS)]),
+      });
+      const items = res.status === 200 && res.body && Array.isArray(res.body.items) ? res.body.items : undefined;
+      if (!items) throw new Error(`HTTP ${res.status}`);
+      const listed = new Map<string, JsonObject>();
+      for (const item of items) {
+        const name = isObject(item) ? ownString(item.metadata, 'name') : undefined;
+        if (name && isObject(item)) listed.set(name, item);
+      }
+      for (const name of pending) {
+        const item = listed.get(name);
+        this.view.set(name, item ? shardOf(item) : undefined);
+      }
+    } catch (err: unknown) {
+      if (this.signal.aborted) return;
+      this.o.logger.warn('cannot read the replicas’ Leases to confirm an expiry; going by the watch', {
+        replicas: pending,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    } finally {
+      this.confirming = false;
+    }
+    const now = Date.now();
+    for (const name of pending) this.view.confirmExpired(name, now);
+    this.reshard();
+  }
+
+  private get leasesPath(): string {
+    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(this.o.namespace)}/leases`;
   }
 
   /**

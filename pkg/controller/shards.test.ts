@@ -59,6 +59,9 @@ describe('ShardView', () => {
     a.set('b', shardOf(lease('b', T0 - 60_000, T0 - 1_000, 15)));
     const bs = members.filter((m) => rendezvous(m, ['a', 'b']) === 'b');
     assert.ok(bs.every((m) => !a.owns(m, T0 + 13_000)));
+    // Expired as the watch shows it: counted until a read of the hub confirms it.
+    assert.deepEqual(a.unconfirmed(T0 + 14_001), ['b']);
+    a.confirmExpired('b', T0 + 14_001);
     assert.ok(bs.every((m) => a.owns(m, T0 + 14_001)));
     assert.deepEqual(a.expired(T0 + 14_001), ['b']);
     assert.equal(a.isCoordinator(T0 + 14_001), true);
@@ -67,6 +70,22 @@ describe('ShardView', () => {
     assert.ok(bs.every((m) => !a.owns(m, T0 + 14_003)));
     // Time going backwards (a clock step) is looked at afresh too.
     assert.ok(bs.every((m) => !a.owns(m, T0 + 13_000)));
+  });
+
+  it('keeps a replica whose Lease looks expired (a watch behind) until the hub confirms it; a renewal read keeps it', () => {
+    const a = new ShardView('a', 6_000);
+    a.set('a', shardOf(lease('a', T0 - 60_000, T0 + 10_000)));
+    a.set('b', shardOf(lease('b', T0 - 60_000, T0 - 1_000, 15)));
+    const bs = members.filter((m) => rendezvous(m, ['a', 'b']) === 'b');
+    // Past b's expiry as last watched: its members are still b's, and no entry of b's is cleared.
+    assert.ok(bs.every((m) => !a.owns(m, T0 + 14_001)));
+    assert.deepEqual(a.expired(T0 + 14_001), []);
+    assert.equal(a.isCoordinator(T0 + 14_001), rendezvous('', ['a', 'b']) === 'a');
+    // The hub, read, has b renewed at T0 + 12 s: not expired, nothing to confirm.
+    a.set('b', shardOf(lease('b', T0 - 60_000, T0 + 12_000, 15)));
+    a.confirmExpired('b', T0 + 14_002);
+    assert.deepEqual(a.unconfirmed(T0 + 14_002), []);
+    assert.ok(bs.every((m) => !a.owns(m, T0 + 14_002)));
   });
 
   it('has exactly one coordinator among replicas that agree on the live set', () => {

@@ -11,7 +11,13 @@
 // over only once it has stopped. A replica that joins is counted by the others from acquireTime +
 // handoff/2 (they stop working on the members it wins) and by itself from acquireTime + handoff (it
 // starts): between the two nobody writes those members, so no member is applied to by two replicas at
-// once, whatever their requests in flight. Pure: the caller feeds Leases and the clock.
+// once, whatever their requests in flight.
+//
+// An expiry is confirmed before it counts. This replica's view is its watch of the Leases, and in a busy
+// process the watch can be behind (events waiting in the socket while a timer runs): a replica that still
+// renews would look expired, and its members be written by two replicas. So another replica whose Lease
+// has expired in this view still counts until the caller has read the Leases from the hub and confirmed it
+// (confirmExpired); a renewal read meanwhile replaces the view. Pure: the caller feeds Leases and the clock.
 
 import { createHash } from 'node:crypto';
 
@@ -61,6 +67,8 @@ const COORDINATOR = '';
 
 export class ShardView {
   private readonly shards = new Map<string, Shard>();
+  /** Other replicas' expiries confirmed by a read of the hub: name -> the `expires` confirmed. */
+  private readonly confirmed = new Map<string, number>();
   /** The live set and each key's owner, as last computed, valid until the next transition or Lease change. */
   private cached: { live: string[]; until: number; from: number; owners: Map<string, string | undefined> } | undefined;
 
@@ -74,7 +82,10 @@ export class ShardView {
   /** A replica's Lease was added or changed (undefined: deleted, or no longer held). */
   set(name: string, shard: Shard | undefined): void {
     if (shard) this.shards.set(name, shard);
-    else this.shards.delete(name);
+    else {
+      this.shards.delete(name);
+      this.confirmed.delete(name);
+    }
     this.cached = undefined;
   }
 
@@ -95,7 +106,7 @@ export class ShardView {
   private computeLive(now: number): string[] {
     const out: string[] = [];
     for (const s of this.shards.values()) {
-      if (s.expires <= now) continue;
+      if (s.expires <= now && (s.name === this.self || this.confirmed.get(s.name) === s.expires)) continue;
       const wait = s.name === this.self ? this.handoffMs : this.handoffMs / 2;
       if (now >= s.acquired + wait) out.push(s.name);
     }
@@ -134,9 +145,29 @@ export class ShardView {
     return next;
   }
 
-  /** Replicas whose Lease has expired at `now` (their field managers' entries are cleared by the coordinator). */
+  /**
+   * Replicas whose Lease has expired at `now`, confirmed (their field managers' entries are cleared by the
+   * coordinator).
+   */
   expired(now: number): string[] {
-    return [...this.shards.values()].filter((s) => s.expires <= now).map((s) => s.name);
+    return [...this.shards.values()]
+      .filter((s) => s.expires <= now && (s.name === this.self || this.confirmed.get(s.name) === s.expires))
+      .map((s) => s.name);
+  }
+
+  /** Other replicas whose Lease has expired in this view at `now`, not yet confirmed: still counted. */
+  unconfirmed(now: number): string[] {
+    return [...this.shards.values()]
+      .filter((s) => s.name !== this.self && s.expires <= now && this.confirmed.get(s.name) !== s.expires)
+      .map((s) => s.name);
+  }
+
+  /** The hub was read after replica `name`'s expiry: if its Lease (as set since) has expired at `now`, it is. */
+  confirmExpired(name: string, now: number): void {
+    const s = this.shards.get(name);
+    if (!s || s.expires > now) return;
+    this.confirmed.set(name, s.expires);
+    this.cached = undefined;
   }
 }
 

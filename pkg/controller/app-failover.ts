@@ -60,7 +60,8 @@ export function labelNewCopies(
   if (Object.keys(labels).length === 0) return;
   for (const [c, step] of p.steps) {
     if (step.action !== 'apply' || before.has(c)) continue;
-    // The object may be shared with other members' steps (plan.ts): a copy of it gets the labels.
+    // The object may be shared with other members' steps (plan.ts): a copy of it gets the labels, and
+    // no applied hash (the shared one is the unlabelled object's; the member computes the copy's).
     const meta = isObject(step.object.metadata) ? step.object.metadata : {};
     const merged = { ...(isObject(meta.labels) ? meta.labels : {}), ...labels };
     p.steps.set(c, { action: 'apply', object: { ...step.object, metadata: { ...meta, labels: merged } } });

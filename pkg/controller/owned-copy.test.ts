@@ -13,7 +13,7 @@ import { KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
 import type { JsonObject } from '../kube/objects.js';
 import { Member } from './member.js';
-import { copyDigest, OWNED_DIGEST } from './owned-copy.js';
+import { copyDigest, keptCopy, OWNED_DIGEST } from './owned-copy.js';
 import { TEMPLATE_ANNOTATION, TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
 
 const T: TemplateIdentity = {
@@ -195,5 +195,30 @@ describe('member copies kept as digests', () => {
     await cacheCaughtUp();
     assert.deepEqual(await applyAgain(), { changed: true, writes: ['PATCH'] });
     assert.equal(((live().metadata as Obj).labels as Obj).app, 'web');
+  });
+});
+
+describe('keptCopy: what every member keeps alike is kept once', () => {
+  it("two members' copies of a template share their marks (one label map, one annotation map)", () => {
+    const copyOn = (uid: string, rv: string): JsonObject => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'cfg',
+        namespace: 'default',
+        uid,
+        resourceVersion: rv,
+        labels: { [TEMPLATE_UID_LABEL]: 'template-uid', other: 'x' },
+        annotations: { [TEMPLATE_ANNOTATION]: 'v1/ConfigMap default/cfg' },
+      },
+      data: { k: 'v' },
+    });
+    const meta = (o: JsonObject) => o.metadata as JsonObject;
+    const a = keptCopy(copyOn('uid-a', '1'), 'v1', 'ConfigMap');
+    const b = keptCopy(copyOn('uid-b', '7'), 'v1', 'ConfigMap');
+    assert.deepEqual(meta(a).labels, { [TEMPLATE_UID_LABEL]: 'template-uid' });
+    assert.equal(meta(a).labels, meta(b).labels);
+    assert.equal(meta(a).annotations, meta(b).annotations);
+    assert.deepEqual([meta(a).uid, meta(b).uid], ['uid-a', 'uid-b']);
   });
 });

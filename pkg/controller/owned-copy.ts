@@ -57,10 +57,11 @@ export function keptCopy(o: JsonObject, apiVersion: string, kind: string): JsonO
     ...pick(meta, ['name', 'namespace'], true),
     ...pick(meta, ['uid', 'resourceVersion', 'generation', 'deletionTimestamp']),
   };
+  // The marks are the same on every member: one map each, shared (a kept copy is never changed in place).
   const labels = pick(meta.labels, [TEMPLATE_UID_LABEL], true);
-  if (labels) kept.labels = labels;
+  if (labels) kept.labels = strings.shareMap(labels as Record<string, string>);
   const annotations = pick(meta.annotations, [TEMPLATE_ANNOTATION], true);
-  if (annotations) kept.annotations = annotations;
+  if (annotations) kept.annotations = strings.shareMap(annotations as Record<string, string>);
   const entries = Array.isArray(meta.managedFields) ? meta.managedFields.flatMap((e) => keptEntry(e) ?? []) : [];
   if (entries.length > 0) kept.managedFields = entries;
   const copy: JsonObject = { apiVersion, kind, metadata: kept };

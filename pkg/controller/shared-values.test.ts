@@ -34,3 +34,12 @@ describe('SharedStrings', () => {
     assert.ok(s.size <= 4, `${s.size} strings held`);
   });
 });
+
+describe('SharedStrings.shareMap', () => {
+  it('hands out one map for equal maps', () => {
+    const s = new SharedStrings();
+    const a = s.shareMap({ k: 'v' });
+    assert.equal(s.shareMap({ k: 'v' }), a);
+    assert.notEqual(s.shareMap({ k: 'w' }), a);
+  });
+});

@@ -28,34 +28,59 @@ export class SharedValues {
   }
 }
 
-/**
- * Equal strings shared instead of copied: what every member's watch keeps of a template's copies (its
- * name, namespace, uid label, template annotation, the digest of the controller's fields) is the same text
- * on every member, parsed into a string of its own from each member's events. Generational: once a
- * generation holds MAX_STRINGS, it becomes the previous one (looked up, and what is still asked for moved
- * on) and the one before is dropped, so strings no longer kept anywhere do not stay.
- */
-export class SharedStrings {
-  private current = new Map<string, string>();
-  private previous = new Map<string, string>();
+/** Values by key in two generations: once the current one holds `max`, it becomes the previous one. */
+class Generations<V> {
+  private current = new Map<string, V>();
+  private previous = new Map<string, V>();
 
-  constructor(private readonly max = MAX_STRINGS) {}
+  constructor(private readonly max: number) {}
 
-  /** `s`, or an equal string handed out before. */
-  share(s: string): string {
-    const seen = this.current.get(s);
+  /** The value kept under `key`, or `value`, now kept under it. */
+  keep(key: string, value: V): V {
+    const seen = this.current.get(key);
     if (seen !== undefined) return seen;
-    const kept = this.previous.get(s) ?? s;
+    const kept = this.previous.get(key) ?? value;
     if (this.current.size >= this.max) {
       this.previous = this.current;
-      this.current = new Map<string, string>();
+      this.current = new Map<string, V>();
     }
-    this.current.set(kept, kept);
+    this.current.set(key, kept);
     return kept;
   }
 
-  /** How many strings it holds, over both generations. */
   get size(): number {
     return this.current.size + this.previous.size;
+  }
+}
+
+/**
+ * Equal strings, and equal small maps of strings, shared instead of copied: what every member's watch
+ * keeps of a template's copies (its name, namespace, uid label, template annotation, the digest of the
+ * controller's fields) is the same on every member, parsed anew from each member's events. Generational:
+ * once a generation holds MAX_STRINGS, it becomes the previous one (looked up, and what is still asked for
+ * moved on) and the one before is dropped, so values no longer kept anywhere do not stay.
+ */
+export class SharedStrings {
+  private readonly strings: Generations<string>;
+  private readonly maps: Generations<Readonly<Record<string, string>>>;
+
+  constructor(max = MAX_STRINGS) {
+    this.strings = new Generations(max);
+    this.maps = new Generations(max);
+  }
+
+  /** `s`, or an equal string handed out before. */
+  share(s: string): string {
+    return this.strings.keep(s, s);
+  }
+
+  /** `m` (its values shared strings), or an equal map handed out before; never to be changed in place. */
+  shareMap<T extends Readonly<Record<string, string>>>(m: T): T {
+    return this.maps.keep(JSON.stringify(m), m) as T;
+  }
+
+  /** How many strings and maps it holds, over both generations. */
+  get size(): number {
+    return this.strings.size + this.maps.size;
   }
 }

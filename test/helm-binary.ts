@@ -51,6 +51,27 @@ export function helm(args: readonly string[], env: NodeJS.ProcessEnv = {}): Prom
   });
 }
 
+/** The values of the chart's agent mode, with its two required ones. */
+export const AGENT_MODE = [
+  '--set',
+  'agent.enabled=true',
+  '--set',
+  'agent.clusterName=member2',
+  '--set',
+  'agent.hubKubeconfigSecret.name=flotilla-hub',
+];
+
+/** The agent container's command as `helm template` renders it in agent mode with default values. */
+export function chartAgentCommand(): string[] {
+  const rendered = helmSync(['template', 'flotilla', CHART, '--namespace', 'flotilla-agent', ...AGENT_MODE]);
+  if (rendered.status !== 0) throw new Error(`helm template: ${rendered.stderr}`);
+  type Deployment = { kind?: string; spec?: { template: { spec: { containers: { command?: string[] }[] } } } };
+  const deployment = parseAllDocuments(rendered.stdout)
+    .map((d) => d.toJS() as Deployment | null)
+    .find((o) => o?.kind === 'Deployment');
+  return deployment?.spec?.template.spec.containers[0]?.command ?? [];
+}
+
 /**
  * The chart's `/override` webhook entry (`webhook.override.enabled`, cluster `clusterName`) as `helm
  * template` renders it, pointed at `url` with `caBundle`: what a test registers with its apiserver.

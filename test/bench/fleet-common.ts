@@ -13,6 +13,7 @@ import PQueue from 'p-queue';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { HEAP_METRIC_ENV } from '../../pkg/runtime/heap-gauge.js';
+import { agentNodeFlags } from '../agent-launch.js';
 import type { KubeClient } from '../../pkg/kube/client.js';
 import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
@@ -60,9 +61,9 @@ function logFile(name: string): string {
  * written whole to a file of its own (logFile); an exit the bench did not ask for is printed as it happens,
  * with the exit code, the file and the last lines. With `metricsPort`, it serves /metrics there and, started
  * with --expose-gc, the heap-after-gc gauge (pkg/runtime/heap-gauge.ts). BENCH_FLEET_LOG_LEVEL: its
- * --log-level (default warn).
+ * --log-level (default warn). Node runs with `nodeFlags` (an agent: the chart's, spawnAgent).
  */
-export function spawnFlotilla(name: string, args: string[], metricsPort?: number): Proc {
+export function spawnFlotilla(name: string, args: string[], metricsPort?: number, nodeFlags: string[] = []): Proc {
   const file = logFile(name);
   const fd = openSync(file, 'a');
   const heap = metricsPort !== undefined;
@@ -70,6 +71,7 @@ export function spawnFlotilla(name: string, args: string[], metricsPort?: number
     process.execPath,
     [
       ...(heap ? ['--expose-gc'] : []),
+      ...nodeFlags,
       MAIN,
       ...args,
       '--metrics-port',
@@ -265,21 +267,26 @@ export async function spawnControllers(
   );
 }
 
-/** An agent in the cluster `name`, reaching it through `kubeconfig`. */
+/** An agent in the cluster `name`, reaching it through `kubeconfig`; node runs with the chart's agent.nodeFlags. */
 export function spawnAgent(name: string, hubKubeconfig: string, kubeconfig: string): Proc {
-  return spawnFlotilla(`agent ${name}`, [
-    'agent',
-    '--cluster-name',
-    name,
-    '--hub-kubeconfig',
-    hubKubeconfig,
-    '--kubeconfig',
-    kubeconfig,
-    '--namespace',
-    'flotilla-system',
-    '--concurrency',
-    '16',
-  ]);
+  return spawnFlotilla(
+    `agent ${name}`,
+    [
+      'agent',
+      '--cluster-name',
+      name,
+      '--hub-kubeconfig',
+      hubKubeconfig,
+      '--kubeconfig',
+      kubeconfig,
+      '--namespace',
+      'flotilla-system',
+      '--concurrency',
+      '16',
+    ],
+    undefined,
+    agentNodeFlags(),
+  );
 }
 
 /** One edit at a time on the hub (template e's value), timed until `shown(name, value)` says every member has it. */

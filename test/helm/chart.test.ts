@@ -15,7 +15,7 @@ import {
   INJECT_CA_FROM_ANNOTATION,
   WEBHOOK_CERTIFICATE,
 } from '../../api/crds/index.js';
-import { CHART, REPO, helmSync } from '../helm-binary.js';
+import { AGENT_MODE, CHART, REPO, helmSync } from '../helm-binary.js';
 import { executionSpace } from '../../pkg/controller/index.js';
 
 type Obj = Record<string, unknown>;
@@ -44,15 +44,6 @@ const kinds = (objects: Obj[]): string[] =>
 const container = (objects: Obj[], deployment: string): Obj =>
   (get(named(objects, 'Deployment', deployment), 'spec.template.spec.containers') as Obj[])[0] as Obj;
 const args = (objects: Obj[], deployment: string): string[] => get(container(objects, deployment), 'args') as string[];
-/** The flags of agent mode with its two required values. */
-const AGENT = [
-  '--set',
-  'agent.enabled=true',
-  '--set',
-  'agent.clusterName=member2',
-  '--set',
-  'agent.hubKubeconfigSecret.name=flotilla-hub',
-];
 
 void describe('the chart', () => {
   void it("has package.json's version as its version and appVersion", () => {
@@ -67,7 +58,7 @@ void describe('the chart', () => {
     ['--set', 'certificates.mode=cert-manager'],
     ['--set', 'controller.enabled=false'],
     ['--set', 'controller.pullAgents={member2}'],
-    AGENT,
+    AGENT_MODE,
   ]) {
     void it(`passes helm lint and helm lint --strict ${flags.join(' ') || 'with default values'}`, () => {
       for (const strict of [[], ['--strict']]) {
@@ -145,7 +136,7 @@ void describe('the chart', () => {
     },
     {
       name: 'an agent cluster name that is not a DNS subdomain',
-      flags: [...AGENT, '--set', 'agent.clusterName=Member_2'],
+      flags: [...AGENT_MODE, '--set', 'agent.clusterName=Member_2'],
       message: /at '\/agent\/clusterName': 'Member_2' does not match pattern/,
     },
     {
@@ -155,13 +146,13 @@ void describe('the chart', () => {
     },
     {
       name: 'a hub setting in agent mode',
-      flags: [...AGENT, '--set', 'karmadaAPI.enabled=true'],
+      flags: [...AGENT_MODE, '--set', 'karmadaAPI.enabled=true'],
       message:
         /karmadaAPI\.enabled is a hub setting and agent\.enabled renders the agent only: install the hub's parts as another release/,
     },
     {
       name: 'pull agents in agent mode',
-      flags: [...AGENT, '--set', 'controller.pullAgents={member3}'],
+      flags: [...AGENT_MODE, '--set', 'controller.pullAgents={member3}'],
       message: /controller\.pullAgents is a hub setting and agent\.enabled renders the agent only/,
     },
     {
@@ -534,7 +525,7 @@ void describe('the chart', () => {
   void it('renders in agent mode only the agent: its flags, the hub kubeconfig Secret read-only, the pod conventions of the controller', () => {
     const objects = renderIn(
       'flotilla-agent',
-      ...AGENT,
+      ...AGENT_MODE,
       '--set',
       'agent.hubKubeconfigSecret.key=hub.yaml',
       '--set',
@@ -583,7 +574,13 @@ void describe('the chart', () => {
       '--resync=5m',
     ]);
     const agent = container(objects, 'flotilla-agent');
-    assert.deepStrictEqual(agent.command, ['flotilla']);
+    // The image's node with the chart's V8 flags (agent.nodeFlags), then the program the launcher runs.
+    assert.deepStrictEqual(agent.command, [
+      '/nodejs/bin/node',
+      '--max-semi-space-size=1',
+      '--lite-mode',
+      '/app/dist/cmd/flotilla/main.js',
+    ]);
     assert.equal(agent.image, 'ghcr.io/flotilla/flotilla:0.1.0');
     assert.deepStrictEqual(agent.volumeMounts, [
       { name: 'hub-kubeconfig', mountPath: '/etc/flotilla/hub', readOnly: true },
@@ -615,13 +612,31 @@ void describe('the chart', () => {
     ]);
   });
 
+  void it("runs the agent through the image's `flotilla` launcher with agent.nodeFlags empty, and refuses a flag that is not one", () => {
+    const plain = renderIn('flotilla-agent', ...AGENT_MODE, '--set-json', 'agent.nodeFlags=[]');
+    assert.deepStrictEqual(container(plain, 'flotilla-agent').command, ['flotilla']);
+    assert.deepStrictEqual(args(plain, 'flotilla-agent')[0], 'agent');
+    const r = helmSync([
+      'template',
+      'flotilla',
+      CHART,
+      '--namespace',
+      'flotilla-agent',
+      ...AGENT_MODE,
+      '--set-json',
+      'agent.nodeFlags=["--lite-mode; rm -rf /"]',
+    ]);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /agent\/nodeFlags\/0/);
+  });
+
   void it('narrows the agent ClusterRole to agent.rbac.rules and leaves out the hub parts whatever their values say', () => {
     const rules = [
       { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
       { apiGroups: [''], resources: ['nodes', 'pods'], verbs: ['get', 'list', 'watch'] },
     ];
     const objects = render(
-      ...AGENT,
+      ...AGENT_MODE,
       '--set-json',
       `agent.rbac.rules=${JSON.stringify(rules)}`,
       '--set',

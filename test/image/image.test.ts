@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { eventually } from '../eventually.js';
+import { chartAgentCommand } from '../helm-binary.js';
 import { freePort } from '../envtest/process.js';
 
 const run = promisify(execFile);
@@ -36,6 +37,12 @@ const CHROOT = ['/usr/sbin/chroot', '/sbin/chroot'].find((p) => existsSync(p)) ?
 
 interface ImageConfig {
   config: { User?: string; Entrypoint?: string[]; Labels?: Record<string, string>; WorkingDir?: string };
+}
+
+/** Fails unless `stdout` names package.json's version. */
+function assertVersion(stdout: string): void {
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string };
+  assert.match(stdout, new RegExp(`\\b${pkg.version.replace(/\./g, '\\.')}\\b`));
 }
 
 function sh(cmd: string, args: string[]): string {
@@ -115,9 +122,13 @@ void describe('the container image', () => {
   });
 
   void it('prints the package version', async () => {
-    const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string };
-    const out = await inImage(['/usr/local/bin/flotilla', 'version']);
-    assert.match(out.stdout, new RegExp(`\\b${pkg.version.replace(/\./g, '\\.')}\\b`));
+    assertVersion((await inImage(['/usr/local/bin/flotilla', 'version'])).stdout);
+  });
+
+  void it("runs the chart's agent command: the image's node with agent.nodeFlags, then the program", async () => {
+    const command = chartAgentCommand();
+    assert.ok(command.length > 2, `the agent's command: ${JSON.stringify(command)}`);
+    assertVersion((await inImage([...command, 'version'])).stdout);
   });
 
   void it('renders the quickstart exactly as the checkout does', async () => {

@@ -17,6 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 
 import type { KubeClient } from '../../pkg/kube/client.js';
+import { agentNodeFlags } from '../agent-launch.js';
 import { CHART, helmSync } from '../helm-binary.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
@@ -81,8 +82,10 @@ void describe('flotilla agent: pull mode, with processes', () => {
   const k = (args: string[], stdin?: unknown) => kubectl(env().hub.kubeconfigPath, args, stdin);
   const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, ms = WAIT_MS) => eventually(probe, done, ms, 200);
 
+  // The agent as the chart runs it: node with agent.nodeFlags.
   const spawnFlotilla = (args: string[]): Proc => {
-    const p = spawnProcess(args, join(env().dir, 'logs', `flotilla-${args[0]}-${procs.length}.log`));
+    const log = join(env().dir, 'logs', `flotilla-${args[0]}-${procs.length}.log`);
+    const p = spawnProcess(args, log, {}, args[0] === 'agent' ? agentNodeFlags() : []);
     procs.push(p);
     return p;
   };

@@ -112,15 +112,16 @@ const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url
 
 /**
  * `flotilla ARGS… --metrics-port 0 --log-level debug` as a separate process, with a clean environment
- * (PATH, HOME and `env`). `logFile` (in the environment's logs directory, kept when a test fails) gets
- * the log too, for as long as the directory exists.
+ * (PATH, HOME and `env`) and node run with `nodeFlags`. `logFile` (in the environment's logs directory,
+ * kept when a test fails) gets the log too, for as long as the directory exists.
  */
 export function spawnFlotilla(
   args: readonly string[],
   logFile: string,
   env: Record<string, string> = {},
+  nodeFlags: readonly string[] = [],
 ): FlotillaProcess {
-  const child = spawn(process.execPath, [MAIN, ...args, '--metrics-port', '0', '--log-level', 'debug'], {
+  const child = spawn(process.execPath, [...nodeFlags, MAIN, ...args, '--metrics-port', '0', '--log-level', 'debug'], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -7,11 +7,14 @@
 //   agent                spawn until /readyz answers 200 (its Lease on the hub held, caches synced); RSS then;
 //
 // then TEMPLATES ConfigMap templates (BENCH_PROCESSES_TEMPLATES, default 1,000) propagated by the
-// controller to the member's agent (Cluster spec.syncMode Pull) until the member holds them all, and,
-// after SETTLE_MS, the RSS (VmRSS) and peak (VmHWM) of the controller and the agent. Prints the machine's
-// load average: every apiserver, etcd and Flotilla process shares its cores. BENCH_PROCESSES_NODE_OPTIONS
-// is given to the webhook, controller and agent as NODE_OPTIONS (e.g. `--max-semi-space-size=1`). Target (issue 35): the
-// agent under 80 MiB RSS at 1,000 templates.
+// controller to the member's agent (Cluster spec.syncMode Pull) until the member holds them all, then every
+// template edited once until the member holds every edit, and, after SETTLE_MS, the RSS (VmRSS; its
+// anonymous and file-backed parts, RssAnon and RssFile) and peak (VmHWM) of the controller and the agent,
+// and the CPU seconds each spent on the propagation and on the edits. Prints the machine's load average:
+// every apiserver, etcd and Flotilla process shares its cores. The agent runs with the chart's
+// agent.nodeFlags (test/agent-launch.ts; BENCH_AGENT_NODE_FLAGS replaces them); BENCH_PROCESSES_NODE_OPTIONS
+// is given to the webhook, controller and agent as NODE_OPTIONS (e.g. `--max-semi-space-size=1`).
+// Target: the agent under 80 MiB RSS at 1,000 templates.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -27,6 +30,7 @@ import { KubeClient } from '../../pkg/kube/client.js';
 import { EC_SERVING_PAIR } from '../certs.js';
 import { startEnvironment, type Environment } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
+import { agentNodeFlags } from '../agent-launch.js';
 import { prepareHub } from './fleet-common.js';
 import { processUsage, type ProcessUsage } from './process-usage.js';
 
@@ -52,11 +56,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Spawns `flotilla …args` and resolves when http://127.0.0.1:<port>/readyz answers 200. */
-async function startUntilReady(args: string[], port: number): Promise<Started> {
+/** Spawns `node …nodeFlags flotilla …args` and resolves when http://127.0.0.1:<port>/readyz answers 200. */
+async function startUntilReady(args: string[], port: number, nodeFlags: string[] = []): Promise<Started> {
   const t0 = performance.now();
   const quiet = args[0] === 'webhook' ? [] : ['--log-level', 'warn'];
-  const child = spawn(process.execPath, [MAIN, ...args, ...quiet], {
+  const child = spawn(process.execPath, [...nodeFlags, MAIN, ...args, ...quiet], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
@@ -115,20 +119,23 @@ async function prepare(): Promise<Environment> {
   return env;
 }
 
-async function createTemplates(hub: KubeClient): Promise<void> {
+/** Server-side applies every template with label `round` and value `v<round>` (round 0 creates them). */
+async function applyTemplates(hub: KubeClient, round: number): Promise<void> {
   const q = new PQueue({ concurrency: 16 });
   await Promise.all(
     Array.from({ length: TEMPLATES }, (_, i) =>
       q.add(async () => {
         const name = `cm-${String(i).padStart(5, '0')}`;
         const r = await hub.request({
-          method: 'POST',
-          path: `/api/v1/namespaces/${NS}/configmaps`,
+          method: 'PATCH',
+          path: `/api/v1/namespaces/${NS}/configmaps/${name}`,
+          query: { fieldManager: 'bench', force: 'true' },
+          contentType: 'application/apply-patch+yaml',
           body: {
             apiVersion: 'v1',
             kind: 'ConfigMap',
-            metadata: { name },
-            data: { value: 'v0', padding: 'x'.repeat(200) },
+            metadata: { name, namespace: NS, labels: { round: String(round) } },
+            data: { value: `v${round}`, padding: 'x'.repeat(200) },
           },
         });
         if (r.status >= 400) throw new Error(`${name}: HTTP ${r.status}`);
@@ -137,15 +144,34 @@ async function createTemplates(hub: KubeClient): Promise<void> {
   );
 }
 
-/** ConfigMaps in the namespace, from one metadata item and remainingItemCount. */
-async function countOn(client: KubeClient): Promise<number> {
+/** ConfigMaps in the namespace matching `labelSelector`: one metadata item, and remainingItemCount without a selector. */
+async function countOn(client: KubeClient, labelSelector?: string): Promise<number> {
   const r = await client.request<{ items?: unknown[]; metadata?: { remainingItemCount?: number } }>({
     method: 'GET',
     path: `/api/v1/namespaces/${NS}/configmaps`,
-    query: { limit: '1' },
+    query: { limit: '1', ...(labelSelector ? { labelSelector } : {}) },
     accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
   });
   return (r.body?.items?.length ?? 0) + (r.body?.metadata?.remainingItemCount ?? 0);
+}
+
+/**
+ * Waits until the member holds every template at `round`: none at another round, and all there (with a
+ * selector the apiserver gives no remaining count); resolves with how many it holds at that round.
+ */
+async function propagated(member: KubeClient, round: number, deadline: number): Promise<number> {
+  while (Date.now() < deadline) {
+    const behind = await countOn(member, `round!=${round}`).catch(() => 1);
+    if (behind === 0 && (await countOn(member).catch(() => 0)) >= TEMPLATES) return TEMPLATES;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const r = await member.request<{ items?: unknown[] }>({
+    method: 'GET',
+    path: `/api/v1/namespaces/${NS}/configmaps`,
+    query: { labelSelector: `round=${round}` },
+    accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  });
+  return r.body?.items?.length ?? 0;
 }
 
 const mib = (b: number) => (b / MiB).toFixed(1);
@@ -212,19 +238,23 @@ async function main(): Promise<void> {
         String(ports.agent),
       ],
       ports.agent,
+      agentNodeFlags(),
     );
     started.push(agent);
     const agentIdle = processUsage(agent.child.pid);
 
     const hub = new KubeClient(env.hub.kubeConfig(), { concurrency: 16 });
     const member = new KubeClient(env.members[0]!.kubeConfig(), { concurrency: 2 });
-    const t0 = performance.now();
-    await createTemplates(hub);
     const deadline = Date.now() + 15 * 60_000;
-    let copies = 0;
-    while ((copies = await countOn(member).catch(() => 0)) < TEMPLATES && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 500));
+    const t0 = performance.now();
+    await applyTemplates(hub, 0);
+    const copies = await propagated(member, 0, deadline);
     const propagatedMs = performance.now() - t0;
+    const [controllerCopied, agentCopied] = [processUsage(controller.child.pid), processUsage(agent.child.pid)];
+    const t1 = performance.now();
+    await applyTemplates(hub, 1);
+    const edited = await propagated(member, 1, deadline);
+    const editedMs = performance.now() - t1;
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const controllerFull = processUsage(controller.child.pid);
     const agentFull = processUsage(agent.child.pid);
@@ -232,31 +262,53 @@ async function main(): Promise<void> {
 
     const load1 = loadavg();
     const fmt = (u: ProcessUsage) => `${mib(u.rssBytes)} MiB (peak ${mib(u.peakBytes)})`;
+    const split = (u: ProcessUsage) => `${fmt(u)}: ${mib(u.anonBytes)} anonymous, ${mib(u.fileBytes)} file-backed`;
+    const cpu = (ready: ProcessUsage, copied: ProcessUsage, full: ProcessUsage) =>
+      `${(copied.cpuSeconds - ready.cpuSeconds).toFixed(2)} + ${(full.cpuSeconds - copied.cpuSeconds).toFixed(2)} s`;
     console.log(
       `node ${process.version}; load average ${load0.map((l) => l.toFixed(2)).join(' ')} at the start, ${load1.map((l) => l.toFixed(2)).join(' ')} at the end`,
     );
-    console.log(row(['process', 'start-up (until ready)', 'RSS when ready', `RSS with ${TEMPLATES} templates`]));
-    console.log(row(['---', '---', '---', '---']));
+    console.log(`agent node flags: ${agentNodeFlags().join(' ') || '(none)'}`);
+    console.log(
+      row([
+        'process',
+        'start-up (until ready)',
+        'RSS when ready',
+        `RSS with ${TEMPLATES} templates`,
+        'CPU: propagation + edits',
+      ]),
+    );
+    console.log(row(['---', '---', '---', '---', '---']));
     console.log(
       row([
         '`flotilla --version`',
         `${version.ms.toFixed(0)} ms (median of ${RUNS})`,
         `${mib(version.peakBytes)} MiB (peak)`,
         '',
+        '',
       ]),
     );
-    console.log(row(['webhook', `${webhook.readyMs.toFixed(0)} ms`, fmt(webhookUsage), '']));
+    console.log(row(['webhook', `${webhook.readyMs.toFixed(0)} ms`, fmt(webhookUsage), '', '']));
     console.log(
       row([
         'controller (pull: places, applies nothing)',
         `${controller.readyMs.toFixed(0)} ms`,
         fmt(controllerIdle),
         fmt(controllerFull),
+        cpu(controllerIdle, controllerCopied, controllerFull),
       ]),
     );
-    console.log(row(['agent', `${agent.readyMs.toFixed(0)} ms`, fmt(agentIdle), fmt(agentFull)]));
     console.log(
-      `${copies} of ${TEMPLATES} copies on the member in ${(propagatedMs / 1000).toFixed(1)} s; agent target < 80 MiB RSS: ${agentFull.rssBytes < 80 * MiB ? 'ok' : 'MISSED'}`,
+      row([
+        'agent',
+        `${agent.readyMs.toFixed(0)} ms`,
+        split(agentIdle),
+        split(agentFull),
+        cpu(agentIdle, agentCopied, agentFull),
+      ]),
+    );
+    console.log(
+      `${copies} of ${TEMPLATES} copies on the member in ${(propagatedMs / 1000).toFixed(1)} s, ${edited} edits in ${(editedMs / 1000).toFixed(1)} s; agent target < 80 MiB RSS: ${agentFull.rssBytes < 80 * MiB ? 'ok' : 'MISSED'}`,
     );
   } finally {
     for (const p of started) await stop(p);

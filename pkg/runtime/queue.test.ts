@@ -366,3 +366,29 @@ describe('WorkQueue: lifecycle', { timeout: 10_000 }, () => {
     assert.throws(() => new WorkQueue(new Script(), { backoff: { baseDelayMs: 10, maxDelayMs: 5 } }), QueueError);
   });
 });
+
+describe('WorkQueue: the event loop', { timeout: 10_000 }, () => {
+  it('lets the event loop turn during a backlog of runs that do no I/O', async () => {
+    const clock = new FakeClock();
+    let ran = 0;
+    // Each run is 5 ms of work on the queue's clock, and resolves at once (nothing to wait for).
+    const script = new Script(() => {
+      ran++;
+      clock.advance(5);
+      return undefined;
+    });
+    const { queue, controller, start } = queueWith(script, { clock, concurrency: 4 });
+    for (let i = 0; i < 50; i++) queue.add(`k${i}`);
+    const done = start();
+    let ranWhenTurned = -1;
+    setImmediate(() => (ranWhenTurned = ran));
+    for (let i = 0; i < 100 && ran < 50; i++) await settle();
+    assert.equal(ran, 50);
+    assert.ok(
+      ranWhenTurned >= 1 && ranWhenTurned < 50,
+      `timers and I/O waited for ${ranWhenTurned} of the 50 runs (250 ms of work)`,
+    );
+    controller.abort();
+    await done;
+  });
+});

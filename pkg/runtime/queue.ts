@@ -14,6 +14,10 @@
 //   - start(signal) runs the queue until the signal aborts; then nothing new starts, waiting and delayed
 //     keys are discarded, the runs in flight finish (they get the signal, to cut long work short), and
 //     start() resolves.
+//   - runs that do no I/O (all in memory) resolve at once, and p-queue starts the next in the same turn of
+//     the event loop: after YIELD_AFTER_MS of such back-to-back runs (on the queue's clock) the next waits
+//     one turn (setImmediate), so timers and I/O (a Lease renewal and its deadline) are not held back for
+//     as long as a backlog lasts.
 // Clock and random are injected, so tests drive time and jitter.
 
 import PQueue from 'p-queue';
@@ -113,6 +117,9 @@ export interface QueueStats {
   processed: number;
 }
 
+/** How long back-to-back runs may hold the event loop before the next waits one turn. */
+const YIELD_AFTER_MS = 20;
+
 /** setTimeout's largest delay; longer delays are clamped to it. */
 const MAX_DELAY_MS = 2_147_483_647;
 
@@ -128,6 +135,8 @@ export class WorkQueue<K extends string = string> {
   private readonly maxQueued: number;
   private readonly backoff: BackoffOptions;
   private readonly clock: Clock;
+  /** When (on the clock) this turn of the event loop's back-to-back runs began; undefined once it turned. */
+  private turn: number | undefined;
   private readonly random: () => number;
   private readonly onResult: ((event: ReconcileEvent<K>) => void) | undefined;
   private readonly onDrop: ((key: K) => void) | undefined;
@@ -301,6 +310,11 @@ export class WorkQueue<K extends string = string> {
   }
 
   private async process(key: K): Promise<void> {
+    const now = this.clock.now();
+    if (this.turn === undefined) {
+      this.turn = now;
+      setImmediate(() => (this.turn = undefined));
+    } else if (now - this.turn > YIELD_AFTER_MS) await new Promise((resolve) => setImmediate(resolve));
     this.queued.delete(key);
     if (this.state === 'stopped') return;
     this.processing.add(key);

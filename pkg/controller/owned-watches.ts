@@ -130,7 +130,8 @@ export class OwnedWatches {
     if (hash === undefined) byKey?.delete(key);
     else {
       if (!byKey) this.lastApplied.set(id, (byKey = new Map<string, string>()));
-      byKey.set(sharedString(key), hash);
+      // Members that answered an apply of the same copy alike remember the same digest: one string.
+      byKey.set(sharedString(key), sharedString(hash));
     }
   }
 

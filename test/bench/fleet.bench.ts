@@ -5,7 +5,8 @@
 //   push:    one `flotilla controller` process reaching all 20 members through a kubeconfig;
 //   sharded: two `flotilla controller --sharding true` processes dividing the 20 members;
 //   pull:    one `flotilla controller` process placing (no member credential) and 20 `flotilla agent`
-//            processes, one per member (Cluster spec.syncMode Pull), each applying its own copies.
+//            processes, one per member (Cluster spec.syncMode Pull), each applying its own copies; node
+//            runs them with the chart's agent.nodeFlags, as deployed (BENCH_AGENT_NODE_FLAGS replaces them).
 //
 // For each: the time from the first template create on the hub until every member holds all 1,000
 // copies; the requests each member's apiserver served meanwhile (apiserver_request_total, watches left

@@ -40,6 +40,12 @@ export async function lightPart(templates: number, edits: number, timeoutMs: num
     '',
     ...extrapolation(rows.filter((r) => r.mode === 'push' && r.propagateMs !== undefined)),
   ];
+  const exited = rows.flatMap((r) => r.exited.map((e) => `${r.mode} ${r.members}: ${e}`));
+  if (exited.length > 0) {
+    // Not a clean run: a replica or agent that stopped (its log file is printed where it exited).
+    lines.push('', `FAILED: ${exited.length} processes exited during their run:`, ...exited.map((e) => `  ${e}`));
+    process.exitCode = 1;
+  }
   const unserved = rows.flatMap((r) => r.unserved.map((u) => `${r.mode} ${r.members}: ${u}`));
   if (unserved.length > 0) {
     lines.push(

@@ -54,6 +54,8 @@ export interface LightRow extends Measured {
   replicas: number;
   hosts: Usage[];
   unserved: string[];
+  /** Processes of the run that exited before the bench stopped them (name and exit code). */
+  exited: string[];
 }
 
 interface MemberStats {
@@ -236,8 +238,13 @@ export async function measureLight(run: LightRun): Promise<LightRow> {
       hosts: h.procs.map((p) => usage(p.child.pid)),
       edit,
       unserved: h.unserved,
+      exited: [],
     });
-    if (propagateMs === undefined) return row(undefined);
+    const exited = () =>
+      [...procs, ...h.procs]
+        .filter((p) => p.child.exitCode !== null || p.child.signalCode !== null)
+        .map((p) => `${p.name} (code ${p.child.exitCode}, signal ${p.child.signalCode})`);
+    if (propagateMs === undefined) return { ...row(undefined), exited: exited() };
     await new Promise((r) => setTimeout(r, 5_000));
     const edit = await timeEdits(
       hub,
@@ -257,6 +264,7 @@ export async function measureLight(run: LightRun): Promise<LightRow> {
       timeoutMs: run.timeoutMs,
     });
     await h.stats(); // the last unserved requests
+    done.exited = exited();
     return done;
   } finally {
     await Promise.all(procs.map(stopProc));

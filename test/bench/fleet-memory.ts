@@ -1,16 +1,13 @@
 // The controllers' memory as `bench:fleet` measures it, at several fleet sizes. At each size, once the
-// controllers are quiet (quiet(): their CPU idle, then until V8's memory reducer has run, at most
-// BENCH_FLEET_QUIET_MS, default 130 s: what an operator sees of a controller that has settled), three
-// readings per controller:
+// controllers are quiet (CPU idle), three readings per controller (sample()):
 //
-//   RSS as seen: VmRSS at quiet, read before anything collects;
 //   retained heap: the heap in use after a full collection (the /metrics scrape runs the collection);
-//   RSS after gc: VmRSS read again 2 s after that collection (V8 keeps the pages it freed: a full
-//   collection alone returns little to the system).
+//   RSS 2 s after gc: VmRSS right after that collection (V8 keeps the pages it freed);
+//   RSS as seen once settled: VmRSS once V8's memory reducer has run after that collection, at most
+//   BENCH_FLEET_QUIET_MS (default 130 s) later: what an operator sees of a controller that has settled.
 //
 // Each reading is fitted by least squares over the sizes (the first size and BENCH_FLEET_GROW_STEPS more,
-// default 3): the slope is MiB per 1,000 template-member pairs, printed with the readings at the first and
-// last size.
+// default 3): the slope is MiB per 1,000 template-member pairs, printed with the reading at each size.
 
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +27,7 @@ const STEPS = Math.max(1, Number(process.env.BENCH_FLEET_GROW_STEPS ?? 3));
 
 /** A controller's memory at one fleet size. */
 export interface Sample {
-  /** VmRSS at quiet, read before the collection: what an operator sees. */
+  /** VmRSS once settled: after the collection and V8's memory reducer (what an operator sees). */
   rss: number;
   /** Heap in use after a full collection. */
   heap: number;
@@ -90,13 +87,7 @@ export async function heapAfterGc(p: Measurable): Promise<number> {
   }
 }
 
-/**
- * Waits until every controller is quiet: under 5% of a core over 3 s (at most 2 minutes), then until V8's
- * memory reducer has returned the burst's garbage (RSS down by a fifth from where quiet began), at most
- * QUIET_MS. In Node the reducer reads the allocation rate only at collections: after a burst it reads it
- * as high for as long as nothing allocates, and collects on its watchdog, 100 s after the last full
- * collection, not 8 s after the burst.
- */
+/** Waits until every controller is quiet: under 5% of a core over 3 s (at most 2 minutes). */
 export async function quiet(controllers: Measurable[]): Promise<void> {
   const busyUntil = Date.now() + 120_000;
   for (;;) {
@@ -105,25 +96,35 @@ export async function quiet(controllers: Measurable[]): Promise<void> {
     const b = controllers.map((c) => usage(c.child.pid).cpuSeconds);
     if (b.every((x, i) => !(x - (a[i] ?? 0) > 0.15)) || Date.now() > busyUntil) break;
   }
-  const start = controllers.map((c) => usage(c.child.pid).rssBytes);
-  const deadline = Date.now() + QUIET_MS;
-  while (Date.now() < deadline) {
-    await sleep(2_000);
-    if (controllers.every((c, i) => usage(c.child.pid).rssBytes < 0.8 * (start[i] ?? 0))) {
-      await sleep(4_000);
-      return;
-    }
-  }
 }
 
-/** Each controller quiet: its RSS as seen, then its heap after gc (the scrape collects), then its RSS after that. */
+/**
+ * Each controller quiet: its heap after gc (the scrape collects), its RSS 2 s after that collection, then
+ * its RSS once V8's memory reducer has returned what the collection freed (RSS down by a tenth), at most
+ * QUIET_MS later. A full collection alone returns little: V8 keeps the pages it freed. The reducer starts
+ * only after a full collection, and in Node reads the allocation rate only at collections: after a burst
+ * it reads it as high for as long as nothing allocates, and collects on its watchdog, about 100 s after
+ * the last full collection. A controller that has made no full collection since a burst keeps the burst's
+ * RSS until it makes one: what an operator sees settles only after it.
+ */
 export async function sample(controllers: Measurable[]): Promise<Sample[]> {
   await quiet(controllers);
-  const rss = controllers.map((c) => usage(c.child.pid).rssBytes);
   const heap = await Promise.all(controllers.map(heapAfterGc));
   await sleep(2_000);
   const after = controllers.map((c) => usage(c.child.pid).rssBytes);
-  return controllers.map((c, i) => ({ rss: rss[i] ?? NaN, heap: heap[i] ?? NaN, rssAfterGc: after[i] ?? NaN }));
+  const deadline = Date.now() + QUIET_MS;
+  while (Date.now() < deadline) {
+    await sleep(2_000);
+    if (controllers.every((c, i) => usage(c.child.pid).rssBytes < 0.9 * (after[i] ?? 0))) {
+      await sleep(4_000);
+      break;
+    }
+  }
+  return controllers.map((c, i) => ({
+    rss: usage(c.child.pid).rssBytes,
+    heap: heap[i] ?? NaN,
+    rssAfterGc: after[i] ?? NaN,
+  }));
 }
 
 /** The steps of `count` more templates after `from`: [from, to) each, BENCH_FLEET_GROW_STEPS of them. */
@@ -146,20 +147,21 @@ export function growth(pairsAdded: number, sizes: Growth['sizes']): Growth {
   return { pairsAdded, at: first.map((f, i) => [f, last[i] ?? none]), sizes };
 }
 
-/** Per controller, the slope of one reading over the sizes, in MiB per 1,000 pairs, with its first and last values. */
+/** Per controller, the slope of one reading over the sizes, in MiB per 1,000 pairs, with its value at each size. */
 function slopeOf(g: Growth, read: (s: Sample) => number): string {
   return g.at
-    .map(([a, b], i) => {
-      const line = fit(g.sizes.map((z) => [z.pairs / 1000, read(z.samples[i] ?? a) / MiB]));
-      return `${line.slope.toFixed(2)} (${(read(a) / MiB).toFixed(0)} -> ${(read(b) / MiB).toFixed(0)})`;
+    .map(([a], i) => {
+      const values = g.sizes.map((z) => read(z.samples[i] ?? a) / MiB);
+      const line = fit(g.sizes.map((z, k) => [z.pairs / 1000, values[k] ?? NaN]));
+      return `${line.slope.toFixed(2)} (${values.map((v) => v.toFixed(0)).join(' -> ')})`;
     })
     .join(' + ');
 }
 
 export const MEMORY_COLUMNS = [
-  'controller retained heap per 1,000 pairs (after gc; slope over the sizes)',
-  'controller RSS per 1,000 pairs, as seen at quiet (slope)',
-  'controller RSS per 1,000 pairs, after gc (slope)',
+  'controller retained heap per 1,000 pairs (after gc; slope over the sizes, MiB at each)',
+  "controller RSS per 1,000 pairs, as seen once settled (after gc and V8's memory reducer; slope)",
+  'controller RSS per 1,000 pairs, 2 s after gc (slope)',
 ];
 
 /** The cells of MEMORY_COLUMNS. */

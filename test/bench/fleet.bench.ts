@@ -24,9 +24,8 @@
 // templates, then BENCH_FLEET_GROW more, default half as many, added after the edits in
 // BENCH_FLEET_GROW_STEPS steps, default 3), the least-squares slope of its retained heap (heap in use
 // after a full collection, read from /metrics: the controllers run with --expose-gc and
-// FLOTILLA_BENCH_HEAP_METRIC=true, pkg/runtime/heap-gauge.ts), of its RSS as seen once quiet (CPU idle and
-// V8's memory reducer run, before anything collects) and of its RSS right after that collection
-// (fleet-memory.ts). The retained slope is what the controller's state costs; the RSS figures are what a
+// FLOTILLA_BENCH_HEAP_METRIC=true, pkg/runtime/heap-gauge.ts), of its RSS 2 s after that collection, and of its
+// RSS as seen once settled (V8's memory reducer run after that collection; fleet-memory.ts). The retained slope is what the controller's state costs; the RSS figures are what a
 // machine must have. MALLOC_ARENA_MAX, when set, is passed on to the Flotilla processes.
 // Targets: retained heap and RSS under 3 MiB per 1,000 template-member pairs, an agent's RSS under 80 MiB
 // at 1,000 templates, one edit reaching all 20 members with p99 under 2 s in every mode.

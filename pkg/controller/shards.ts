@@ -106,7 +106,7 @@ export class ShardView {
   private computeLive(now: number): string[] {
     const out: string[] = [];
     for (const s of this.shards.values()) {
-      if (s.expires <= now && (s.name === this.self || this.confirmed.get(s.name) === s.expires)) continue;
+      if (this.gone(s, now)) continue;
       const wait = s.name === this.self ? this.handoffMs : this.handoffMs / 2;
       if (now >= s.acquired + wait) out.push(s.name);
     }
@@ -150,16 +150,17 @@ export class ShardView {
    * coordinator).
    */
   expired(now: number): string[] {
-    return [...this.shards.values()]
-      .filter((s) => s.expires <= now && (s.name === this.self || this.confirmed.get(s.name) === s.expires))
-      .map((s) => s.name);
+    return [...this.shards.values()].filter((s) => this.gone(s, now)).map((s) => s.name);
   }
 
   /** Other replicas whose Lease has expired in this view at `now`, not yet confirmed: still counted. */
   unconfirmed(now: number): string[] {
-    return [...this.shards.values()]
-      .filter((s) => s.name !== this.self && s.expires <= now && this.confirmed.get(s.name) !== s.expires)
-      .map((s) => s.name);
+    return [...this.shards.values()].filter((s) => s.expires <= now && !this.gone(s, now)).map((s) => s.name);
+  }
+
+  /** `s`'s Lease has expired at `now` and counts as such: this replica's own, or another's confirmed. */
+  private gone(s: Shard, now: number): boolean {
+    return s.expires <= now && (s.name === this.self || this.confirmed.get(s.name) === s.expires);
   }
 
   /** The hub was read after replica `name`'s expiry: if its Lease (as set since) has expired at `now`, it is. */

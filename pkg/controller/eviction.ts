@@ -29,6 +29,7 @@
 import type { JsonObject } from '../kube/objects.js';
 import { isObject, ownString } from '../kube/objects.js';
 import type { StatePreservationRule } from '../engine/dispatch.js';
+import { stringMap } from '../engine/json.js';
 import { preservedLabels, type AppFailover } from './app-failover.js';
 import type { ClusterStatus, PurgeMode } from '../../api/work/v1alpha1/types.js';
 import type { EvictionTask } from './binding.js';
@@ -219,7 +220,7 @@ export function bindingTasks(binding: unknown): Map<string, EvictionTask> {
     if (!cluster || (mode !== 'Directly' && mode !== 'Gracefully' && mode !== 'Never') || !Number.isFinite(created))
       continue;
     const grace = Object.hasOwn(e, 'gracePeriodSeconds') ? e.gracePeriodSeconds : undefined;
-    const labels = stringMap(Object.hasOwn(e, 'preservedLabelState') ? e.preservedLabelState : undefined);
+    const labels = labelState(Object.hasOwn(e, 'preservedLabelState') ? e.preservedLabelState : undefined);
     const before = Object.hasOwn(e, 'clustersBeforeFailover') ? e.clustersBeforeFailover : undefined;
     out.set(cluster, {
       fromCluster: cluster,
@@ -245,12 +246,8 @@ export function bindingTasks(binding: unknown): Map<string, EvictionTask> {
 /** At most this many labels are read back from a task's preservedLabelState. */
 const MAX_LABELS = 64;
 
-/** A map of strings (own properties, at most MAX_LABELS), as preservedLabelState is written; undefined when empty. */
-function stringMap(v: unknown): Record<string, string> | undefined {
-  if (!isObject(v)) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, x] of Object.entries(v).slice(0, MAX_LABELS))
-    if (typeof x === 'string')
-      Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
-  return Object.keys(out).length > 0 ? out : undefined;
+/** preservedLabelState as written (own properties, string values, at most MAX_LABELS); undefined when empty. */
+function labelState(v: unknown): Record<string, string> | undefined {
+  const labels = stringMap(v, MAX_LABELS);
+  return Object.keys(labels).length > 0 ? labels : undefined;
 }

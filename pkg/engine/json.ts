@@ -41,11 +41,11 @@ export function arr(v: unknown): unknown[] | undefined {
   return Array.isArray(v) ? v : undefined;
 }
 
-/** String map (labels, annotations); non-string values are dropped. Read it with `own`. */
-export function stringMap(v: unknown): Record<string, string> {
+/** String map (labels, annotations), of `v`'s first `max` entries; non-string values are dropped. Read it with `own`. */
+export function stringMap(v: unknown, max = Infinity): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isObject(v)) return out;
-  for (const [k, val] of Object.entries(v)) if (typeof val === 'string') setOwn(out, k, val);
+  for (const [k, val] of Object.entries(v).slice(0, max)) if (typeof val === 'string') setOwn(out, k, val);
   return out;
 }
 

@@ -13,7 +13,7 @@ import PQueue from 'p-queue';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { HEAP_METRIC_ENV } from '../../pkg/runtime/heap-gauge.js';
-import { agentNodeFlags } from '../agent-launch.js';
+import { agentNodeFlags, controllerNodeFlags } from '../node-launch.js';
 import type { KubeClient } from '../../pkg/kube/client.js';
 import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
@@ -237,7 +237,8 @@ export async function prepareHub(hub: ClusterHandle, members: string[], pull: st
 
 /**
  * The controller processes of a mode: `replicas` of them, sharded when more than one; no member
- * credentials for pull. Each serves /metrics on a port of its own, with the heap-after-gc gauge.
+ * credentials for pull. Each serves /metrics on a port of its own, with the heap-after-gc gauge; node runs
+ * with the chart's controller.nodeFlags.
  */
 export async function spawnControllers(
   hubKubeconfig: string,
@@ -263,6 +264,7 @@ export async function spawnControllers(
         ...extra,
       ],
       port,
+      controllerNodeFlags(),
     ),
   );
 }

@@ -73,6 +73,7 @@ function extrapolation(push: LightRow[]): string[] {
     ['controller RSS at the end', 'MiB', (r) => c(r).rssBytes / MiB],
     ['controller peak RSS', 'MiB', (r) => c(r).peakBytes / MiB],
     ['controller retained heap (after gc)', 'MiB', (r) => (r.growth?.at[0]?.[0].heap ?? NaN) / MiB],
+    ['controller RSS once settled', 'MiB', (r) => (r.growth?.at[0]?.[0].rss ?? NaN) / MiB],
     ['hub requests', '', (r) => r.hubRequests],
     ['edit p99', 'ms', (r) => r.edit?.p99 ?? NaN],
   ];

@@ -612,24 +612,6 @@ void describe('the chart', () => {
     ]);
   });
 
-  void it("runs the agent through the image's `flotilla` launcher with agent.nodeFlags empty, and refuses a flag that is not one", () => {
-    const plain = renderIn('flotilla-agent', ...AGENT_MODE, '--set-json', 'agent.nodeFlags=[]');
-    assert.deepStrictEqual(container(plain, 'flotilla-agent').command, ['flotilla']);
-    assert.deepStrictEqual(args(plain, 'flotilla-agent')[0], 'agent');
-    const r = helmSync([
-      'template',
-      'flotilla',
-      CHART,
-      '--namespace',
-      'flotilla-agent',
-      ...AGENT_MODE,
-      '--set-json',
-      'agent.nodeFlags=["--lite-mode; rm -rf /"]',
-    ]);
-    assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /agent\/nodeFlags\/0/);
-  });
-
   void it('narrows the agent ClusterRole to agent.rbac.rules and leaves out the hub parts whatever their values say', () => {
     const rules = [
       { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 
 import type { KubeClient } from '../../pkg/kube/client.js';
-import { agentNodeFlags } from '../agent-launch.js';
+import { agentNodeFlags } from '../node-launch.js';
 import { CHART, helmSync } from '../helm-binary.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';

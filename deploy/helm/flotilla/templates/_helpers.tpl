@@ -86,3 +86,21 @@ imagePullSecrets:
 securityContext:
   {{- include "flotilla.podSecurityContext" . | nindent 2 }}
 {{- end }}
+
+{{/*
+A container's command, given its nodeFlags (agent.nodeFlags, controller.nodeFlags): with flags, the image's
+node with them (V8 flags NODE_OPTIONS cannot carry), then the image's program; without, the `flotilla`
+launcher with node's defaults.
+*/}}
+{{- define "flotilla.command" -}}
+{{- if . -}}
+command:
+  - /nodejs/bin/node
+  {{- range . }}
+  - {{ . | quote }}
+  {{- end }}
+  - /app/dist/cmd/flotilla/main.js
+{{- else -}}
+command: ["flotilla"]
+{{- end }}
+{{- end }}

@@ -1,0 +1,31 @@
+// How tests and benches start `flotilla agent` and `flotilla controller`: with the node flags the chart runs
+// them with (agent.nodeFlags and controller.nodeFlags in deploy/helm/flotilla/values.yaml), so what they
+// exercise and measure is the process as it is deployed. BENCH_AGENT_NODE_FLAGS and
+// BENCH_CONTROLLER_NODE_FLAGS replace them (space-separated; empty: node's defaults).
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+import { parse } from 'yaml';
+
+const VALUES = fileURLToPath(new URL('../../deploy/helm/flotilla/values.yaml', import.meta.url));
+
+/** The chart's `<kind>.nodeFlags` (none when the chart gives none), or `override` when set. */
+function chartNodeFlags(kind: 'agent' | 'controller', override: string | undefined): string[] {
+  if (override !== undefined) return override.split(/\s+/).filter(Boolean);
+  const values = parse(readFileSync(VALUES, 'utf8')) as Record<string, { nodeFlags?: unknown } | undefined>;
+  const flags = Object.hasOwn(values, kind) ? (values[kind]?.nodeFlags ?? []) : [];
+  if (!Array.isArray(flags) || !flags.every((f) => typeof f === 'string'))
+    throw new Error(`${VALUES}: ${kind}.nodeFlags is not a list of strings`);
+  return flags;
+}
+
+/** The chart's agent.nodeFlags, or BENCH_AGENT_NODE_FLAGS when set. */
+export function agentNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  return chartNodeFlags('agent', env.BENCH_AGENT_NODE_FLAGS);
+}
+
+/** The chart's controller.nodeFlags, or BENCH_CONTROLLER_NODE_FLAGS when set. */
+export function controllerNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  return chartNodeFlags('controller', env.BENCH_CONTROLLER_NODE_FLAGS);
+}

@@ -61,14 +61,23 @@ export const AGENT_MODE = [
   'agent.hubKubeconfigSecret.name=flotilla-hub',
 ];
 
-/** The agent container's command as `helm template` renders it in agent mode with default values. */
-export function chartAgentCommand(): string[] {
-  const rendered = helmSync(['template', 'flotilla', CHART, '--namespace', 'flotilla-agent', ...AGENT_MODE]);
+/**
+ * The command of the agent's container (agent mode) or the controller's (the default install), as `helm
+ * template` renders it with default values.
+ */
+export function chartCommand(kind: 'agent' | 'controller'): string[] {
+  const flags =
+    kind === 'agent' ? ['--namespace', 'flotilla-agent', ...AGENT_MODE] : ['--namespace', 'flotilla-system'];
+  const rendered = helmSync(['template', 'flotilla', CHART, ...flags]);
   if (rendered.status !== 0) throw new Error(`helm template: ${rendered.stderr}`);
-  type Deployment = { kind?: string; spec?: { template: { spec: { containers: { command?: string[] }[] } } } };
+  type Deployment = {
+    kind?: string;
+    metadata?: { name?: string };
+    spec?: { template: { spec: { containers: { command?: string[] }[] } } };
+  };
   const deployment = parseAllDocuments(rendered.stdout)
     .map((d) => d.toJS() as Deployment | null)
-    .find((o) => o?.kind === 'Deployment');
+    .find((o) => o?.kind === 'Deployment' && o.metadata?.name === `flotilla-${kind}`);
   return deployment?.spec?.template.spec.containers[0]?.command ?? [];
 }
 

@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { eventually } from '../eventually.js';
-import { chartAgentCommand } from '../helm-binary.js';
+import { chartCommand } from '../helm-binary.js';
 import { freePort } from '../envtest/process.js';
 
 const run = promisify(execFile);
@@ -125,11 +125,12 @@ void describe('the container image', () => {
     assertVersion((await inImage(['/usr/local/bin/flotilla', 'version'])).stdout);
   });
 
-  void it("runs the chart's agent command: the image's node with agent.nodeFlags, then the program", async () => {
-    const command = chartAgentCommand();
-    assert.ok(command.length > 2, `the agent's command: ${JSON.stringify(command)}`);
-    assertVersion((await inImage([...command, 'version'])).stdout);
-  });
+  for (const kind of ['agent', 'controller'] as const)
+    void it(`runs the chart's ${kind} command: the image's node with ${kind}.nodeFlags, then the program`, async () => {
+      const command = chartCommand(kind);
+      assert.ok(command.length > 2, `the ${kind}'s command: ${JSON.stringify(command)}`);
+      assertVersion((await inImage([...command, 'version'])).stdout);
+    });
 
   void it('renders the quickstart exactly as the checkout does', async () => {
     const inside = await inImage(['/usr/local/bin/flotilla', 'render', '-f', '/quickstart']);

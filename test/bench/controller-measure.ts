@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 import type { ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
+import { controllerNodeFlags } from '../node-launch.js';
 
 const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
 const WRITE_VERBS = new Set(['APPLY', 'PATCH', 'POST', 'PUT', 'DELETE', 'DELETECOLLECTION']);
@@ -132,11 +133,12 @@ export interface ControllerProcess {
 }
 
 /**
- * `flotilla controller ARGS…` as a process of its own (clean environment; `nodeOptions` as its
- * NODE_OPTIONS, e.g. `--cpu-prof --cpu-prof-dir=DIR`), its stderr kept (the last 1 MB).
+ * `flotilla controller ARGS…` as a process of its own, node with the chart's controller.nodeFlags (clean
+ * environment; `nodeOptions` as its NODE_OPTIONS, e.g. `--cpu-prof --cpu-prof-dir=DIR`), its stderr kept
+ * (the last 1 MB).
  */
 export function spawnController(args: readonly string[], nodeOptions?: string): ControllerProcess {
-  const child = spawn(process.execPath, [MAIN, 'controller', ...args], {
+  const child = spawn(process.execPath, [...controllerNodeFlags(), MAIN, 'controller', ...args], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',

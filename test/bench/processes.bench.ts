@@ -11,8 +11,9 @@
 // template edited once until the member holds every edit, and, after SETTLE_MS, the RSS (VmRSS; its
 // anonymous and file-backed parts, RssAnon and RssFile) and peak (VmHWM) of the controller and the agent,
 // and the CPU seconds each spent on the propagation and on the edits. Prints the machine's load average:
-// every apiserver, etcd and Flotilla process shares its cores. The agent runs with the chart's
-// agent.nodeFlags (test/node-launch.ts; BENCH_AGENT_NODE_FLAGS replaces them); BENCH_PROCESSES_NODE_OPTIONS
+// every apiserver, etcd and Flotilla process shares its cores. The agent and the controller run with the
+// chart's agent.nodeFlags and controller.nodeFlags (test/node-launch.ts; BENCH_AGENT_NODE_FLAGS and
+// BENCH_CONTROLLER_NODE_FLAGS replace them); BENCH_PROCESSES_NODE_OPTIONS
 // is given to the webhook, controller and agent as NODE_OPTIONS (e.g. `--max-semi-space-size=1`).
 // Target: the agent under 80 MiB RSS at 1,000 templates.
 
@@ -30,7 +31,7 @@ import { KubeClient } from '../../pkg/kube/client.js';
 import { EC_SERVING_PAIR } from '../certs.js';
 import { startEnvironment, type Environment } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
-import { agentNodeFlags } from '../node-launch.js';
+import { agentNodeFlags, controllerNodeFlags } from '../node-launch.js';
 import { prepareHub } from './fleet-common.js';
 import { processUsage, type ProcessUsage } from './process-usage.js';
 
@@ -220,6 +221,7 @@ async function main(): Promise<void> {
         String(ports.controller),
       ],
       ports.controller,
+      controllerNodeFlags(),
     );
     started.push(controller);
     const controllerIdle = processUsage(controller.child.pid);

@@ -13,7 +13,16 @@ import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { capturingIO, getObject, prepareHub, type Obj, startController } from './controller-io.js';
+import {
+  capturingIO,
+  getObject,
+  prepareHub,
+  reportDeploymentStatus,
+  setClusterTaints,
+  type Obj,
+  startController,
+  webOnOneCluster,
+} from './controller-io.js';
 
 const WAIT_MS = 45_000;
 const NS = 'shop';
@@ -47,68 +56,20 @@ void describe('flotilla controller: cluster failover keeps the state failover.cl
     ((((await binding())?.status as Obj | undefined)?.clusters as Obj[] | undefined) ?? []).find((e) => e.name === c)
       ?.health as Obj | undefined;
   /** What the Deployment controller and kubelets write on a member: 3 replicas, `ready` of them ready. */
-  const reportStatus = async (c: string, ready: number) => {
-    const o = await getObject(member(c), PATH);
-    const r = await member(c).request({
-      method: 'PATCH',
-      path: `${PATH}/status`,
-      contentType: 'application/merge-patch+json',
-      body: {
-        status: {
-          observedGeneration: (o?.metadata as Obj).generation,
-          replicas: 3,
-          updatedReplicas: 3,
-          readyReplicas: ready,
-          availableReplicas: ready,
-        },
-      },
-    });
-    assert.ok(r.status < 300, JSON.stringify(r.body));
-  };
+  const reportStatus = (c: string, ready: number) => reportDeploymentStatus(member(c), PATH, 3, ready);
 
   before(async () => {
     const e = env();
     ({ hub, members } = await prepareHub(e, NS));
-    const applied = await k(['apply', '-f', '-'], {
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        ...CLUSTERS.map((name) => ({
-          apiVersion: 'cluster.flotilla.io/v1alpha1',
-          kind: 'Cluster',
-          metadata: { name },
-        })),
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: { name: 'web', namespace: NS },
-          spec: {
-            replicas: 3,
-            selector: { matchLabels: { app: 'web' } },
-            template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
-          },
+    const applied = await k(
+      ['apply', '-f', '-'],
+      webOnOneCluster(NS, CLUSTERS, TAINT, {
+        cluster: {
+          purgeMode: 'Directly',
+          statePreservation: { rules: [{ aliasLabelName: LABEL, jsonPath: '{.replicas}' }] },
         },
-        {
-          apiVersion: 'policy.flotilla.io/v1beta1',
-          kind: 'PropagationPolicy',
-          metadata: { name: 'web', namespace: NS },
-          spec: {
-            resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
-            placement: {
-              clusterAffinity: { clusterNames: CLUSTERS },
-              clusterTolerations: [{ ...TAINT, operator: 'Exists', tolerationSeconds: 2 }],
-              spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 1, minGroups: 1 }],
-            },
-            failover: {
-              cluster: {
-                purgeMode: 'Directly',
-                statePreservation: { rules: [{ aliasLabelName: LABEL, jsonPath: '{.replicas}' }] },
-              },
-            },
-          },
-        },
-      ],
-    });
+      }),
+    );
     assert.equal(applied.status, 0, applied.stderr);
     out = capturingIO(stop.signal);
     controller = startController(e.hub, e.membersKubeconfigPath, out, ['--failover', 'true']);
@@ -134,13 +95,7 @@ void describe('flotilla controller: cluster failover keeps the state failover.cl
   });
 
   void it('the copy on the cluster the template moves to carries the label taken from the evicted copy', async () => {
-    const r = await hub.request({
-      method: 'PATCH',
-      path: '/apis/cluster.flotilla.io/v1alpha1/clusters/member1',
-      contentType: 'application/merge-patch+json',
-      body: { spec: { taints: [TAINT] } },
-    });
-    assert.ok(r.status < 300, JSON.stringify(r.body));
+    await setClusterTaints(hub, 'member1', [TAINT]);
     const moved = await until(labels, (l) => l.member1 === undefined && l.member2 !== undefined);
     assert.equal(moved.member2?.[LABEL], '3', out.err());
     const tasks = ((await binding())?.spec as Obj).gracefulEvictionTasks as Obj[] | undefined;

@@ -11,7 +11,15 @@ import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { capturingIO, getObject, prepareHub, type Obj, startController } from './controller-io.js';
+import {
+  capturingIO,
+  clusterTaints,
+  getObject,
+  prepareHub,
+  reportDeploymentStatus,
+  type Obj,
+  startController,
+} from './controller-io.js';
 
 const WAIT_MS = 45_000;
 const NS = 'shop';
@@ -66,10 +74,7 @@ void describe('flotilla controller: cluster failover', () => {
   const binding = (name: string) =>
     getObject(hub, `/apis/work.flotilla.io/v1alpha1/namespaces/${NS}/resourcebindings/${name}-deployment`);
   const taints = async (cluster: string) =>
-    (
-      ((await getObject(hub, `/apis/cluster.flotilla.io/v1alpha1/clusters/${cluster}`))?.spec as Obj | undefined)
-        ?.taints as Obj[] | undefined
-    )?.map((t) => `${String(t.key)}:${String(t.effect)}`) ?? [];
+    (await clusterTaints(hub, cluster)).map((t) => `${String(t.key)}:${String(t.effect)}`);
 
   before(async () => {
     const e = env();
@@ -279,26 +284,7 @@ void describe('flotilla controller: cluster failover', () => {
     const applied = await k(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: [flaky, d] });
     assert.equal(applied.status, 0, applied.stderr);
     const path = `/apis/apps/v1/namespaces/${NS}/deployments/flaky`;
-    /** What a kubelet and the Deployment controller would report on a member. */
-    const report = async (m: KubeClient, ready: number) => {
-      const o = await getObject(m, path);
-      const generation = (o?.metadata as Obj).generation;
-      const r = await m.request({
-        method: 'PATCH',
-        path: `${path}/status`,
-        contentType: 'application/merge-patch+json',
-        body: {
-          status: {
-            observedGeneration: generation,
-            replicas: 1,
-            updatedReplicas: 1,
-            readyReplicas: ready,
-            availableReplicas: ready,
-          },
-        },
-      });
-      assert.ok(r.status < 300, JSON.stringify(r.body));
-    };
+    const report = (m: KubeClient, ready: number) => reportDeploymentStatus(m, path, 1, ready);
     const [m1, m2, m3] = members as [KubeClient, KubeClient, KubeClient];
     assert.deepEqual(
       await until(

@@ -137,3 +137,88 @@ export function spawnFlotilla(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, log: () => log, exited };
 }
+
+const clusterPath = (name: string) => `/apis/cluster.flotilla.io/v1alpha1/clusters/${name}`;
+
+/** Cluster `name`'s spec.taints on the hub, replaced by `taints` (merge patch), as a person would set them. */
+export async function setClusterTaints(hub: KubeClient, name: string, taints: Obj[]): Promise<void> {
+  const r = await hub.request({
+    method: 'PATCH',
+    path: clusterPath(name),
+    contentType: 'application/merge-patch+json',
+    body: { spec: { taints } },
+  });
+  assert.ok(r.status < 300, `taints of ${name}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/** Cluster `name`'s spec.taints on the hub (none: []). */
+export async function clusterTaints(hub: KubeClient, name: string): Promise<Obj[]> {
+  return (((await getObject(hub, clusterPath(name)))?.spec as Obj | undefined)?.taints as Obj[] | undefined) ?? [];
+}
+
+/**
+ * What the Deployment controller and the kubelets would write of the Deployment at `path` on a member
+ * (there are neither here): `replicas` of its current generation, `ready` of them ready and available.
+ */
+export async function reportDeploymentStatus(
+  member: KubeClient,
+  path: string,
+  replicas: number,
+  ready: number,
+): Promise<void> {
+  const o = await getObject(member, path);
+  const r = await member.request({
+    method: 'PATCH',
+    path: `${path}/status`,
+    contentType: 'application/merge-patch+json',
+    body: {
+      status: {
+        observedGeneration: (o?.metadata as Obj | undefined)?.generation,
+        replicas,
+        updatedReplicas: replicas,
+        readyReplicas: ready,
+        availableReplicas: ready,
+      },
+    },
+  });
+  assert.ok(r.status < 300, `status of ${path}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/**
+ * A List of Clusters `clusters`, a Deployment `web` (3 replicas) in `ns`, and the PropagationPolicy that
+ * sends it to one of the clusters (spread by cluster, one group), tolerating `taint` for 2 s, with the
+ * policy's `failover`: the set-up of the tests of NoExecute taints and cluster failover.
+ */
+export function webOnOneCluster(ns: string, clusters: string[], taint: Obj, failover: Obj): Obj {
+  return {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: [
+      ...clusters.map((name) => ({ apiVersion: 'cluster.flotilla.io/v1alpha1', kind: 'Cluster', metadata: { name } })),
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          replicas: 3,
+          selector: { matchLabels: { app: 'web' } },
+          template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
+        },
+      },
+      {
+        apiVersion: 'policy.flotilla.io/v1beta1',
+        kind: 'PropagationPolicy',
+        metadata: { name: 'web', namespace: ns },
+        spec: {
+          resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
+          placement: {
+            clusterAffinity: { clusterNames: clusters },
+            clusterTolerations: [{ ...taint, operator: 'Exists', tolerationSeconds: 2 }],
+            spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 1, minGroups: 1 }],
+          },
+          failover,
+        },
+      },
+    ],
+  };
+}

@@ -11,7 +11,16 @@ import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { capturingIO, getObject, prepareHub, type Obj, startController } from './controller-io.js';
+import {
+  capturingIO,
+  clusterTaints,
+  getObject,
+  prepareHub,
+  setClusterTaints,
+  type Obj,
+  startController,
+  webOnOneCluster,
+} from './controller-io.js';
 
 const WAIT_MS = 45_000;
 const NS = 'shop';
@@ -34,18 +43,8 @@ void describe('flotilla controller: a NoExecute taint added without timeAdded', 
       if (await getObject(m, `/apis/apps/v1/namespaces/${NS}/deployments/web`)) on.push(CLUSTERS[i] as string);
     return on;
   };
-  const clusterPath = (name: string) => `/apis/cluster.flotilla.io/v1alpha1/clusters/${name}`;
-  const taints = async (name: string) =>
-    (((await getObject(hub, clusterPath(name)))?.spec as Obj | undefined)?.taints as Obj[] | undefined) ?? [];
-  const setTaints = async (name: string, list: Obj[]) => {
-    const r = await hub.request({
-      method: 'PATCH',
-      path: clusterPath(name),
-      contentType: 'application/merge-patch+json',
-      body: { spec: { taints: list } },
-    });
-    assert.ok(r.status < 300, JSON.stringify(r.body));
-  };
+  const taints = (name: string) => clusterTaints(hub, name);
+  const setTaints = (name: string, list: Obj[]) => setClusterTaints(hub, name, list);
   const notChosen = async () =>
     ((
       (await getObject(hub, `/apis/work.flotilla.io/v1alpha1/namespaces/${NS}/resourcebindings/web-deployment`))
@@ -55,41 +54,10 @@ void describe('flotilla controller: a NoExecute taint added without timeAdded', 
   before(async () => {
     const e = env();
     ({ hub, members } = await prepareHub(e, NS));
-    const applied = await k(['apply', '-f', '-'], {
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        ...CLUSTERS.map((name) => ({
-          apiVersion: 'cluster.flotilla.io/v1alpha1',
-          kind: 'Cluster',
-          metadata: { name },
-        })),
-        {
-          apiVersion: 'apps/v1',
-          kind: 'Deployment',
-          metadata: { name: 'web', namespace: NS },
-          spec: {
-            replicas: 3,
-            selector: { matchLabels: { app: 'web' } },
-            template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } },
-          },
-        },
-        {
-          apiVersion: 'policy.flotilla.io/v1beta1',
-          kind: 'PropagationPolicy',
-          metadata: { name: 'web', namespace: NS },
-          spec: {
-            resourceSelectors: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }],
-            placement: {
-              clusterAffinity: { clusterNames: CLUSTERS },
-              clusterTolerations: [{ ...TAINT, operator: 'Exists', tolerationSeconds: 2 }],
-              spreadConstraints: [{ spreadByField: 'cluster', maxGroups: 1, minGroups: 1 }],
-            },
-            failover: { cluster: { purgeMode: 'Directly' } },
-          },
-        },
-      ],
-    });
+    const applied = await k(
+      ['apply', '-f', '-'],
+      webOnOneCluster(NS, CLUSTERS, TAINT, { cluster: { purgeMode: 'Directly' } }),
+    );
     assert.equal(applied.status, 0, applied.stderr);
     out = capturingIO(stop.signal);
     controller = startController(e.hub, e.membersKubeconfigPath, out, ['--failover', 'true']);

@@ -188,6 +188,33 @@ describe('member copies kept as digests', () => {
     assert.deepEqual(await applyAgain(), { changed: false, writes: [] }, 'and then unchanged again');
   });
 
+  it("a copy first seen by a watch's list with a status: an event (the status may be newer than the apply's answer)", async () => {
+    // Another process's watch starts with the copy already there, its status written since the apply.
+    const seenBy: JsonObject[] = [];
+    const fresh = new Member({
+      name: 'm1',
+      kubeConfig: kubeConfigFor(fake.server),
+      transport: fake,
+      userAgent: 'test',
+      concurrency: 1,
+      onOwnedEvent: (o) => seenBy.push(o),
+      onWatchError: () => undefined,
+    });
+    try {
+      assert.equal((await fresh.apply(desired(), T, 'Abort', signal)).state, 'Applied');
+      const got = await eventually(
+        () => Promise.resolve(seenBy.length),
+        (n) => n > 0,
+        5_000,
+        5,
+      );
+      assert.equal(got, 1);
+      assert.deepEqual(seenBy[0]?.status, { readyReplicas: 2 });
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('a field the controller owns removed on the member: drift, put back', async () => {
     fake.edit('apps/v1', 'Deployment', 'default', 'web', 'kubectl-edit', (o) => {
       delete ((o.metadata as Obj).labels as Obj).app;

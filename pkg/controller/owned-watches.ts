@@ -60,6 +60,9 @@ export class OwnedWatches {
         onAdd: (o) => {
           this.index(id, o, true);
           this.wake(id, o);
+          // First seen with a status (a list after this process applied it, or after the watch was away):
+          // the status may be newer than what the last apply reported, which no update event will bring.
+          if (hasStatus(o)) this.o.onOwnedEvent(o);
         },
         onUpdate: (o, old) => {
           this.index(id, old, false);
@@ -186,4 +189,9 @@ export class OwnedWatches {
 
 function watchId(info: ResourceInfo): string {
   return `${info.group}/${info.kind}`;
+}
+
+/** Whether a kept copy carries a status with anything in it (a copy just created has none). */
+function hasStatus(o: JsonObject): boolean {
+  return isObject(o.status) && Object.keys(o.status).length > 0;
 }

@@ -319,7 +319,9 @@ void describe('flotilla controller: cluster failover', () => {
     );
     // Once member3 reports healthy, the Directly task ends: every scheduled cluster is healthy.
     await report(m3, 1);
-    assert.deepEqual(await until(tasks, (t) => t.length === 0), [], 'the task ends once the new placement is healthy');
+    const ended = await until(tasks, (t) => t.length === 0);
+    const status = JSON.stringify((await binding('flaky'))?.status);
+    assert.deepEqual(ended, [], `the task ends once the new placement is healthy; the binding's status: ${status}`);
     assert.deepEqual(
       await until(
         () => replicas('flaky'),

@@ -22,7 +22,7 @@ function containerOf(namespace: string, name: string, ...flags: string[]): Obj {
   return ((deployment.spec as Obj).template as { spec: { containers: Obj[] } }).spec.containers[0] as Obj;
 }
 
-/** helm's refusal of `values` (JSON) for `path`: exits non-zero naming the value's schema path. */
+/** `helm template` with `flags` is refused: it exits non-zero, its message matching `path` (the value's schema path). */
 function refuses(namespace: string, flags: string[], path: RegExp): void {
   const r = helmSync(['template', 'flotilla', CHART, '--namespace', namespace, ...flags]);
   assert.notEqual(r.status, 0, r.stdout);

@@ -51,16 +51,19 @@ function kubeConfigFor(server: string): KubeConfig {
 
 describe('member copies kept as digests', () => {
   const fake = new FakeApiserver({ server: 'https://m1.test:6443', kinds: CORE_KINDS });
+  /** A Member `m1` on the fake apiserver, its owned events pushed to `events`. */
+  const memberOn = (events: JsonObject[], concurrency: number) =>
+    new Member({
+      name: 'm1',
+      kubeConfig: kubeConfigFor(fake.server),
+      transport: fake,
+      userAgent: 'test',
+      concurrency,
+      onOwnedEvent: (o) => events.push(o),
+      onWatchError: () => undefined,
+    });
   const events: JsonObject[] = [];
-  const m = new Member({
-    name: 'm1',
-    kubeConfig: kubeConfigFor(fake.server),
-    transport: fake,
-    userAgent: 'test',
-    concurrency: 2,
-    onOwnedEvent: (o) => events.push(o),
-    onWatchError: () => undefined,
-  });
+  const m = memberOn(events, 2);
   const other = new KubeClient(fake, { concurrency: 1 });
   const signal = new AbortController().signal;
   const live = () => fake.get('apps/v1', 'Deployment', 'default', 'web') ?? {};
@@ -191,15 +194,7 @@ describe('member copies kept as digests', () => {
   it("a copy first seen by a watch's list with a status: an event (the status may be newer than the apply's answer)", async () => {
     // Another process's watch starts with the copy already there, its status written since the apply.
     const seenBy: JsonObject[] = [];
-    const fresh = new Member({
-      name: 'm1',
-      kubeConfig: kubeConfigFor(fake.server),
-      transport: fake,
-      userAgent: 'test',
-      concurrency: 1,
-      onOwnedEvent: (o) => seenBy.push(o),
-      onWatchError: () => undefined,
-    });
+    const fresh = memberOn(seenBy, 1);
     try {
       assert.equal((await fresh.apply(desired(), T, 'Abort', signal)).state, 'Applied');
       const got = await eventually(

@@ -12,6 +12,7 @@ import { createCA, createServingCert } from '../certs/index.js';
 import { KubeClient } from './client.js';
 import { Discovery, resourcePath } from './discovery.js';
 import { TransportError, UnknownKindError } from './errors.js';
+import { Watcher } from './watch.js';
 
 const TOKEN = 'token-that-must-not-leak';
 const ca = createCA('client-test-ca');
@@ -219,6 +220,45 @@ void describe('KubeClient', () => {
     );
     await client.close();
     api.handler = (_req, res) => json(res, 200, {});
+  });
+
+  it('verifies every connection it opens at once with the kubeconfig CA', async () => {
+    const held: Array<() => void> = [];
+    api.handler = (_req, res) => held.push(() => json(res, 200, {}));
+    const before = api.connections;
+    const client = new KubeClient(kubeConfigFor(port), { concurrency: 4 });
+    const answers = Array.from({ length: 4 }, (_, i) => client.request({ method: 'GET', path: `/api/v1/c${i}` }));
+    while (held.length < 4) await new Promise((r) => setImmediate(r));
+    for (const answer of held) answer();
+    assert.deepEqual(
+      (await Promise.all(answers)).map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+    assert.equal(api.connections - before, 4);
+    await client.close();
+    api.handler = (_req, res) => json(res, 200, {});
+  });
+
+  it('fails each request and watch with a TransportError naming the server when the client key is not a key', async () => {
+    const kc = kubeConfigFor(port);
+    const notAKey = Buffer.from('not a key').toString('base64');
+    kc.users = [{ name: 'u', certData: Buffer.from(serving.certPem).toString('base64'), keyData: notAKey }];
+    const client = new KubeClient(kc, { concurrency: 1 });
+    const watcher = new Watcher(kc);
+    const named = (e: unknown) => {
+      assert.ok(e instanceof TransportError);
+      assert.match(e.message, new RegExp(`^https://127\\.0\\.0\\.1:${port}: TLS credentials: `));
+      return true;
+    };
+    for (let i = 0; i < 2; i++) await assert.rejects(client.request({ method: 'GET', path: '/version' }), named);
+    const stop = new AbortController();
+    const watch = { path: '/api/v1/configmaps', query: {}, idleTimeoutMs: 5_000, signal: stop.signal };
+    await assert.rejects(
+      watcher.watch(watch, () => undefined),
+      named,
+    );
+    stop.abort();
+    await client.close();
   });
 
   it('fails with a TransportError naming the server, not the credentials, when nothing listens', async () => {

@@ -6,6 +6,7 @@
 
 import type { Agent, OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import type { KubeConfig } from './config.js';
 
 import { http } from '../runtime/node-http.js';
@@ -93,7 +94,12 @@ class HttpsTransport implements Transport {
       const text = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
       throw new TransportError(`${this.server}: credentials: ${text}`, 'EAUTH', { cause: err });
     }
-    const agent = this.agentFor(options);
+    let agent: Agent | undefined;
+    try {
+      agent = this.agentFor(options);
+    } catch (err: unknown) {
+      throw tlsMaterialError(this.server, err);
+    }
     const url = new URL(req.path, this.base);
     const headers: OutgoingHttpHeaders = { ...(options.headers as OutgoingHttpHeaders), ...req.headers };
     const lib = url.protocol === 'http:' ? http : https;
@@ -164,7 +170,9 @@ class HttpsTransport implements Transport {
       scheduling: 'lifo' as const,
     };
     this.agent =
-      this.base.protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...tlsOptions(options) });
+      this.base.protocol === 'http:'
+        ? new http.Agent(common)
+        : new https.Agent({ ...common, ...agentTlsOptions(options) });
     return this.agent;
   }
 }
@@ -176,6 +184,26 @@ export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
     if (options[k] !== undefined) Object.assign(out, { [k]: options[k] });
   }
   return out;
+}
+
+/**
+ * tlsOptions() with one TLS context made from them, which every connection of the Agent shares. Without it
+ * each connection makes its own from the same PEM: parsed again per connection, and held in native memory
+ * while the connection is open (with hundreds open to a fleet of members). Throws what
+ * tls.createSecureContext() throws for material that is not a certificate or key.
+ */
+export function agentTlsOptions(options: https.RequestOptions): https.AgentOptions {
+  const out = tlsOptions(options);
+  return { ...out, secureContext: tls.createSecureContext(out) };
+}
+
+/** Why the kubeconfig's TLS material makes no connection (a client key that is not a key), naming the server. */
+export function tlsMaterialError(server: string, err: unknown): TransportError {
+  const errno = (err as { code?: unknown }).code;
+  const text = err instanceof Error ? err.message : String(err);
+  return new TransportError(`${server}: TLS credentials: ${text}`, typeof errno === 'string' ? errno : undefined, {
+    cause: err,
+  });
 }
 
 function transportError(server: string, err: unknown): TransportError {

@@ -9,7 +9,7 @@ import type { Agent } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from './config.js';
 
-import { isTransport, tlsOptions, type Transport } from './transport.js';
+import { agentTlsOptions, isTransport, tlsMaterialError, type Transport } from './transport.js';
 import { http } from '../runtime/node-http.js';
 import { ApiError, TransportError, displayServer } from './errors.js';
 import { isObject, type JsonObject } from './objects.js';
@@ -83,6 +83,12 @@ export class Watcher {
     url.searchParams.set('watch', '1');
     const lib = url.protocol === 'http:' ? http : https;
     const proxied = Boolean(kc.getCurrentCluster()?.proxyUrl);
+    let agent: Agent | undefined;
+    try {
+      agent = proxied ? (options.agent as Agent | undefined) : this.agentFor(options, url.protocol);
+    } catch (err: unknown) {
+      throw tlsMaterialError(this.server, err);
+    }
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const finish = (err?: Error) => {
@@ -102,7 +108,7 @@ export class Watcher {
           path: `${url.pathname}${url.search}`,
           method: 'GET',
           headers: { ...options.headers, Accept: 'application/json', 'User-Agent': this.userAgent },
-          agent: proxied ? options.agent : this.agentFor(options, url.protocol),
+          agent,
           ...(options.auth ? { auth: options.auth } : {}),
         },
         (res) => {
@@ -186,7 +192,8 @@ export class Watcher {
   private agentFor(options: https.RequestOptions, protocol: string): Agent {
     if (this.agent) return this.agent;
     const common = { keepAlive: true, scheduling: 'lifo' as const };
-    this.agent = protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...tlsOptions(options) });
+    this.agent =
+      protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...agentTlsOptions(options) });
     return this.agent;
   }
 }

@@ -187,14 +187,22 @@ export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
 }
 
 /**
- * tlsOptions() with one TLS context made from them, which every connection of the Agent shares. Without it
- * each connection makes its own from the same PEM: parsed again per connection, and held in native memory
- * while the connection is open (with hundreds open to a fleet of members). Throws what
- * tls.createSecureContext() throws for material that is not a certificate or key.
+ * The Agent's TLS options: one TLS context made from the kubeconfig's material, which every connection
+ * shares, and the verification settings; not the PEM itself. Without the context each connection makes
+ * its own from the same PEM (parsed again, and held in native memory while the connection is open, with
+ * hundreds open to a fleet of members); with the PEM among the Agent's options, node makes each request's
+ * connection-pool name from it (some 4 KiB of string per request). Throws what tls.createSecureContext()
+ * throws for material that is not a certificate or key.
  */
 export function agentTlsOptions(options: https.RequestOptions): https.AgentOptions {
-  const out = tlsOptions(options);
-  return { ...out, secureContext: tls.createSecureContext(out) };
+  const material = tlsOptions(options);
+  const secureContext = tls.createSecureContext(material);
+  const { rejectUnauthorized, servername } = material;
+  return {
+    secureContext,
+    ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
+    ...(servername === undefined ? {} : { servername }),
+  };
 }
 
 /** Why the kubeconfig's TLS material makes no connection (a client key that is not a key), naming the server. */

@@ -13,7 +13,7 @@ import PQueue from 'p-queue';
 
 import { customResourceDefinitions } from '../../api/crds/index.js';
 import { HEAP_METRIC_ENV } from '../../pkg/runtime/heap-gauge.js';
-import { agentNodeFlags, controllerNodeFlags } from '../node-launch.js';
+import { agentConcurrency, agentNodeFlags, controllerNodeFlags } from '../node-launch.js';
 import type { KubeClient } from '../../pkg/kube/client.js';
 import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js';
 import { kubectl } from '../envtest/kubectl.js';
@@ -269,7 +269,7 @@ export async function spawnControllers(
   );
 }
 
-/** An agent in the cluster `name`, reaching it through `kubeconfig`; node runs with the chart's agent.nodeFlags. */
+/** An agent in the cluster `name`, reaching it through `kubeconfig`, as the chart runs it: node with agent.nodeFlags, the agent with agent.concurrency. */
 export function spawnAgent(name: string, hubKubeconfig: string, kubeconfig: string): Proc {
   return spawnFlotilla(
     `agent ${name}`,
@@ -284,7 +284,7 @@ export function spawnAgent(name: string, hubKubeconfig: string, kubeconfig: stri
       '--namespace',
       'flotilla-system',
       '--concurrency',
-      '16',
+      agentConcurrency(),
     ],
     undefined,
     agentNodeFlags(),

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 
 import { AGENT_MODE, CHART, helmSync } from '../helm-binary.js';
-import { agentNodeFlags, controllerNodeFlags } from '../node-launch.js';
+import { agentConcurrency, agentNodeFlags, controllerNodeFlags } from '../node-launch.js';
 
 type Obj = Record<string, unknown>;
 const PROGRAM = '/app/dist/cmd/flotilla/main.js';
@@ -67,6 +67,12 @@ void describe('the chart: node flags', () => {
       const command = containerOf(k.namespace, k.deployment, ...k.mode).command;
       assert.deepStrictEqual(command, flags.length > 0 ? ['/nodejs/bin/node', ...flags, PROGRAM] : ['flotilla']);
     });
+
+    if (k.kind === 'agent')
+      void it('runs the agent by default with the concurrency benches start it with (test/node-launch.ts)', () => {
+        const args = containerOf(k.namespace, k.deployment, ...k.mode).args as string[];
+        assert.ok(args.includes(`--concurrency=${agentConcurrency({})}`), args.join(' '));
+      });
 
     void it(`refuses a ${k.kind}.nodeFlags entry that is not one flag, naming the value`, () => {
       for (const bad of ['--lite-mode; rm -rf /', 'lite-mode', '--x=$(id)'])

@@ -83,12 +83,7 @@ export class Watcher {
     url.searchParams.set('watch', '1');
     const lib = url.protocol === 'http:' ? http : https;
     const proxied = Boolean(kc.getCurrentCluster()?.proxyUrl);
-    let agent: Agent | undefined;
-    try {
-      agent = proxied ? (options.agent as Agent | undefined) : this.agentFor(options, url.protocol);
-    } catch (err: unknown) {
-      throw tlsMaterialError(this.server, err);
-    }
+    const agent = this.connectionAgent(options, url.protocol, proxied);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const finish = (err?: Error) => {
@@ -187,6 +182,16 @@ export class Watcher {
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
+  }
+
+  /** The proxy's agent (client-node's), or this Watcher's own; TLS material that makes no connection is a TransportError. */
+  private connectionAgent(options: https.RequestOptions, protocol: string, proxied: boolean): Agent | undefined {
+    if (proxied) return options.agent as Agent | undefined;
+    try {
+      return this.agentFor(options, protocol);
+    } catch (err: unknown) {
+      throw tlsMaterialError(this.server, err);
+    }
   }
 
   private agentFor(options: https.RequestOptions, protocol: string): Agent {

@@ -207,16 +207,12 @@ export function agentTlsOptions(options: https.RequestOptions): https.AgentOptio
 
 /** Why the kubeconfig's TLS material makes no connection (a client key that is not a key), naming the server. */
 export function tlsMaterialError(server: string, err: unknown): TransportError {
-  const errno = (err as { code?: unknown }).code;
-  const text = err instanceof Error ? err.message : String(err);
-  return new TransportError(`${server}: TLS credentials: ${text}`, typeof errno === 'string' ? errno : undefined, {
-    cause: err,
-  });
+  return transportError(server, err, 'TLS credentials: ');
 }
 
-function transportError(server: string, err: unknown): TransportError {
+function transportError(server: string, err: unknown, what = ''): TransportError {
   const errno = (err as { code?: unknown }).code;
   const code = typeof errno === 'string' ? errno : undefined;
   const text = err instanceof Error ? err.message : String(err);
-  return new TransportError(`${server}: ${text}`, code, { cause: err });
+  return new TransportError(`${server}: ${what}${text}`, code, { cause: err });
 }

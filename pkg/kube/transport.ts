@@ -94,12 +94,7 @@ class HttpsTransport implements Transport {
       const text = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
       throw new TransportError(`${this.server}: credentials: ${text}`, 'EAUTH', { cause: err });
     }
-    let agent: Agent | undefined;
-    try {
-      agent = this.agentFor(options);
-    } catch (err: unknown) {
-      throw tlsMaterialError(this.server, err);
-    }
+    const agent = this.agentFor(options);
     const url = new URL(req.path, this.base);
     const headers: OutgoingHttpHeaders = { ...(options.headers as OutgoingHttpHeaders), ...req.headers };
     const lib = url.protocol === 'http:' ? http : https;
@@ -172,13 +167,13 @@ class HttpsTransport implements Transport {
     this.agent =
       this.base.protocol === 'http:'
         ? new http.Agent(common)
-        : new https.Agent({ ...common, ...agentTlsOptions(options) });
+        : new https.Agent({ ...common, ...agentTlsOptions(this.server, options) });
     return this.agent;
   }
 }
 
 /** The TLS material the KubeConfig put on request options (CA, client certificate, verification), for an Agent. */
-export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
+function tlsOptions(options: https.RequestOptions): https.AgentOptions {
   const out: https.AgentOptions = {};
   for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {
     if (options[k] !== undefined) Object.assign(out, { [k]: options[k] });
@@ -191,23 +186,23 @@ export function tlsOptions(options: https.RequestOptions): https.AgentOptions {
  * shares, and the verification settings; not the PEM itself. Without the context each connection makes
  * its own from the same PEM (parsed again, and held in native memory while the connection is open, with
  * hundreds open to a fleet of members); with the PEM among the Agent's options, node makes each request's
- * connection-pool name from it (some 4 KiB of string per request). Throws what tls.createSecureContext()
- * throws for material that is not a certificate or key.
+ * connection-pool name from it (some 4 KiB of string per request). Material that is not a certificate or
+ * key throws a TransportError naming `server`.
  */
-export function agentTlsOptions(options: https.RequestOptions): https.AgentOptions {
+export function agentTlsOptions(server: string, options: https.RequestOptions): https.AgentOptions {
   const material = tlsOptions(options);
-  const secureContext = tls.createSecureContext(material);
+  let secureContext: tls.SecureContext;
+  try {
+    secureContext = tls.createSecureContext(material);
+  } catch (err: unknown) {
+    throw transportError(server, err, 'TLS credentials: ');
+  }
   const { rejectUnauthorized, servername } = material;
   return {
     secureContext,
     ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
     ...(servername === undefined ? {} : { servername }),
   };
-}
-
-/** Why the kubeconfig's TLS material makes no connection (a client key that is not a key), naming the server. */
-export function tlsMaterialError(server: string, err: unknown): TransportError {
-  return transportError(server, err, 'TLS credentials: ');
 }
 
 function transportError(server: string, err: unknown, what = ''): TransportError {

@@ -9,7 +9,7 @@ import type { Agent } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from './config.js';
 
-import { agentTlsOptions, isTransport, tlsMaterialError, type Transport } from './transport.js';
+import { agentTlsOptions, isTransport, type Transport } from './transport.js';
 import { http } from '../runtime/node-http.js';
 import { ApiError, TransportError, displayServer } from './errors.js';
 import { isObject, type JsonObject } from './objects.js';
@@ -83,7 +83,6 @@ export class Watcher {
     url.searchParams.set('watch', '1');
     const lib = url.protocol === 'http:' ? http : https;
     const proxied = Boolean(kc.getCurrentCluster()?.proxyUrl);
-    const agent = this.connectionAgent(options, url.protocol, proxied);
     return new Promise<void>((resolve, reject) => {
       let settled = false;
       const finish = (err?: Error) => {
@@ -103,7 +102,7 @@ export class Watcher {
           path: `${url.pathname}${url.search}`,
           method: 'GET',
           headers: { ...options.headers, Accept: 'application/json', 'User-Agent': this.userAgent },
-          agent,
+          agent: proxied ? options.agent : this.agentFor(options, url.protocol),
           ...(options.auth ? { auth: options.auth } : {}),
         },
         (res) => {
@@ -184,21 +183,13 @@ export class Watcher {
     this.agent = undefined;
   }
 
-  /** The proxy's agent (client-node's), or this Watcher's own; TLS material that makes no connection is a TransportError. */
-  private connectionAgent(options: https.RequestOptions, protocol: string, proxied: boolean): Agent | undefined {
-    if (proxied) return options.agent as Agent | undefined;
-    try {
-      return this.agentFor(options, protocol);
-    } catch (err: unknown) {
-      throw tlsMaterialError(this.server, err);
-    }
-  }
-
   private agentFor(options: https.RequestOptions, protocol: string): Agent {
     if (this.agent) return this.agent;
     const common = { keepAlive: true, scheduling: 'lifo' as const };
     this.agent =
-      protocol === 'http:' ? new http.Agent(common) : new https.Agent({ ...common, ...agentTlsOptions(options) });
+      protocol === 'http:'
+        ? new http.Agent(common)
+        : new https.Agent({ ...common, ...agentTlsOptions(this.server, options) });
     return this.agent;
   }
 }

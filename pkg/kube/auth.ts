@@ -7,7 +7,6 @@
 //            provider of the in-cluster config.
 // A proxied cluster and the gcp, azure and oidc auth providers are client-node's (needsClientNode).
 
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 
@@ -154,7 +153,12 @@ function execCredential(user: User, exec: ExecConfig): Promise<ExecCredential> {
   return run.promise;
 }
 
-function runPlugin(exec: ExecConfig): Promise<ExecCredential> {
+/**
+ * Runs the plugin. node:child_process is loaded here, the first time a plugin runs: most kubeconfigs have
+ * none, and loading it costs a process that has node:https already about 0.5 MiB of RSS.
+ */
+async function runPlugin(exec: ExecConfig): Promise<ExecCredential> {
+  const { spawn } = await import('node:child_process');
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const e of exec.env) env[e.name] = e.value;
   env.KUBERNETES_EXEC_INFO = JSON.stringify({

@@ -209,6 +209,31 @@ describe('EngineState: what a propagation policy change affects', () => {
     assert.deepEqual(sorted(s.upsert(pp).affected), []);
   });
 
+  it("includes what it claims when only the policy's group or Karmada permanent id changes: the copies' claim metadata does", () => {
+    const karmada = (id?: string) => {
+      const p: Obj = {
+        ...clusterPropagationPolicy('p', [selectDeployment()]),
+        apiVersion: 'policy.karmada.io/v1alpha1',
+      };
+      if (id) p.metadata = { name: 'p', labels: { 'clusterpropagationpolicy.karmada.io/permanent-id': id } };
+      return p;
+    };
+    const flotilla = clusterPropagationPolicy('p', [selectDeployment()]);
+    const s = stateWith(deployment('a'), cluster('m1'), karmada());
+    const annotations = () => s.renderTemplate(key('a'))?.placements[0]?.object.metadata;
+    assert.deepEqual((annotations() as Obj).annotations, { 'clusterpropagationpolicy.karmada.io/name': 'p' });
+
+    assert.deepEqual(sorted(s.upsert(flotilla).affected), [key('a')]);
+    const now = renderDetailed({ objects: [deployment('a'), cluster('m1'), flotilla] }).placements[0];
+    assert.deepEqual(annotations(), now?.object.metadata);
+    assert.equal((annotations() as Obj).annotations, undefined);
+
+    assert.deepEqual(sorted(s.upsert(karmada()).affected), [key('a')]);
+    assert.deepEqual(sorted(s.upsert(karmada('id-1')).affected), [key('a')]);
+    assert.deepEqual((annotations() as Obj).labels, { 'clusterpropagationpolicy.karmada.io/permanent-id': 'id-1' });
+    assert.deepEqual(sorted(s.upsert(karmada('id-1')).affected), []);
+  });
+
   it('includes a claimed template when the placement changes', () => {
     const s = base();
     const m = s.upsert(

@@ -35,6 +35,7 @@
 //     replicas. An update that changes nothing placement, division or overrides read (status,
 //     annotations, the kubeconfig secret) affects nothing.
 
+import { karmadaClaimMetadata } from './claim-copy.js';
 import { dispatchOf, type Dispatch } from './dispatch.js';
 import { admissionErrors } from './admission.js';
 import { refOf, sortInputs, type PolicyEntry, type Template } from './inputs.js';
@@ -388,8 +389,15 @@ export class EngineState {
   private changePropagation(key: string, next: PolicyEntry | undefined, m: Mutation): void {
     const prev = this.propagation.get(key);
     if (!prev && !next) return;
-    // Claims read the spec (selectors, priority) and the name; rendering reads spec.placement.
-    if (prev && next && jsonEqual(prev.spec, next.spec)) return;
+    // Claims read the spec (selectors, priority) and the name; rendering reads spec.placement, and the group
+    // and Karmada permanent id, which decide the claim metadata the copies carry (claim-copy.ts).
+    if (
+      prev &&
+      next &&
+      jsonEqual(prev.spec, next.spec) &&
+      jsonEqual(karmadaClaimMetadata(prev), karmadaClaimMetadata(next))
+    )
+      return;
     const scope = new Map<string, Template>();
     if (prev) this.templates.matching(prev, scope);
     if (next) this.templates.matching(next, scope);

@@ -22,6 +22,12 @@ export const CONTROLLER_FLAGS = {
     help: "the controller's namespace: bindings of cluster-scoped templates and the Lease (default $POD_NAMESPACE, else flotilla-system)",
   },
   concurrency: { type: 'string', default: '8', value: 'N', help: 'templates reconciled at once (1-1000)' },
+  'member-concurrency': {
+    type: 'string',
+    default: '4',
+    value: 'N',
+    help: 'requests in flight to each member cluster, and templates applied to it at once (1-1000); each is a connection the controller holds open',
+  },
   'leader-elect': {
     type: 'string',
     default: 'false',

@@ -52,6 +52,7 @@ function skipped(value: string): string[] {
 
 export async function run(values: ControllerFlags, io: CommandIO): Promise<number> {
   const concurrency = integer('--concurrency', values.concurrency, 1, 1000);
+  const memberConcurrency = integer('--member-concurrency', values['member-concurrency'], 1, 1000);
   const metricsPort = integer('--metrics-port', values['metrics-port'], 0, 65535);
   const namespace = values.namespace ?? (io.env.POD_NAMESPACE || 'flotilla-system');
   checkDnsLabel('--namespace', namespace);
@@ -80,6 +81,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     members,
     namespace,
     concurrency,
+    memberConcurrency,
     logger,
     tooling,
     instance: instanceName(io.env),

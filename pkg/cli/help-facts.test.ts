@@ -116,6 +116,7 @@ describe('help texts against the code', () => {
         gracefulEvictionTimeoutMs: d('graceful-eviction-timeout'),
         evictionPurgeMode: d('eviction-purge-mode'),
         leaseNamespace: d('lease-namespace'),
+        memberConcurrency: Number(d('member-concurrency')),
       },
       { ...CONTROLLER_DEFAULTS },
     );

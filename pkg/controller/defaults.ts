@@ -28,4 +28,10 @@ export const CONTROLLER_DEFAULTS = {
   evictionPurgeMode: 'Gracefully',
   /** --lease-namespace */
   leaseNamespace: DEFAULT_LEASE_NAMESPACE,
+  /**
+   * --member-concurrency: requests in flight to one member, and templates applied to it at once. Each is a
+   * TLS connection and a request the controller holds while the member answers: against 16, 4 took a
+   * burst of 1,000 templates to 50 members 10% longer, with 15% less RSS and less CPU (README "Operations").
+   */
+  memberConcurrency: 4,
 } as const;

@@ -257,7 +257,7 @@ export class Controller {
       policy: (ref) => this.inputs.policy(ref),
       namespace: o.namespace,
       concurrency: o.concurrency,
-      memberConcurrency: o.concurrency,
+      memberConcurrency: o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency,
       cleanupTimeoutMs: o.cleanupTimeoutMs ?? 600_000,
       evictionPurgeMode: o.evictionPurgeMode ?? CONTROLLER_DEFAULTS.evictionPurgeMode,
       gracefulEvictionTimeoutMs: o.gracefulEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.gracefulEvictionTimeoutMs,
@@ -332,7 +332,8 @@ function memberRegistry(
       clusterSecrets: o.clusterSecrets !== false,
       probeIntervalMs: o.probeIntervalMs ?? CONTROLLER_DEFAULTS.probeIntervalMs,
       probeTimeoutMs: o.probeTimeoutMs ?? CONTROLLER_DEFAULTS.probeTimeoutMs,
-      memberConcurrency: o.memberConcurrency ?? 16,
+      // An agent's one member takes what it applies at once; a controller's, --member-concurrency each.
+      memberConcurrency: o.agent ? o.concurrency : (o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency),
       userAgent: o.tooling,
       logger: o.logger,
     },

@@ -39,9 +39,9 @@ export interface ControllerOptions {
   gracefulEvictionTimeoutMs?: number;
   /** The controller's namespace: ResourceBindings of cluster-scoped templates. */
   namespace: string;
-  /** Templates planned at once, and (template, member) pairs carried out at once per member. */
+  /** Templates planned at once (an agent: templates applied to its cluster at once, and its requests there). */
   concurrency: number;
-  /** Requests in flight per member. */
+  /** A controller's requests in flight to each member, and templates applied to it at once. Default 4. */
   memberConcurrency?: number;
   logger: Logger;
   /** `flotilla/<version>`: the user agent. */

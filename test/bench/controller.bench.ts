@@ -4,7 +4,8 @@
 //
 //   1. initial propagation: 500 Deployments created on the hub (16 writes at a time) until all 1,000 member
 //      objects exist, next to the floor measured in the same run: the same 1,000 rendered objects sent as
-//      server-side applies straight to the members with the controller's per-member concurrency (16);
+//      server-side applies straight to the members with the controller's per-member concurrency (16: the
+//      controller runs with --member-concurrency 16 here, its default being 4, so the two compare like for like);
 //      then, counted until the hub has served no write for QUIET_MS, the controller's hub writes per
 //      template, its member applies per template and member, its CPU, and its peak RSS (VmHWM);
 //   2. single-edit latency, idle: one template's image changed on the hub until both members show it
@@ -437,6 +438,8 @@ async function main(): Promise<void> {
         '0',
         '--concurrency',
         String(CONCURRENCY),
+        '--member-concurrency',
+        String(CONCURRENCY),
         '--log-level',
         process.env.BENCH_LOG_LEVEL ?? 'warn',
       ],
@@ -611,7 +614,12 @@ async function main(): Promise<void> {
           `/apis/policy.flotilla.io/v1beta1/namespaces/${ns}/propagationpolicies/${(o.metadata as Obj).name as string}`,
         'bench',
       );
-      const fresh = freshController(env.hub.kubeconfigPath, kubeconfig, ['--concurrency', String(CONCURRENCY)]);
+      const fresh = freshController(env.hub.kubeconfigPath, kubeconfig, [
+        '--concurrency',
+        String(CONCURRENCY),
+        '--member-concurrency',
+        String(CONCURRENCY),
+      ]);
       await new Promise((r) => setTimeout(r, 500));
       const started = performance.now();
       await applyAll(

@@ -74,7 +74,13 @@ void describe('ui page in Chromium (synthetic fleet, 5,000 × 20)', () => {
   void it('filters by state and cluster', async () => {
     await page.selectOption('[data-filter=cluster]', 'member-03');
     await page.selectOption('[data-filter=state]', 'Conflict');
-    await waitInPage(page, "document.querySelectorAll('[data-cluster]').length > 0", 30_000);
+    // The cluster filter alone draws member-03's cells in every state: wait until the state filter has
+    // redrawn the rows (a cell of another state left means it has not yet, or did not filter).
+    await waitInPage(
+      page,
+      "(() => { const c = [...document.querySelectorAll('[data-row-id] [data-cluster]')]; return c.length > 0 && c.every((e) => e.dataset.state === 'Conflict'); })()",
+      30_000,
+    );
     const states: string[] = await page.evaluate(
       "[...document.querySelectorAll('[data-row-id] [data-cluster]')].map((e) => e.dataset.cluster + '=' + e.dataset.state)",
     );

@@ -157,19 +157,28 @@ class HttpsTransport implements Transport {
   /** One keep-alive agent per transport, built from the TLS material of the first request. */
   private agentFor(options: https.RequestOptions): Agent | undefined {
     if (this.proxied) return options.agent as Agent | undefined;
-    if (this.agent) return this.agent;
-    const common = {
-      keepAlive: true,
+    this.agent ??= keepAliveAgent(this.server, this.base.protocol, options, {
       maxSockets: this.maxSockets,
       maxFreeSockets: this.maxSockets,
-      scheduling: 'lifo' as const,
-    };
-    this.agent =
-      this.base.protocol === 'http:'
-        ? new http.Agent(common)
-        : new https.Agent({ ...common, ...agentTlsOptions(this.server, options) });
+    });
     return this.agent;
   }
+}
+
+/**
+ * The one keep-alive Agent of a connection pool to `server` (the transport's, a watcher's): plain for
+ * `http:`, else with the TLS material of `options` in one SecureContext (agentTlsOptions).
+ */
+export function keepAliveAgent(
+  server: string,
+  protocol: string,
+  options: https.RequestOptions,
+  limits: Pick<https.AgentOptions, 'maxSockets' | 'maxFreeSockets'> = {},
+): Agent {
+  const common = { keepAlive: true, scheduling: 'lifo' as const, ...limits };
+  return protocol === 'http:'
+    ? new http.Agent(common)
+    : new https.Agent({ ...common, ...agentTlsOptions(server, options) });
 }
 
 /** The TLS material the KubeConfig put on request options (CA, client certificate, verification), for an Agent. */
@@ -205,7 +214,8 @@ export function agentTlsOptions(server: string, options: https.RequestOptions): 
   };
 }
 
-function transportError(server: string, err: unknown, what = ''): TransportError {
+/** `err` (a socket's, TLS's) as a TransportError naming `server`, its errno code kept. */
+export function transportError(server: string, err: unknown, what = ''): TransportError {
   const errno = (err as { code?: unknown }).code;
   const code = typeof errno === 'string' ? errno : undefined;
   const text = err instanceof Error ? err.message : String(err);

@@ -9,7 +9,7 @@ import type { Agent } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from './config.js';
 
-import { agentTlsOptions, isTransport, type Transport } from './transport.js';
+import { isTransport, keepAliveAgent, transportError, type Transport } from './transport.js';
 import { http } from '../runtime/node-http.js';
 import { ApiError, TransportError, displayServer } from './errors.js';
 import { isObject, type JsonObject } from './objects.js';
@@ -93,7 +93,7 @@ export class Watcher {
         else reject(err);
       };
       const fail = (err: unknown) =>
-        finish(err instanceof ApiError || err instanceof TransportError ? err : asTransport(this.server, err));
+        finish(err instanceof ApiError || err instanceof TransportError ? err : transportError(this.server, err));
       const r = lib.request(
         {
           protocol: url.protocol,
@@ -184,12 +184,7 @@ export class Watcher {
   }
 
   private agentFor(options: https.RequestOptions, protocol: string): Agent {
-    if (this.agent) return this.agent;
-    const common = { keepAlive: true, scheduling: 'lifo' as const };
-    this.agent =
-      protocol === 'http:'
-        ? new http.Agent(common)
-        : new https.Agent({ ...common, ...agentTlsOptions(this.server, options) });
+    this.agent ??= keepAliveAgent(this.server, protocol, options);
     return this.agent;
   }
 }
@@ -205,13 +200,4 @@ function statusError(status: number, text: string): ApiError {
     // not a Status
   }
   return new ApiError(status, reason, message);
-}
-
-function asTransport(server: string, err: unknown): TransportError {
-  const errno = (err as { code?: unknown }).code;
-  return new TransportError(
-    `${server}: ${err instanceof Error ? err.message : String(err)}`,
-    typeof errno === 'string' ? errno : undefined,
-    { cause: err },
-  );
 }

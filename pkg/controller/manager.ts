@@ -257,7 +257,7 @@ export class Controller {
       policy: (ref) => this.inputs.policy(ref),
       namespace: o.namespace,
       concurrency: o.concurrency,
-      memberConcurrency: o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency,
+      memberConcurrency: memberConcurrency(o),
       cleanupTimeoutMs: o.cleanupTimeoutMs ?? 600_000,
       evictionPurgeMode: o.evictionPurgeMode ?? CONTROLLER_DEFAULTS.evictionPurgeMode,
       gracefulEvictionTimeoutMs: o.gracefulEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.gracefulEvictionTimeoutMs,
@@ -332,13 +332,17 @@ function memberRegistry(
       clusterSecrets: o.clusterSecrets !== false,
       probeIntervalMs: o.probeIntervalMs ?? CONTROLLER_DEFAULTS.probeIntervalMs,
       probeTimeoutMs: o.probeTimeoutMs ?? CONTROLLER_DEFAULTS.probeTimeoutMs,
-      // An agent's one member takes what it applies at once; a controller's, --member-concurrency each.
-      memberConcurrency: o.agent ? o.concurrency : (o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency),
+      memberConcurrency: memberConcurrency(o),
       userAgent: o.tooling,
       logger: o.logger,
     },
     o.members,
   );
+}
+
+/** Requests in flight to each member and templates applied to it at once: an agent's one member takes what it applies at once, a controller's --member-concurrency. */
+function memberConcurrency(o: ControllerOptions): number {
+  return o.agent ? o.concurrency : (o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency);
 }
 
 /** How long templates wait for every informer to list before those listed are reconciled anyway. */

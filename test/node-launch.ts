@@ -13,13 +13,15 @@ const VALUES = fileURLToPath(new URL('../../deploy/helm/flotilla/values.yaml', i
 
 type Values = Record<string, { nodeFlags?: unknown; concurrency?: unknown } | undefined>;
 
-const chartValues = (): Values => parse(readFileSync(VALUES, 'utf8')) as Values;
+let values: Values | undefined;
+/** values.yaml, read once per process (a bench starts an agent per member). */
+const chartValues = (): Values => (values ??= parse(readFileSync(VALUES, 'utf8')) as Values);
 
 /** The chart's `<kind>.nodeFlags` (none when the chart gives none), or `override` when set. */
 function chartNodeFlags(kind: 'agent' | 'controller', override: string | undefined): string[] {
   if (override !== undefined) return override.split(/\s+/).filter(Boolean);
-  const values = chartValues();
-  const flags = Object.hasOwn(values, kind) ? (values[kind]?.nodeFlags ?? []) : [];
+  const chart = chartValues();
+  const flags = Object.hasOwn(chart, kind) ? (chart[kind]?.nodeFlags ?? []) : [];
   if (!Array.isArray(flags) || !flags.every((f) => typeof f === 'string'))
     throw new Error(`${VALUES}: ${kind}.nodeFlags is not a list of strings`);
   return flags;

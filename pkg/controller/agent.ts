@@ -18,6 +18,11 @@
 // Work said preserveResourcesOnDeletion; then the Work's status is cleared, which is what the controller
 // waits for before it releases the template's finalizer. While the agent's Cluster is not
 // in Pull mode, it does nothing: the controller delivers there.
+//
+// Once its cluster reports a plan's copy applied, the plan lets the copy go (it keeps what the Work's
+// status needs): an agent holds a template's rendered copy only while it is being applied. Whatever would
+// apply it again — drift, a Work or Cluster change, the member coming back — plans the template again
+// first; a retry of the member's work that finds the copy gone does that too.
 
 import { createHash } from 'node:crypto';
 
@@ -85,6 +90,8 @@ export class AgentReconciler implements Reconciler {
   private readonly entries: WorkQueue;
   private readonly o: AgentReconcilerOptions;
   private readonly plans = new Map<string, TemplatePlan>();
+  /** Templates whose plan's copy was applied and let go: their member work plans them again first. */
+  private readonly applied = new Set<string>();
   private readonly reports = new Map<string, MemberReport>();
   /** Templates deleted on the hub whose copy is still to be removed here. */
   private readonly gone = new Set<string>();
@@ -101,13 +108,18 @@ export class AgentReconciler implements Reconciler {
     this.entries = hubWriteQueue((key) => this.writeEntry(key), o.logger, 'cannot write the status of a Work');
     this.status = { name: 'work-status', queue: this.entries, reconcile: (key) => this.writeEntry(key) };
     this.work = new MemberWork({
-      plan: (key) => this.plans.get(key),
+      plan: (key) => {
+        if (!this.applied.has(key)) return this.plans.get(key);
+        this.queue.add(key);
+        return undefined;
+      },
       ref: (key) => {
         const t = this.templates.get(key);
         return t ? refOf(t) : undefined;
       },
       report: (key, _member, r) => {
         this.reports.set(key, r);
+        this.letCopyGo(key, r);
         this.entries.add(key);
       },
       events: o.events,
@@ -149,10 +161,20 @@ export class AgentReconciler implements Reconciler {
     else if (!deepEqual(o.status, old.status)) this.entries.add(key);
   }
 
+  /** The copy of a plan its cluster reports applied is let go: the plan keeps what the Work's status needs. */
+  private letCopyGo(key: string, r: MemberReport): void {
+    const p = this.plans.get(key);
+    if (!p || p.version !== r.version || r.status.state !== 'Applied') return;
+    if (p.steps.get(this.o.cluster)?.action !== 'apply') return;
+    this.plans.set(key, { ...p, steps: new Map() });
+    this.applied.add(key);
+  }
+
   private forget(key: string): void {
     this.gone.delete(key);
     this.templates.delete(key);
     this.plans.delete(key);
+    this.applied.delete(key);
     this.reports.delete(key);
     this.preserve.delete(key);
   }
@@ -192,6 +214,7 @@ export class AgentReconciler implements Reconciler {
     if (this.gone.has(key) || ownString(meta, 'deletionTimestamp')) return this.cleanup(key, m, t, signal);
     const p = this.planFor(key, template, t, spec);
     this.plans.set(key, p);
+    this.applied.delete(key);
     this.work.add(key, [m]);
     // Nothing to apply (kept, suspended, failed to render, removed): the status says so now; an apply
     // reports when it is done (one write, not Pending then Applied).
@@ -227,6 +250,7 @@ export class AgentReconciler implements Reconciler {
     signal: AbortSignal,
   ): Promise<{ requeueAfter?: number } | undefined> {
     this.plans.delete(key);
+    this.applied.delete(key);
     const template = this.templates.get(key);
     if (!template) return undefined;
     const ref = refOf(template);

@@ -61,13 +61,13 @@ export interface BindingInput {
    */
   agentClusters?: ClusterStatus[];
   /** The workloads that take this template with them (propagateDeps), each with its clusters. */
-  requiredBy?: RequiredBy[];
+  requiredBy?: readonly RequiredBy[];
   /** Clusters the template was evicted from, while their copies are being dealt with. */
-  evictionTasks?: EvictionTask[];
+  evictionTasks?: readonly EvictionTask[];
   /** Known clusters the template does not go to, and why. */
-  notChosen?: Array<{ cluster: string; reason: string }>;
+  notChosen?: ReadonlyArray<{ cluster: string; reason: string }>;
   /** Errors that are about the template rather than one cluster (placement). */
-  errors: string[];
+  errors: readonly string[];
 }
 
 const MAX_NAME = 253;

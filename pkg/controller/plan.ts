@@ -44,9 +44,9 @@ export interface TemplatePlan {
   /** Targeted clusters, as the binding lists them before any member reports (Pending, or Failed to render); shared with other plans: never changed in place. */
   clusters: Map<string, ClusterStatus>;
   /** Errors about the template rather than one cluster (placement). */
-  errors: string[];
+  errors: readonly string[];
   /** `cluster: message` of each cluster whose render failed. */
-  overrideFailed: string[];
+  overrideFailed: readonly string[];
   /** Each targeted cluster's step; a member not listed is not targeted. Equal objects are one object, shared: never changed in place. */
   steps: Map<string, MemberStep>;
   /** Clusters the policy suspends dispatching to (`suspension`): every one, or those named. */
@@ -54,15 +54,15 @@ export interface TemplatePlan {
   /** The policy's preserveResourcesOnDeletion: members keep their copies when the template is deleted. */
   preserveOnDeletion: boolean;
   /** The workloads that take the template with them (propagateDeps); the caller fills it in. */
-  requiredBy: RequiredBy[];
+  requiredBy: readonly RequiredBy[];
   /** Clusters a NoExecute taint evicted the template from and what happens to their copies; the caller fills it in. */
-  evictionTasks: EvictionTask[];
+  evictionTasks: readonly EvictionTask[];
   /** The clusters placement evicted the template from (NoExecute taints, application failover). */
   evicted: ReadonlySet<string>;
   /** Binding entries of the evicted clusters whose copies a task keeps (Evicting); the caller fills it in. */
-  evicting: ClusterStatus[];
+  evicting: readonly ClusterStatus[];
   /** The known clusters the template does not go to, and why (the engine's first reason). */
-  notChosen: Array<{ cluster: string; reason: string }>;
+  notChosen: ReadonlyArray<{ cluster: string; reason: string }>;
   /** The policy's failover.application. */
   appFailover?: ApplicationFailover | undefined;
   /** The policy's failover.cluster.purgeMode; absent when it has no failover.cluster (the controller's default then). */
@@ -98,6 +98,11 @@ function shared(copies: Map<string, ApplyStep>, object: JsonObject, identity: Te
 
 /** An empty set shared by every plan that names no cluster (nothing suspended, nothing evicted). */
 const NONE: ReadonlySet<string> = new Set<string>();
+
+/** An empty list shared by every plan's lists that hold nothing (most of them, in most plans). */
+const EMPTY: readonly never[] = Object.freeze([]);
+
+const listOf = <T>(items: readonly T[] | undefined): readonly T[] => (items && items.length > 0 ? items : EMPTY);
 
 const setOf = (names: readonly string[] | undefined): ReadonlySet<string> =>
   names && names.length > 0 ? new Set(names) : NONE;
@@ -161,16 +166,16 @@ export function plan(
     policy: render.policy,
     conflictResolution: dispatch.conflictResolution,
     clusters,
-    errors,
-    overrideFailed,
+    errors: listOf(errors),
+    overrideFailed: listOf(overrideFailed),
     steps,
     suspended,
     preserveOnDeletion: dispatch.preserveResourcesOnDeletion,
-    requiredBy: [],
-    evictionTasks: [],
+    requiredBy: EMPTY,
+    evictionTasks: EMPTY,
     evicted: setOf(render.evicted),
-    evicting: [],
-    notChosen: render.notChosen ?? [],
+    evicting: EMPTY,
+    notChosen: listOf(render.notChosen),
     appFailover: dispatch.application,
     clusterPurgeMode: dispatch.clusterPurgeMode,
     clusterStatePreservation: dispatch.clusterStatePreservation,

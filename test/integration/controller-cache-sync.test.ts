@@ -14,7 +14,7 @@ import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
 import { HoldingProxy } from '../holding-proxy.js';
-import { getObject, prepareHub, spawnFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
+import { getObject, prepareHub, spawnFlotilla, stopFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
 
 const WAIT_MS = 60_000;
 const NS = 'deps';
@@ -47,10 +47,7 @@ void describe('flotilla controller: templates wait for every hub informer to lis
     return controller;
   };
   const stop = async () => {
-    const c = controller;
-    if (!c || c.child.exitCode !== null || c.child.signalCode !== null) return;
-    c.child.kill('SIGTERM');
-    await c.exited;
+    if (controller) await stopFlotilla(controller);
   };
   /** uid and resourceVersion of the member's copies, or 'absent'. */
   const copies = async () => {

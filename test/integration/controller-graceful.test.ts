@@ -17,7 +17,7 @@ import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { getObject, prepareHub, spawnFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
+import { getObject, prepareHub, spawnFlotilla, stopFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
 
 const WAIT_MS = 45_000;
 const TIMEOUT_S = 30;
@@ -165,11 +165,7 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
       ],
       join(env().dir, 'logs', `flotilla-controller-${procs.length}.log`),
     );
-  const stop = async (p: FlotillaProcess) => {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-    p.child.kill('SIGTERM');
-    await p.exited;
-  };
+  const stop = async (p: FlotillaProcess) => void (await stopFlotilla(p));
 
   /** Taints both clusters and checks each template's copy is kept, with the binding saying why and until when. */
   const evictAndCheckKept = async (): Promise<Map<Name, { uid: string; until: number }>> => {

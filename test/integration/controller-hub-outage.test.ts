@@ -18,7 +18,7 @@ import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { getObject, prepareHub, spawnFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
+import { getObject, prepareHub, spawnFlotilla, stopFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
 
 const WAIT_MS = 60_000;
 const NS = 'shop';
@@ -186,11 +186,7 @@ void describe('flotilla controller --failover: no eviction from a hub outage, no
 
   after(async () => {
     keepAgent = false;
-    for (const p of [agent, controller])
-      if (p && p.child.exitCode === null && p.child.signalCode === null) {
-        p.child.kill('SIGTERM');
-        await p.exited;
-      }
+    for (const p of [agent, controller]) if (p) await stopFlotilla(p);
     await agentLoop;
   });
 

@@ -138,6 +138,12 @@ export function spawnFlotilla(
   return { child, log: () => log, exited };
 }
 
+/** Stops a `flotilla` process still running (SIGTERM) and resolves with its exit code once it has exited. */
+export async function stopFlotilla(p: Pick<FlotillaProcess, 'child' | 'exited'>): Promise<number | null> {
+  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
+  return p.exited;
+}
+
 const clusterPath = (name: string) => `/apis/cluster.flotilla.io/v1alpha1/clusters/${name}`;
 
 /** Cluster `name`'s spec.taints on the hub, replaced by `taints` (merge patch), as a person would set them. */

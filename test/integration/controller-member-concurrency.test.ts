@@ -13,7 +13,7 @@ import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
 import { HoldingProxy } from '../holding-proxy.js';
-import { getObject, prepareHub, spawnFlotilla, type FlotillaProcess } from './controller-io.js';
+import { getObject, prepareHub, spawnFlotilla, stopFlotilla, type FlotillaProcess } from './controller-io.js';
 
 const WAIT_MS = 60_000;
 const NS = 'member-concurrency';
@@ -54,11 +54,7 @@ void describe('flotilla controller --member-concurrency', () => {
   });
 
   after(async () => {
-    const c = controller;
-    if (c && c.child.exitCode === null && c.child.signalCode === null) {
-      c.child.kill('SIGTERM');
-      await c.exited;
-    }
+    if (controller) await stopFlotilla(controller);
     await proxy?.close();
   });
 

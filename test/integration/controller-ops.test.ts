@@ -12,6 +12,7 @@ import { waitForCRDsEstablished, type ClusterHandle } from '../envtest/index.js'
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
+import { stopFlotilla } from './controller-io.js';
 
 type Obj = Record<string, unknown>;
 const MAIN = fileURLToPath(new URL('../../cmd/flotilla/main.js', import.meta.url));
@@ -149,8 +150,7 @@ void describe('flotilla controller processes: leader election, outages, restarts
     assert.doesNotMatch(b.log(), /leading: controller starting/);
     // SIGTERM: a finishes, releases the Lease, and exits 0; b takes over at its next try, not after the lease expires.
     const stoppedAt = Date.now();
-    a.child.kill('SIGTERM');
-    assert.equal(await a.exited, 0, a.log());
+    assert.equal(await stopFlotilla(a), 0, a.log());
     const next = await until(holder, (h) => typeof h === 'string' && h.startsWith('replica-b'));
     assert.ok(
       typeof next === 'string' && next.startsWith('replica-b'),

@@ -17,7 +17,7 @@ import type { KubeClient } from '../../pkg/kube/client.js';
 import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
-import { getObject, prepareHub, spawnFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
+import { getObject, prepareHub, spawnFlotilla, stopFlotilla, type FlotillaProcess, type Obj } from './controller-io.js';
 
 const WAIT_MS = 60_000;
 const NS = 'shop';
@@ -138,11 +138,7 @@ void describe('flotilla controller: restarts and a partition from every member c
     );
     return controller;
   };
-  const stopController = async () => {
-    if (controller.child.exitCode !== null || controller.child.signalCode !== null) return;
-    controller.child.kill('SIGTERM');
-    await controller.exited;
-  };
+  const stopController = async () => void (await stopFlotilla(controller));
   /** Waits until the member objects stay the same for `quietMs`; returns them. */
   const quiet = async (on: number[], quietMs = 4_000) => {
     let last = await snapshot(on);

@@ -19,6 +19,7 @@ import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
 import { chartOverrideHook } from '../helm-binary.js';
+import { stopFlotilla } from './controller-io.js';
 import { spawnWebhook, waitWebhookReady, webhookCerts, type WebhookCerts, type WebhookProcess } from './webhook-io.js';
 
 type Obj = Record<string, unknown>;
@@ -206,8 +207,7 @@ void describe('/override with another mutating webhook after it (reinvocation) a
   });
 
   after(async () => {
-    webhook?.child.kill('SIGTERM');
-    await webhook?.exited;
+    if (webhook) await stopFlotilla(webhook);
     await new Promise((resolve) => (other ? other.server.close(resolve) : resolve(undefined)));
     rmSync(certs.dir, { recursive: true, force: true });
   });

@@ -18,6 +18,7 @@ import { kubectl } from '../envtest/kubectl.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
 import { chartOverrideHook } from '../helm-binary.js';
+import { stopFlotilla } from './controller-io.js';
 import { spawnWebhook, waitWebhookReady, webhookCerts, type WebhookCerts, type WebhookProcess } from './webhook-io.js';
 
 type Obj = Record<string, unknown>;
@@ -167,8 +168,7 @@ void describe('the apiserver calling /override on flotilla webhook --override', 
   });
 
   after(async () => {
-    webhook?.child.kill('SIGTERM');
-    await webhook?.exited;
+    if (webhook) await stopFlotilla(webhook);
     rmSync(certs.dir, { recursive: true, force: true });
   });
 

@@ -18,6 +18,7 @@ import {
   getObject,
   prepareHub,
   spawnFlotilla as spawnProcess,
+  stopFlotilla,
   type FlotillaProcess,
   type Obj,
 } from './controller-io.js';
@@ -113,8 +114,7 @@ void describe('flotilla controller --sharding: replicas divide the members', () 
   });
 
   after(async () => {
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-    await Promise.all(procs.map((p) => p.exited));
+    await Promise.all(procs.map(stopFlotilla));
   });
 
   void it('delivers everywhere, each member worked on by exactly one replica, one of them the coordinator', async () => {

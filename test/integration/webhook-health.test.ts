@@ -17,6 +17,7 @@ import { kubectl } from '../envtest/kubectl.js';
 import { freePort } from '../envtest/process.js';
 import { useEnvironment } from '../envtest/suite.js';
 import { eventually } from '../eventually.js';
+import { stopFlotilla } from './controller-io.js';
 import { httpsStatus, spawnWebhook, webhookCerts, type WebhookCerts, type WebhookProcess } from './webhook-io.js';
 
 type Obj = Record<string, unknown>;
@@ -99,8 +100,7 @@ void describe('flotilla webhook --health-port: probes in plain HTTP on the real 
     assert.equal(alive, 200, w.log());
     assert.equal(await plain(w.healthPort, '/readyz'), 503, w.log());
     assert.equal(await secure(w.port, '/readyz'), 503, 'the HTTPS port says the same');
-    w.child.kill('SIGTERM');
-    assert.equal(await w.exited, 0, w.log());
+    assert.equal(await stopFlotilla(w), 0, w.log());
   });
 
   void it('is ready on the probe port once its policies are loaded, and keeps answering while every admission connection is taken', async () => {
@@ -149,8 +149,7 @@ void describe('flotilla webhook --health-port: probes in plain HTTP on the real 
     );
     assert.equal(back, 200, 'the HTTPS port answers again once they are gone');
 
-    w.child.kill('SIGTERM');
-    assert.equal(await w.exited, 0, w.log());
+    assert.equal(await stopFlotilla(w), 0, w.log());
     assert.equal(await plain(w.healthPort, '/healthz'), 0, 'the probe port is closed with the process');
   });
 });

@@ -98,7 +98,10 @@ void describe('flotilla controller: cluster failover keeps the state failover.cl
     await setClusterTaints(hub, 'member1', [TAINT]);
     const moved = await until(labels, (l) => l.member1 === undefined && l.member2 !== undefined);
     assert.equal(moved.member2?.[LABEL], '3', out.err());
-    const tasks = ((await binding())?.spec as Obj).gracefulEvictionTasks as Obj[] | undefined;
+    // The binding is written beside the members' work, not before it: its task may land a moment later.
+    const evictionTasks = async () =>
+      (((await binding())?.spec as Obj | undefined)?.gracefulEvictionTasks as Obj[] | undefined) ?? [];
+    const tasks = await until(evictionTasks, (t) => t.length > 0);
     assert.deepEqual(
       tasks?.map((t) => [t.fromCluster, t.purgeMode, t.preservedLabelState, t.clustersBeforeFailover]),
       [['member1', 'Directly', { [LABEL]: '3' }, ['member1']]],

@@ -146,7 +146,7 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
   });
 
   after(async () => {
-    await Promise.all(procs.map(stop));
+    await Promise.all(procs.map(stopFlotilla));
   });
 
   /** `flotilla controller` for the hub (members from Cluster secretRefs), with the short graceful eviction timeout. */
@@ -165,7 +165,6 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
       ],
       join(env().dir, 'logs', `flotilla-controller-${procs.length}.log`),
     );
-  const stop = async (p: FlotillaProcess) => void (await stopFlotilla(p));
 
   /** Taints both clusters and checks each template's copy is kept, with the binding saying why and until when. */
   const evictAndCheckKept = async (): Promise<Map<Name, { uid: string; until: number }>> => {
@@ -224,7 +223,7 @@ void describe('flotilla controller: graceful eviction with no other cluster (pus
     // A restart keeps the tasks (they are in the bindings) and their timeouts.
     const before = new Map<Name, unknown>();
     for (const name of NAMES) before.set(name, tasks(await binding(name))[0]?.creationTimestamp);
-    await stop(procs[0]!);
+    await stopFlotilla(procs[0]!);
     procs[0] = startController();
     const restarted = procs[0];
     assert.ok(

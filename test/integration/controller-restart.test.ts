@@ -138,7 +138,7 @@ void describe('flotilla controller: restarts and a partition from every member c
     );
     return controller;
   };
-  const stopController = async () => void (await stopFlotilla(controller));
+  const stopController = () => stopFlotilla(controller);
   /** Waits until the member objects stay the same for `quietMs`; returns them. */
   const quiet = async (on: number[], quietMs = 4_000) => {
     let last = await snapshot(on);

@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 
-import { KubeConfig } from '@kubernetes/client-node';
-
 import { cluster, configMap, overridePolicy, propagationPolicy } from '../../test/builders.js';
 import { FakeApiserver } from '../../test/fake-apiserver.js';
+import { memberOn } from '../../test/fake-member.js';
 import { heapAfterGC } from '../../test/heap.js';
 import { EngineState, templateKey, type TemplateResult } from '../engine/state.js';
 import { KubeClient } from '../kube/client.js';
@@ -17,7 +16,6 @@ import { isObject, type JsonObject } from '../kube/objects.js';
 import { createLogger } from '../runtime/log.js';
 import { AgentReconciler } from './agent.js';
 import { EventRecorder } from './events.js';
-import { Member } from './member.js';
 import { workObject } from './work.js';
 
 /** An engine state that keeps a weak reference to each copy it renders for the agent. */
@@ -28,25 +26,6 @@ class WatchedState extends EngineState {
     for (const p of out?.placements ?? []) this.copies.push(new WeakRef(p.object));
     return out;
   }
-}
-
-function member(api: FakeApiserver): Member {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: api.server }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return new Member({
-    name: 'm1',
-    kubeConfig,
-    transport: api,
-    userAgent: 'test',
-    concurrency: 1,
-    onOwnedEvent: () => undefined,
-    onWatchError: () => undefined,
-  });
 }
 
 async function until(what: string, ok: () => boolean): Promise<void> {
@@ -77,7 +56,7 @@ test('an applied copy is let go; a retry of the member work renders the template
     clusters: [{ name: 'm1' }],
   });
   const client = new KubeClient(hub, { concurrency: 1 });
-  const m = member(memberApi);
+  const m = memberOn(memberApi);
   const r = new AgentReconciler({
     hub: client,
     state,

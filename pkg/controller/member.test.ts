@@ -1,34 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { KubeConfig } from '@kubernetes/client-node';
-
 import { FakeApiserver } from '../../test/fake-apiserver.js';
+import { memberOn } from '../../test/fake-member.js';
 import { APPLIED_HASH_ANNOTATION, appliedHash } from '../kube/ownership.js';
 import type { JsonObject } from '../kube/objects.js';
-import { Member } from './member.js';
 import { stampOwnership } from './ownership.js';
 
 const T = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'cfg', uid: 'uid-1' };
-
-function member(api: FakeApiserver): Member {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: api.server }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return new Member({
-    name: 'm1',
-    kubeConfig,
-    transport: api,
-    userAgent: 'test',
-    concurrency: 1,
-    onOwnedEvent: () => undefined,
-    onWatchError: () => undefined,
-  });
-}
 
 /** The template's copy as a plan holds it: stamped with the template's marks. */
 function planned(namespace?: string): JsonObject {
@@ -50,7 +29,7 @@ const hashOn = (api: FakeApiserver) =>
 describe('Member.apply and the applied hash its plan computed', () => {
   it('stamps the planned hash on a copy it sends as planned, without hashing it again', async () => {
     const api = new FakeApiserver();
-    const m = member(api);
+    const m = memberOn(api);
     try {
       const object = planned('default');
       // Not the object's own hash: only a hash taken as given ends up on the member.
@@ -64,7 +43,7 @@ describe('Member.apply and the applied hash its plan computed', () => {
 
   it('hashes the copy again when it sends something else (the namespace filled in)', async () => {
     const api = new FakeApiserver();
-    const m = member(api);
+    const m = memberOn(api);
     try {
       const object = planned();
       const out = await m.apply(object, T, 'Abort', new AbortController().signal, appliedHash(object));

@@ -5,14 +5,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { KubeConfig } from '@kubernetes/client-node';
-
 import { CORE_KINDS, FakeApiserver, type Obj } from '../../test/fake-apiserver.js';
 import { eventually } from '../../test/eventually.js';
+import { memberOn } from '../../test/fake-member.js';
 import { KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
 import type { JsonObject } from '../kube/objects.js';
-import { Member } from './member.js';
 import { copyDigest, keptCopy, OWNED_DIGEST } from './owned-copy.js';
 import { TEMPLATE_ANNOTATION, TEMPLATE_UID_LABEL, type TemplateIdentity } from './ownership.js';
 
@@ -38,32 +36,13 @@ function desired(replicas = 2): JsonObject {
   };
 }
 
-function kubeConfigFor(server: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
-}
-
 describe('member copies kept as digests', () => {
   const fake = new FakeApiserver({ server: 'https://m1.test:6443', kinds: CORE_KINDS });
   /** A Member `m1` on the fake apiserver, its owned events pushed to `events`. */
-  const memberOn = (events: JsonObject[], concurrency: number) =>
-    new Member({
-      name: 'm1',
-      kubeConfig: kubeConfigFor(fake.server),
-      transport: fake,
-      userAgent: 'test',
-      concurrency,
-      onOwnedEvent: (o) => events.push(o),
-      onWatchError: () => undefined,
-    });
+  const member = (events: JsonObject[], concurrency: number) =>
+    memberOn(fake, { concurrency, onOwnedEvent: (o) => events.push(o) });
   const events: JsonObject[] = [];
-  const m = memberOn(events, 2);
+  const m = member(events, 2);
   const other = new KubeClient(fake, { concurrency: 1 });
   const signal = new AbortController().signal;
   const live = () => fake.get('apps/v1', 'Deployment', 'default', 'web') ?? {};
@@ -194,7 +173,7 @@ describe('member copies kept as digests', () => {
   it("a copy first seen by a watch's list with a status: an event (the status may be newer than the apply's answer)", async () => {
     // Another process's watch starts with the copy already there, its status written since the apply.
     const seenBy: JsonObject[] = [];
-    const fresh = memberOn(seenBy, 1);
+    const fresh = member(seenBy, 1);
     try {
       assert.equal((await fresh.apply(desired(), T, 'Abort', signal)).state, 'Applied');
       const got = await eventually(

@@ -103,7 +103,7 @@ void describe('flotilla controller: cluster failover keeps the state failover.cl
       (((await binding())?.spec as Obj | undefined)?.gracefulEvictionTasks as Obj[] | undefined) ?? [];
     const tasks = await until(evictionTasks, (t) => t.length > 0);
     assert.deepEqual(
-      tasks?.map((t) => [t.fromCluster, t.purgeMode, t.preservedLabelState, t.clustersBeforeFailover]),
+      tasks.map((t) => [t.fromCluster, t.purgeMode, t.preservedLabelState, t.clustersBeforeFailover]),
       [['member1', 'Directly', { [LABEL]: '3' }, ['member1']]],
     );
   });

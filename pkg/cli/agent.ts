@@ -3,7 +3,10 @@
 // while it works (one agent per cluster; the controller reads the Lease for the Cluster's Ready
 // condition), and stops when it loses it.
 
-import { Controller, serveOps } from '../controller/index.js';
+// Module by module, not through pkg/controller/index.ts: an agent loads none of the controller's shape.
+import { agentParts } from '../controller/agent-parts.js';
+import { Controller } from '../controller/manager.js';
+import { serveOps } from '../controller/ops.js';
 import { loadContext } from '../kube/kubeconfig.js';
 import { createLogger } from '../runtime/log.js';
 import { Registry } from '../runtime/metrics.js';
@@ -50,20 +53,23 @@ export async function run(values: AgentFlags, io: CommandIO): Promise<number> {
   );
   const leaseGauge = registry.gauge('flotilla_agent_lease_held', '1 while this agent holds its Lease on the hub.');
   const tooling = `flotilla/v${await readVersion()}`;
-  const agent = new Controller({
-    hub,
-    members: [{ name: cluster, kubeConfig: member }],
-    clusterSecrets: false,
-    agent: { cluster },
-    namespace,
-    concurrency,
-    logger,
-    tooling,
-    resyncMs: values.resync,
-    clusterStatusIntervalMs: values['cluster-status-interval'],
-    onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
-    onMemberResult: (_member, result) => results.inc({ result }),
-  });
+  const agent = new Controller(
+    {
+      hub,
+      members: [{ name: cluster, kubeConfig: member }],
+      clusterSecrets: false,
+      agent: { cluster },
+      namespace,
+      concurrency,
+      logger,
+      tooling,
+      resyncMs: values.resync,
+      clusterStatusIntervalMs: values['cluster-status-interval'],
+      onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
+      onMemberResult: (_member, result) => results.inc({ result }),
+    },
+    agentParts,
+  );
 
   const stop = new AbortController();
   const signal = AbortSignal.any([io.signal, stop.signal]);

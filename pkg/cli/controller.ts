@@ -3,6 +3,7 @@
 
 import {
   Controller,
+  controllerParts,
   serveOps,
   SHARD_LABEL,
   skippedNamespaces,
@@ -75,21 +76,24 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
   const tooling = `flotilla/v${await readVersion()}`;
   const identity = processIdentity(io.env);
   const shardLease = shardLeaseName(values['lease-name'], identity);
-  const controller = new Controller({
-    ...(sharded ? { sharding: { self: shardLease, group: values['lease-name'], handoffMs: SHARD_HANDOFF_MS } } : {}),
-    hub,
-    members,
-    namespace,
-    concurrency,
-    memberConcurrency,
-    logger,
-    tooling,
-    instance: instanceName(io.env),
-    ...settingsOf(values),
-    onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
-    onMemberResult,
-    onMemberReady,
-  });
+  const controller = new Controller(
+    {
+      ...(sharded ? { sharding: { self: shardLease, group: values['lease-name'], handoffMs: SHARD_HANDOFF_MS } } : {}),
+      hub,
+      members,
+      namespace,
+      concurrency,
+      memberConcurrency,
+      logger,
+      tooling,
+      instance: instanceName(io.env),
+      ...settingsOf(values),
+      onReconcile: (ms, outcome) => reconciles.observe({ outcome }, ms / 1000),
+      onMemberResult,
+      onMemberReady,
+    },
+    controllerParts,
+  );
 
   const stop = new AbortController();
   const signal = AbortSignal.any([io.signal, stop.signal]);

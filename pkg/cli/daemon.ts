@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 
 import type { KubeConfig } from '../kube/config.js';
 
-import { runHoldingLease, type HoldingLeaseOptions } from '../controller/index.js';
+import { runHoldingLease, type HoldingLeaseOptions } from '../controller/leader.js';
 import { KubeClient } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
 import type { Gauge, Histogram, Registry } from '../runtime/metrics.js';

@@ -1,36 +1,16 @@
 // The agent's shape (`flotilla agent`): its cluster's copies from its Works (agent.ts), its report in their
 // status, the Works in its cluster's namespace, and the sweep of copies whose template is gone.
 
-import type { EngineState } from '../engine/state.js';
-import type { Discovery } from '../kube/discovery.js';
-import type { KubeClient } from '../kube/client.js';
-import type { Logger } from '../runtime/log.js';
 import { sweepOrphans } from './agent-orphans.js';
 import { AgentReconciler } from './agent.js';
-import type { EventRecorder } from './events.js';
-import type { HubEvents } from './hub-events.js';
-import type { HubInputs } from './hub-inputs.js';
-import type { MemberRegistry } from './members.js';
 import type { ControllerOptions } from './options.js';
-import type { PullClusters } from './pull-clusters.js';
-import type { ShapeParts } from './shape-parts.js';
+import type { ShapeDeps, ShapeParts } from './shape-parts.js';
 import { executionSpace } from './work.js';
 
-/** What the agent's parts use of the manager; `pull` and `feed` are made after the parts, so read late. */
-export interface AgentPartsDeps {
-  hub: KubeClient;
-  hubDiscovery: Discovery;
-  logger: Logger;
-  state: EngineState;
-  registry: MemberRegistry;
-  inputs: HubInputs;
-  events: EventRecorder;
-  pull(): PullClusters;
-  feed(): HubEvents;
-}
-
 /** `flotilla agent`: its cluster's copies from its Works, and its report in their status. */
-export function agentParts(o: ControllerOptions, cluster: string, d: AgentPartsDeps): ShapeParts {
+export function agentParts(o: ControllerOptions, d: ShapeDeps): ShapeParts {
+  if (!o.agent) throw new Error('agentParts: options.agent names the cluster');
+  const { cluster } = o.agent;
   const templates = new AgentReconciler({
     hub: d.hub,
     state: d.state,

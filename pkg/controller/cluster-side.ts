@@ -18,7 +18,7 @@ import type { HubInputs } from './hub-inputs.js';
 import type { MemberRegistry } from './members.js';
 import type { ControllerOptions } from './options.js';
 import type { PullClusters } from './pull-clusters.js';
-import type { Share } from './shard-replica.js';
+import type { Share } from './shape-parts.js';
 import { ClusterStatusReconciler, ClusterTaintReconciler, PolicyStatusReconciler } from './status.js';
 
 export interface ClusterSide {

@@ -1,8 +1,11 @@
 // pkg/controller's public face: the controller and the agent (one Controller, its process shape chosen
 // by its options: push, sharded, agent), what runs them (the Lease holding, the ops endpoints), and the
-// names and defaults the CLI, the chart and the docs quote. Everything else is the package's own.
+// names and defaults the CLI, the chart and the docs quote. Everything else is the package's own. The
+// agent's command and what it shares with the controller's (pkg/cli/agent.ts, daemon.ts) import the modules
+// they run one by one instead: this face loads the controller's shape, which an agent never runs.
 
 export { Controller, type ControllerOptions, type MemberAccess } from './manager.js';
+export { controllerParts } from './controller-parts.js';
 export { PROCESSES, processShape, type ProcessShape } from './processes.js';
 export { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 export { runHoldingLease, type HoldingLeaseOptions } from './leader.js';

@@ -18,25 +18,20 @@ import { KubeClient } from '../kube/client.js';
 import { Discovery } from '../kube/discovery.js';
 import type { Logger } from '../runtime/log.js';
 import { Watcher } from '../kube/watch.js';
-import { agentParts } from './agent-parts.js';
-import type { Loop, ShapeParts, Templates } from './shape-parts.js';
+import { WHOLE, type ShapeFactory, type ShapeParts, type Share, type Templates } from './shape-parts.js';
 import { clusterSide, type ClusterSide } from './cluster-side.js';
 import { CONTROLLER_DEFAULTS, DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 import { EventRecorder } from './events.js';
 import { HubEvents } from './hub-events.js';
-import { KarmadaObjects } from './karmada-objects.js';
 import { HubInputs } from './hub-inputs.js';
 import { MemberRegistry, type RegistryOptions } from './members.js';
-import { namespaceSync } from './namespaces.js';
 import type { ControllerOptions } from './options.js';
 import { ownerTemplate } from './ownership.js';
 import { PROCESSES, TEMPLATE_KEYED, processShape, type ProcessShape } from './processes.js';
 import { PullClusters } from './pull-clusters.js';
 import { templateKey } from './queue.js';
 import { runReconciler } from './reconciler.js';
-import { ShardReplica, WHOLE, type Share } from './shard-replica.js';
 import { TemplateKinds } from './template-kinds.js';
-import { TemplateReconciler } from './template.js';
 
 export type { ControllerOptions, MemberAccess } from './options.js';
 export { DEFAULT_LEASE_NAMESPACE } from './defaults.js';
@@ -57,13 +52,13 @@ export class Controller {
   private readonly share: Share;
   private readonly templates: Templates;
   private readonly feed: HubEvents;
-  private readonly hubParts: { hub: KubeClient; hubWatcher: Watcher; hubDiscovery: Discovery; logger: Logger };
   /** Its shape's parts; every reconciler and loop it can run, by name: its shape picks which (processes.ts). */
   private readonly parts: ShapeParts;
   private signal: AbortSignal = new AbortController().signal;
   private syncedFlag = false;
 
-  constructor(options: ControllerOptions) {
+  /** `parts` makes its shape's reconcilers and loops: controllerParts (push, sharded) or agentParts (options.agent). */
+  constructor(options: ControllerOptions, parts: ShapeFactory) {
     this.o = options;
     this.shape = processShape(options);
     const { logger, tooling: userAgent, agent } = options;
@@ -77,7 +72,6 @@ export class Controller {
       ...(agent ? { disabled: true } : {}),
     });
     const hubParts = { hub: this.hub, hubWatcher: this.hubWatcher, hubDiscovery: this.hubDiscovery, logger };
-    this.hubParts = hubParts;
     this.inputs = new HubInputs({ ...hubParts, karmadaGroups: options.karmadaGroups, agentCluster: agent?.cluster });
     this.registry = memberRegistry(options, this.hub, this.hubWatcher, {
       cluster: (name) => this.inputs.cluster(name),
@@ -101,17 +95,19 @@ export class Controller {
       onHealth: (name, taints) => this.feed.upsertCluster(name, taints),
     });
     const { facts, agentLeases, hubLiveness, clusterStatus, clusterTaints, policyStatus } = this.side;
-    const shape = agent
-      ? agentParts(options, agent.cluster, {
-          ...hubParts,
-          state: this.state,
-          registry,
-          inputs: this.inputs,
-          pull: () => this.pull,
-          events: this.events,
-          feed: () => this.feed,
-        })
-      : this.controllerParts(options);
+    const shape = parts(options, {
+      ...hubParts,
+      state: this.state,
+      registry,
+      inputs: this.inputs,
+      events: this.events,
+      side: this.side,
+      pull: () => this.pull,
+      feed: () => this.feed,
+      kinds: () => this.kinds,
+      share: () => this.share,
+      signal: () => this.signal,
+    });
     this.share = shape.shard ?? WHOLE;
     this.templates = shape.templates;
     this.pull = new PullClusters({
@@ -225,75 +221,6 @@ export class Controller {
     await running;
     await this.events.flush();
     await this.registry.close();
-  }
-
-  /** `flotilla controller`: the template and binding reconcilers over every member (sharded: this replica's share). */
-  private controllerParts(o: ControllerOptions): ShapeParts {
-    const shard = o.sharding
-      ? new ShardReplica({
-          ...this.hubParts,
-          sharding: o.sharding,
-          namespace: o.namespace,
-          inputs: this.inputs,
-          registry: this.registry,
-          onChange: (owned, names) => {
-            templates.all();
-            for (const n of [...names, ...this.registry.pullNames()]) this.side.clusterStatus.queue.add(n);
-            for (const m of this.registry.all())
-              if (owned.includes(m.name)) void this.side.facts.refresh(m, this.signal);
-          },
-          bindingChanged: (key) => templates.bindingChanged(key),
-        })
-      : undefined;
-    const templates = new TemplateReconciler({
-      ...this.hubParts,
-      agentEntries: (t) => new Map([...this.pull.entries(t), ...(shard?.entries(t) ?? [])]),
-      work: (cluster, t) => this.pull.workOf(cluster, t),
-      shards: shard?.sharding,
-      state: this.state,
-      registry: this.registry,
-      events: this.events,
-      policyStatus: this.side.policyStatus,
-      policy: (ref) => this.inputs.policy(ref),
-      namespace: o.namespace,
-      concurrency: o.concurrency,
-      memberConcurrency: memberConcurrency(o),
-      cleanupTimeoutMs: o.cleanupTimeoutMs ?? 600_000,
-      evictionPurgeMode: o.evictionPurgeMode ?? CONTROLLER_DEFAULTS.evictionPurgeMode,
-      gracefulEvictionTimeoutMs: o.gracefulEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.gracefulEvictionTimeoutMs,
-      onReconcile: o.onReconcile,
-      onMemberResult: o.onMemberResult,
-      karmada: new KarmadaObjects({
-        ...this.hubParts,
-        events: this.events,
-        policy: (ref) => this.inputs.policy(ref),
-        karmadaGroups: o.karmadaGroups,
-      }),
-    });
-    const namespaces = namespaceSync(o, this.hubParts, this.inputs, this.registry, () => this.share);
-    const members: Loop = {
-      start: () => {
-        for (const name of this.registry.kubeconfigNames()) this.feed.upsertKubeconfigMember(name);
-        return {};
-      },
-      // Health is judged once the hub's Clusters are listed: until then each keeps the taints it carries.
-      // Claimed templates of kinds no policy selects now: their bindings say which kinds to watch for them.
-      listed: async (signal) => {
-        this.side.health.evaluateAll();
-        await this.kinds.seedFromBindings(signal);
-      },
-    };
-    return {
-      templates,
-      onCluster: (c) => this.feed.onCluster(c),
-      ...(shard ? { shard } : {}),
-      namespaces,
-      reconcilers: { templates, bindings: templates.bindings, namespaces },
-      loops: {
-        ...(shard ? { 'shard-replica': { start: (signal: AbortSignal) => ({ informers: shard.start(signal) }) } } : {}),
-        'member-clusters': members,
-      },
-    };
   }
 
   /** A member connected, changed readiness or went away. */

@@ -28,7 +28,7 @@ import type { HubInputs } from './hub-inputs.js';
 import type { MemberRegistry } from './members.js';
 import type { ControllerOptions } from './options.js';
 import { DROPPED_ANNOTATIONS } from './ownership.js';
-import type { Share } from './shard-replica.js';
+import type { Share } from './shape-parts.js';
 import type { ReconcileResult } from './queue.js';
 import type { Reconciler } from './reconciler.js';
 

@@ -2,7 +2,7 @@
 // read into a ShardView, the members this replica works on recomputed when the live set changes (every
 // template and Cluster queued again), the bindings watched for the entries other replicas write, and, on
 // the coordinator, an expired replica's binding entries cleared. What this process writes of each
-// cluster — all of it unsharded (WHOLE), a replica's share sharded — is a Share.
+// cluster — all of it unsharded (WHOLE), a replica's share sharded — is a Share (shape-parts.ts).
 
 import type { KubeClient } from '../kube/client.js';
 import { serverSideApply } from '../kube/delivery.js';
@@ -24,18 +24,8 @@ import type { MemberRegistry } from './members.js';
 import type { TemplateIdentity } from './ownership.js';
 import { templateKey } from './queue.js';
 import type { Sharding } from './reach.js';
+import type { Share } from './shape-parts.js';
 import { SHARD_LABEL, ShardView, shardFieldManager, shardOf } from './shards.js';
-
-/** What of the clusters this process writes: all (push, agent), or a sharded replica's share. */
-export interface Share {
-  /** Whether this process writes cluster `name`'s status and taints (and, for a member, applies there). */
-  writesCluster(name: string): boolean;
-  /** Whether this process writes what is about a template or a policy rather than a member. */
-  coordinator(): boolean;
-}
-
-/** An unsharded process: it writes every cluster and every template's binding. */
-export const WHOLE: Share = { writesCluster: () => true, coordinator: () => true };
 
 /** How long the read of the Leases that confirms an expiry may take. */
 const CONFIRM_TIMEOUT_MS = 5_000;

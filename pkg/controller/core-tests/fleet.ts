@@ -11,6 +11,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { eventually } from '../../../test/eventually.js';
 import { CORE_KINDS, FakeApiserver, type FakeKind, type Obj } from '../../../test/fake-apiserver.js';
 import type { Logger } from '../../runtime/log.js';
+import { agentParts } from '../agent-parts.js';
+import { controllerParts } from '../controller-parts.js';
 import { Controller, type ControllerOptions } from '../manager.js';
 
 export type { Obj } from '../../../test/fake-apiserver.js';
@@ -77,23 +79,26 @@ export class Fleet {
 
   /** Starts a controller (or, with options.agent, an agent) on the fleet, on `members`; run() ends at close(). */
   start(options: Partial<ControllerOptions> = {}, members = [...this.members.keys()]): void {
-    const controller = new Controller({
-      hub: this.hub,
-      members: members.map((name) => ({
-        name,
-        kubeConfig: kubeConfigFor(this.member(name).server),
-        transport: this.member(name),
-      })),
-      clusterSecrets: false,
-      karmadaGroups: 'off',
-      namespace: CONTROLLER_NAMESPACE,
-      concurrency: 4,
-      logger: this.logger,
-      tooling: 'flotilla/test',
-      instance: 'test',
-      probeIntervalMs: 60_000,
-      ...options,
-    });
+    const controller = new Controller(
+      {
+        hub: this.hub,
+        members: members.map((name) => ({
+          name,
+          kubeConfig: kubeConfigFor(this.member(name).server),
+          transport: this.member(name),
+        })),
+        clusterSecrets: false,
+        karmadaGroups: 'off',
+        namespace: CONTROLLER_NAMESPACE,
+        concurrency: 4,
+        logger: this.logger,
+        tooling: 'flotilla/test',
+        instance: 'test',
+        probeIntervalMs: 60_000,
+        ...options,
+      },
+      options.agent ? agentParts : controllerParts,
+    );
     this.running.push(controller.run(this.stop.signal));
   }
 

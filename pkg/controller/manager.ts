@@ -62,7 +62,7 @@ export class Controller {
     this.o = options;
     this.shape = processShape(options);
     const { logger, tooling: userAgent, agent } = options;
-    this.hub = new KubeClient(options.hub, { concurrency: 16, userAgent });
+    this.hub = new KubeClient(options.hub, { concurrency: agent ? AGENT_HUB_CONCURRENCY : 16, userAgent });
     this.hubWatcher = new Watcher(options.hub, { userAgent });
     this.hubDiscovery = new Discovery(this.hub);
     this.events = new EventRecorder(this.hub, {
@@ -271,6 +271,13 @@ function memberRegistry(
 function memberConcurrency(o: ControllerOptions): number {
   return o.agent ? o.concurrency : (o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency);
 }
+
+/**
+ * Requests an agent has in flight to the hub at once: its Works' status, its Cluster's, the lists its
+ * watches start from. Each is a TLS connection, about 110 KiB of the agent's RSS that stays after a burst
+ * (its budget: 80 MiB); an agent writes one Work status per template applied, so 4 keep up with it.
+ */
+const AGENT_HUB_CONCURRENCY = 4;
 
 /** How long templates wait for every informer to list before those listed are reconciled anyway. */
 const CACHE_SYNC_GRACE_MS = 60_000;

@@ -1,7 +1,7 @@
 // The manager: one process's hub informers (hub-inputs.ts, template-kinds.ts), the engine state fed from
 // them (hub-events.ts), the member registry (members.ts), and the reconcilers and loops its shape runs
-// (processes.ts: push, sharded replica, agent), each with its own queue — controller-runtime's and
-// Karmada's shape:
+// (processes.ts: push, sharded replica, agent; made by the factory its command passes, controller-parts.ts
+// or agent-parts.ts), each with its own queue — controller-runtime's and Karmada's shape:
 //
 //   hub informers ──► EngineState (pure, incremental) ──► templates queue ──► TemplateReconciler (template.ts)
 //                                                              │ plan per template

@@ -5,7 +5,7 @@
 import { CONTROLLER_DEFAULTS } from './defaults.js';
 import { KarmadaObjects } from './karmada-objects.js';
 import { namespaceSync } from './namespaces.js';
-import type { ControllerOptions } from './options.js';
+import { memberConcurrency, type ControllerOptions } from './options.js';
 import { ShardReplica } from './shard-replica.js';
 import type { Loop, ShapeDeps, ShapeParts } from './shape-parts.js';
 import { TemplateReconciler } from './template.js';
@@ -42,7 +42,7 @@ export function controllerParts(o: ControllerOptions, d: ShapeDeps): ShapeParts 
     policy: (ref) => inputs.policy(ref),
     namespace: o.namespace,
     concurrency: o.concurrency,
-    memberConcurrency: o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency,
+    memberConcurrency: memberConcurrency(o),
     cleanupTimeoutMs: o.cleanupTimeoutMs ?? 600_000,
     evictionPurgeMode: o.evictionPurgeMode ?? CONTROLLER_DEFAULTS.evictionPurgeMode,
     gracefulEvictionTimeoutMs: o.gracefulEvictionTimeoutMs ?? CONTROLLER_DEFAULTS.gracefulEvictionTimeoutMs,

@@ -25,7 +25,7 @@ import { EventRecorder } from './events.js';
 import { HubEvents } from './hub-events.js';
 import { HubInputs } from './hub-inputs.js';
 import { MemberRegistry, type RegistryOptions } from './members.js';
-import type { ControllerOptions } from './options.js';
+import { memberConcurrency, type ControllerOptions } from './options.js';
 import { ownerTemplate } from './ownership.js';
 import { PROCESSES, TEMPLATE_KEYED, processShape, type ProcessShape } from './processes.js';
 import { PullClusters } from './pull-clusters.js';
@@ -265,11 +265,6 @@ function memberRegistry(
     },
     o.members,
   );
-}
-
-/** Requests in flight to each member and templates applied to it at once: an agent's one member takes what it applies at once, a controller's --member-concurrency. */
-function memberConcurrency(o: ControllerOptions): number {
-  return o.agent ? o.concurrency : (o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency);
 }
 
 /**

@@ -1,5 +1,6 @@
 // The controller's options (`flotilla controller`, `flotilla agent`): what the manager (manager.ts) is
-// given; which of push, sharded push or agent the process is follows from `sharding` and `agent`.
+// given; which of push, sharded push or agent the process is follows from `sharding` and `agent`, and what
+// each member takes at once from `agent` and `memberConcurrency` (memberConcurrency()).
 
 import type { KubeConfig } from '../kube/config.js';
 
@@ -8,6 +9,8 @@ import type { Logger } from '../runtime/log.js';
 import type { MemberAccess } from './members.js';
 
 export type { MemberAccess } from './members.js';
+import { CONTROLLER_DEFAULTS } from './defaults.js';
+
 export { DEFAULT_LEASE_NAMESPACE } from './defaults.js';
 
 export interface ControllerOptions {
@@ -84,4 +87,9 @@ export interface ControllerOptions {
    * `flotilla.io/shard-of: <group>`), in `namespace`; the members are divided among the live replicas.
    */
   sharding?: { self: string; group: string; handoffMs: number };
+}
+
+/** Requests in flight to each member and templates applied to it at once: an agent's one member takes what it applies at once, a controller's --member-concurrency. */
+export function memberConcurrency(o: ControllerOptions): number {
+  return o.agent ? o.concurrency : (o.memberConcurrency ?? CONTROLLER_DEFAULTS.memberConcurrency);
 }

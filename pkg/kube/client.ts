@@ -84,8 +84,9 @@ export class KubeClient {
 
   /**
    * Fences the client on `signal` (replacing an earlier fence): when it aborts, every request in flight is
-   * abandoned (its connection destroyed), every queued one fails without being sent, and so does every
-   * later one — a Lease holder past its deadline writes nothing more, not even what it had started.
+   * abandoned (its stream reset, or its HTTP/1.1 connection destroyed), every queued one fails without
+   * being sent, and so does every later one — a Lease holder past its deadline writes nothing more, not
+   * even what it had started.
    */
   fence(signal: AbortSignal): void {
     this.fenced = signal;

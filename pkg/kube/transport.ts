@@ -5,12 +5,14 @@
 // are tested without a server while the integration tests use real apiservers.
 
 import type { Agent, OutgoingHttpHeaders } from 'node:http';
+import type { ClientHttp2Stream } from 'node:http2';
 import https from 'node:https';
 import tls from 'node:tls';
 import type { KubeConfig } from './config.js';
 
 import { http } from '../runtime/node-http.js';
 import { TransportError, displayServer } from './errors.js';
+import { cancel, h2Pool, refused, routeWithin, streamHeaders, type H2Connection, type Route } from './h2.js';
 import type { WatchEvent, WatchRequest } from './watch.js';
 
 export interface TransportRequest {
@@ -54,8 +56,10 @@ export function isTransport(v: KubeConfig | Transport): v is Transport {
 
 /**
  * The real transport: the KubeConfig (config.ts) supplies the server, the TLS material and the
- * credentials (tokens, exec plugins, basic auth, impersonation, refreshed per request); node:https sends
- * the requests through one keep-alive Agent of at most `maxSockets` connections.
+ * credentials (tokens, exec plugins, basic auth, impersonation, refreshed per request). An https server
+ * that speaks HTTP/2 gets each request as a stream on the process's one connection to it (h2.ts); any
+ * other (HTTP/1.1 only, plain http, through a proxy) gets them through one keep-alive Agent of at most
+ * `maxSockets` connections.
  */
 export function httpsTransport(kc: KubeConfig, o: { maxSockets: number }): Transport {
   return new HttpsTransport(kc, o.maxSockets);
@@ -69,6 +73,7 @@ class HttpsTransport implements Transport {
   /** True when the cluster goes through a proxy: client-node's proxy agent is used as it comes. */
   private readonly proxied: boolean;
   private agent: Agent | undefined;
+  private h2: H2Connection | undefined;
 
   constructor(kc: KubeConfig, maxSockets: number) {
     const cluster = kc.getCurrentCluster();
@@ -83,9 +88,11 @@ class HttpsTransport implements Transport {
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
+    if (this.h2) h2Pool.release(this.h2);
+    this.h2 = undefined;
   }
 
-  async send(req: TransportRequest): Promise<TransportResponse> {
+  async send(req: TransportRequest, again = false): Promise<TransportResponse> {
     const options: https.RequestOptions = { headers: {} };
     try {
       await this.kc.applyToHTTPSOptions(options);
@@ -94,9 +101,15 @@ class HttpsTransport implements Transport {
       const text = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
       throw new TransportError(`${this.server}: credentials: ${text}`, 'EAUTH', { cause: err });
     }
-    const agent = this.agentFor(options);
     const url = new URL(req.path, this.base);
     const headers: OutgoingHttpHeaders = { ...(options.headers as OutgoingHttpHeaders), ...req.headers };
+    const route = await this.route(options, req);
+    if (route !== 'http/1.1') {
+      const sent = await this.stream(route, url, headers, options.auth ?? undefined, req);
+      // Refused (a GOAWAY raced it): the server did not take it, so it goes once more, on a new connection.
+      return sent === 'refused' && !again ? this.send(req, true) : orRefused(sent, this.server, url);
+    }
+    const agent = this.agentFor(options);
     const lib = url.protocol === 'http:' ? http : https;
     return new Promise<TransportResponse>((resolve, reject) => {
       let settled = false;
@@ -151,6 +164,110 @@ class HttpsTransport implements Transport {
       r.on('error', fail);
       r.on('close', () => req.signal?.removeEventListener('abort', onAbort));
       r.end(req.body);
+    });
+  }
+
+  /** HTTP/2 or not: the process's connection to this server and TLS identity, opened when there is none. */
+  private async route(options: https.RequestOptions, req: TransportRequest): Promise<Route> {
+    if (this.proxied || this.base.protocol !== 'https:') return 'http/1.1';
+    this.h2 ??= h2Pool.acquire(this.base, options, agentTlsOptions(this.server, options));
+    try {
+      return await routeWithin(this.h2, req.timeoutMs, req.signal);
+    } catch (err: unknown) {
+      throw transportError(this.server, err);
+    }
+  }
+
+  /** One exchange as a stream of `session`; 'refused' when the server turned the stream away unread. */
+  private stream(
+    session: Exclude<Route, 'http/1.1'>,
+    url: URL,
+    headers: OutgoingHttpHeaders,
+    auth: string | undefined,
+    req: TransportRequest,
+  ): Promise<TransportResponse | 'refused'> {
+    const c = this.h2!;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const end = () => {
+        settled = true;
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+      };
+      const fail = (err: unknown) => {
+        if (settled) return;
+        end();
+        reject(err instanceof TransportError ? err : transportError(this.server, err));
+      };
+      let stream: ClientHttp2Stream;
+      try {
+        stream = c.request(
+          session,
+          streamHeaders(req.method, `${url.pathname}${url.search}`, headers, auth),
+          !req.body,
+        );
+      } catch {
+        // The session closed meanwhile (GOAWAY): nothing was sent.
+        end();
+        resolve('refused');
+        return;
+      }
+      let status = 0;
+      let warnings: string[] = [];
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.once('response', (h) => {
+        status = Number(h[':status'] ?? 0);
+        const w = h.warning;
+        warnings = Array.isArray(w) ? w : w ? [w] : [];
+      });
+      stream.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > req.maxBytes) {
+          cancel(stream);
+          fail(
+            new TransportError(
+              `${this.server}: ${req.method} ${url.pathname}: answer larger than ${req.maxBytes} bytes`,
+              'ETOOBIG',
+            ),
+          );
+          return;
+        }
+        chunks.push(c);
+      });
+      stream.on('end', () => {
+        if (settled) return;
+        end();
+        resolve({ status, warnings, body: Buffer.concat(chunks) });
+      });
+      // Turned away unread (a GOAWAY raced it): 'refused', for send() to try once more.
+      const wasRefused = () => {
+        if (settled || status !== 0 || !refused(stream)) return false;
+        end();
+        resolve('refused');
+        return true;
+      };
+      stream.on('error', (err) => wasRefused() || fail(err));
+      stream.on('close', () => {
+        if (settled || wasRefused()) return;
+        fail(
+          Object.assign(new Error(`the stream ended without an answer (HTTP/2 code ${stream.rstCode})`), {
+            code: 'ECONNRESET',
+          }),
+        );
+      });
+      const timer = setTimeout(() => {
+        cancel(stream);
+        fail(Object.assign(new Error(`no answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+        c.suspect();
+      }, req.timeoutMs);
+      const onAbort = () => {
+        cancel(stream);
+        fail(Object.assign(new Error('cancelled'), { code: 'ECANCELED' }));
+      };
+      if (req.signal?.aborted) onAbort();
+      else req.signal?.addEventListener('abort', onAbort, { once: true });
+      if (req.body) stream.end(req.body);
     });
   }
 
@@ -212,6 +329,15 @@ export function agentTlsOptions(server: string, options: https.RequestOptions): 
     ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
     ...(servername === undefined ? {} : { servername }),
   };
+}
+
+/** A stream's answer, or (refused twice) a TransportError saying so. */
+function orRefused(sent: TransportResponse | 'refused', server: string, url: URL): TransportResponse {
+  if (sent !== 'refused') return sent;
+  throw new TransportError(
+    `${server}: ${url.pathname}: the server refused the stream twice (it is going away)`,
+    'ECONNRESET',
+  );
 }
 
 /** `err` (a socket's, TLS's) as a TransportError naming `server`, its errno code kept. */

@@ -8,10 +8,11 @@
 //
 // TLS: the P-256 serving certificate of test/certs.ts (localhost, 127.0.0.1), which is also the CA the
 // kubeconfig trusts. No client authentication: the kubeconfig's client certificate is never asked for.
+// HTTP/2 or HTTP/1.1, as the client offers by ALPN (kube-apiserver speaks both).
 
-import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createSecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 
 import { ApiError } from '../pkg/kube/errors.js';
 import type { TransportRequest } from '../pkg/kube/transport.js';
@@ -51,20 +52,25 @@ export async function serveFake(fake: FakeApiserver, o: ServeOptions = {}): Prom
   const report = () => {
     for (; reported < fake.unserved.length; reported++) o.onUnserved?.(fake.unserved[reported] ?? '');
   };
-  const server: Server = createServer(
-    { cert: EC_SERVING_PAIR.certPem, key: EC_SERVING_PAIR.keyPem, keepAlive: true },
-    (req, res) => {
+  const server = createSecureServer(
+    { cert: EC_SERVING_PAIR.certPem, key: EC_SERVING_PAIR.keyPem, allowHTTP1: true },
+    (req: Request, response: ServerResponse | Http2ServerResponse) => {
+      const res = response as Response;
       served.requests++;
       handle(fake, req, res, watches, served)
         .catch((err: unknown) => {
           if (!res.headersSent)
             writeStatus(res, 500, 'InternalError', err instanceof Error ? err.message : String(err));
-          else res.destroy();
+          else destroy(res);
         })
         .finally(report);
     },
   );
-  server.keepAliveTimeout = 120_000;
+  const sockets = new Set<Socket>();
+  server.on('secureConnection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 0, '127.0.0.1', () => resolve());
@@ -91,16 +97,34 @@ export async function serveFake(fake: FakeApiserver, o: ServeOptions = {}): Prom
     close: async () => {
       for (const w of watches) w.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
       await closed;
     },
   };
 }
 
+/** An exchange over HTTP/1.1 or a stream of HTTP/2 (node's compatibility API): what is used of both. */
+type Request = IncomingMessage | Http2ServerRequest;
+interface Response {
+  readonly headersSent: boolean;
+  writeHead(status: number, headers: Record<string, string | number>): unknown;
+  write(chunk: string): unknown;
+  end(chunk?: string | Buffer): unknown;
+  on(event: 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+}
+
+/** Ends an exchange abruptly: its connection (HTTP/1.1) or its stream (HTTP/2). */
+function destroy(res: Response, err?: Error): void {
+  const r = res as ServerResponse | Http2ServerResponse;
+  if ('stream' in r) r.stream.destroy(err);
+  else r.destroy(err);
+}
+
 async function handle(
   fake: FakeApiserver,
-  req: IncomingMessage,
-  res: ServerResponse,
+  req: Request,
+  res: Response,
   watches: Set<AbortController>,
   served: { watches: number },
 ): Promise<void> {
@@ -133,12 +157,7 @@ async function handle(
 }
 
 /** One watch: the fake's events as JSON lines until timeoutSeconds, the client leaving, or close(). */
-async function streamWatch(
-  fake: FakeApiserver,
-  url: URL,
-  res: ServerResponse,
-  watches: Set<AbortController>,
-): Promise<void> {
+async function streamWatch(fake: FakeApiserver, url: URL, res: Response, watches: Set<AbortController>): Promise<void> {
   const stop = new AbortController();
   watches.add(stop);
   const timeoutSeconds = Number(url.searchParams.get('timeoutSeconds') ?? 0);
@@ -148,7 +167,8 @@ async function streamWatch(
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) if (k !== 'watch') query[k] = v;
   const begin = () => {
-    if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // Chunked over HTTP/1.1 (no length given); HTTP/2 frames it.
+    if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/json' });
   };
   try {
     await fake.watch({ path: url.pathname, query, idleTimeoutMs: 0, signal: stop.signal }, (e) => {
@@ -163,7 +183,7 @@ async function streamWatch(
       const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410 };
       res.end(`${JSON.stringify({ type: 'ERROR', object: { ...status, message: err.message } })}\n`);
     } else if (err instanceof ApiError && !res.headersSent) writeStatus(res, err.status, err.reason, err.message);
-    else res.destroy(err instanceof Error ? err : undefined);
+    else destroy(res, err instanceof Error ? err : undefined);
   } finally {
     clearTimeout(timer);
     res.off('close', onClose);
@@ -172,7 +192,7 @@ async function streamWatch(
 }
 
 /** The request body, or undefined past MAX_BODY_BYTES. */
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+async function readBody(req: Request): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req as AsyncIterable<Buffer>) {
@@ -183,7 +203,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-function writeStatus(res: ServerResponse, code: number, reason: string, message: string): void {
+function writeStatus(res: Response, code: number, reason: string, message: string): void {
   const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, message, code });
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);

@@ -85,8 +85,9 @@ export function spawnFlotilla(name: string, args: string[], metricsPort?: number
         HOME: process.env.HOME ?? '/tmp',
         // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: a profile of each Flotilla process, written as it stops.
         ...(process.env.BENCH_FLEET_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_FLEET_NODE_OPTIONS } : {}),
-        // glibc's malloc arenas (the process's native heap), as a launcher may set them.
-        ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
+        // glibc's malloc settings (the process's native heap: MALLOC_ARENA_MAX, GLIBC_TUNABLES, …), as a
+        // Deployment's env may set them.
+        ...mallocEnv(),
         ...(heap ? { [HEAP_METRIC_ENV]: 'true' } : {}),
       },
       stdio: ['ignore', fd, 'pipe'],
@@ -103,6 +104,15 @@ export function spawnFlotilla(name: string, args: string[], metricsPort?: number
     );
   });
   return { ...watched(name, child), ...(heap ? { metricsPort } : {}) };
+}
+
+/** The bench's own MALLOC_* and GLIBC_TUNABLES variables, which glibc's malloc reads at start. */
+function mallocEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if ((k.startsWith('MALLOC_') || k === 'GLIBC_TUNABLES') && v !== undefined) out[k] = v;
+  }
+  return out;
 }
 
 /** A TCP port free on 127.0.0.1 at the time of asking. */

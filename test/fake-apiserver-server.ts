@@ -68,6 +68,8 @@ export async function serveFake(fake: FakeApiserver, o: ServeOptions = {}): Prom
   );
   const sockets = new Set<Socket>();
   server.on('secureConnection', (socket: Socket) => {
+    // As node's http server does (and kube-apiserver, in Go): small frames go out at once.
+    socket.setNoDelay(true);
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });

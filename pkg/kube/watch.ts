@@ -2,8 +2,9 @@
 // that speaks HTTP/2, each watch is a stream on the process's one connection to it (h2.ts), beside the
 // requests; otherwise on a keep-alive agent of its own (a watch holds its connection for minutes, so it
 // must not take one of the request client's bounded sockets). Credentials and TLS come from the
-// KubeConfig per connection, as in client.ts. A watch ends when the server ends it (timeoutSeconds), when no byte arrives for
-// `idleTimeoutMs` (a dead link), or when the signal aborts; the informer decides what comes next.
+// KubeConfig per connection, as in client.ts. A watch ends when the server ends it (timeoutSeconds), when
+// no byte arrives for `idleTimeoutMs` (a dead link; over HTTP/2 the connection must then answer a PING),
+// or when the signal aborts; the informer decides what comes next.
 // Handed a Transport instead of a KubeConfig (unit tests), the Transport streams the watches.
 
 import type { Agent, OutgoingHttpHeaders } from 'node:http';

@@ -210,7 +210,7 @@ void describe('HTTP/2 to an apiserver', () => {
     const pool = new H2Pool({ pingTimeoutMs: 300 });
     const base = new URL(proxy.url);
     const material = { ca: ca.certPem };
-    const c = pool.acquire(base, material, agentTlsOptions(proxy.url, material));
+    const c = pool.acquire(base, material, () => agentTlsOptions(proxy.url, material));
     const session = await c.route();
     assert.notEqual(session, 'http/1.1');
     if (session === 'http/1.1') return;

@@ -36,6 +36,9 @@ const CONNECT_TIMEOUT_MS = 30_000;
 const STREAM_WINDOW = 1 << 20;
 const SESSION_WINDOW = 8 << 20;
 
+/** The request options that make a connection's TLS identity (transport.ts gives them to an Agent). */
+export const TLS_KEYS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
+
 /** Headers HTTP/2 forbids (connection-specific) or carries as pseudo-headers. */
 const DROPPED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
 
@@ -63,11 +66,17 @@ export class H2Connection {
     this.pingTimeoutMs = pingTimeoutMs;
   }
 
+  /** The route a stream can take now, without connecting: undefined while there is no open session. */
+  current(): Route | undefined {
+    if (this.http1) return 'http/1.1';
+    const s = this.session;
+    return s && !s.closed && !s.destroyed ? s : undefined;
+  }
+
   /** The session to open a stream on (opening a connection when there is none), or 'http/1.1'. */
   route(): Promise<Route> {
-    if (this.http1) return Promise.resolve('http/1.1');
-    const s = this.session;
-    if (s && !s.closed && !s.destroyed) return Promise.resolve(s);
+    const now = this.current();
+    if (now) return Promise.resolve(now);
     this.connecting ??= this.connect().finally(() => {
       this.connecting = undefined;
     });
@@ -173,12 +182,15 @@ export class H2Pool {
     this.pingTimeoutMs = o.pingTimeoutMs ?? PING_TIMEOUT_MS;
   }
 
-  /** The connection to `url` with the TLS identity of `material` (a KubeConfig's request options). */
-  acquire(url: URL, material: https.RequestOptions, tlsOptions: https.AgentOptions): H2Connection {
+  /**
+   * The connection to `url` with the TLS identity of `material` (a KubeConfig's request options);
+   * `tlsOptions` (a TLS context made from it) is called only when there is no such connection yet.
+   */
+  acquire(url: URL, material: https.RequestOptions, tlsOptions: () => https.AgentOptions): H2Connection {
     const key = `${url.origin} ${identity(material)}`;
     let c = this.connections.get(key);
     if (!c) {
-      c = new H2Connection(key, url, tlsOptions, this.pingTimeoutMs);
+      c = new H2Connection(key, url, tlsOptions(), this.pingTimeoutMs);
       this.connections.set(key, c);
     }
     c.users++;
@@ -201,6 +213,9 @@ export class H2Pool {
  * `timeoutMs` passes (ETIMEDOUT) or `signal` aborts (ECANCELED) first. The connection attempt goes on.
  */
 export function routeWithin(c: H2Connection, timeoutMs: number, signal: AbortSignal | undefined): Promise<Route> {
+  // Connected (every request but a connection's first): no timer to set and clear.
+  const now = signal?.aborted ? undefined : c.current();
+  if (now) return Promise.resolve(now);
   return new Promise<Route>((resolve, reject) => {
     const done = () => {
       clearTimeout(timer);
@@ -245,7 +260,7 @@ export const h2Pool = new H2Pool();
 /** A digest of the TLS material on request options: equal material, one connection. */
 function identity(o: https.RequestOptions): string {
   const h = createHash('sha256');
-  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'servername', 'rejectUnauthorized'] as const) {
+  for (const k of TLS_KEYS) {
     const v: unknown = o[k];
     h.update(`${k}:`);
     for (const part of Array.isArray(v) ? v : [v]) {

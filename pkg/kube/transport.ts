@@ -12,7 +12,7 @@ import type { KubeConfig } from './config.js';
 
 import { http } from '../runtime/node-http.js';
 import { TransportError, displayServer } from './errors.js';
-import { cancel, h2Pool, refused, routeWithin, streamHeaders, type H2Connection, type Route } from './h2.js';
+import { TLS_KEYS, cancel, h2Pool, refused, routeWithin, streamHeaders, type H2Connection, type Route } from './h2.js';
 import type { WatchEvent, WatchRequest } from './watch.js';
 
 export interface TransportRequest {
@@ -170,7 +170,7 @@ class HttpsTransport implements Transport {
   /** HTTP/2 or not: the process's connection to this server and TLS identity, opened when there is none. */
   private async route(options: https.RequestOptions, req: TransportRequest): Promise<Route> {
     if (this.proxied || this.base.protocol !== 'https:') return 'http/1.1';
-    this.h2 ??= h2Pool.acquire(this.base, options, agentTlsOptions(this.server, options));
+    this.h2 ??= h2Pool.acquire(this.base, options, () => agentTlsOptions(this.server, options));
     try {
       return await routeWithin(this.h2, req.timeoutMs, req.signal);
     } catch (err: unknown) {
@@ -301,7 +301,7 @@ export function keepAliveAgent(
 /** The TLS material the KubeConfig put on request options (CA, client certificate, verification), for an Agent. */
 function tlsOptions(options: https.RequestOptions): https.AgentOptions {
   const out: https.AgentOptions = {};
-  for (const k of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const) {
+  for (const k of TLS_KEYS) {
     if (options[k] !== undefined) Object.assign(out, { [k]: options[k] });
   }
   return out;

@@ -95,7 +95,7 @@ export class Watcher {
     const path = `${url.pathname}${url.search}`;
     let route: Awaited<ReturnType<H2Connection['route']>> = 'http/1.1';
     if (!proxied && url.protocol === 'https:') {
-      this.h2 ??= h2Pool.acquire(this.base, options, agentTlsOptions(this.server, options));
+      this.h2 ??= h2Pool.acquire(this.base, options, () => agentTlsOptions(this.server, options));
       try {
         route = await routeWithin(this.h2, req.idleTimeoutMs, req.signal);
       } catch (err: unknown) {

@@ -269,8 +269,9 @@ function memberRegistry(
 
 /**
  * Requests an agent has in flight to the hub at once: its Works' status, its Cluster's, the lists its
- * watches start from. Each is a TLS connection, about 110 KiB of the agent's RSS that stays after a burst
- * (its budget: 80 MiB); an agent writes one Work status per template applied, so 4 keep up with it.
+ * watches start from. To a hub that speaks HTTP/2 each is a stream on the one connection; over HTTP/1.1
+ * each is a TLS connection, about 110 KiB of the agent's RSS that stays after a burst (its budget: 80
+ * MiB). An agent writes one Work status per template applied, so 4 keep up with it.
  */
 const AGENT_HUB_CONCURRENCY = 4;
 

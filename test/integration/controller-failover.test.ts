@@ -303,10 +303,12 @@ void describe('flotilla controller: cluster failover', () => {
     );
     assert.deepEqual([moved[0], moved[2]], [1, 1], out.err());
     // While the new placement is not yet healthy, the task stays, and member3's copy carries the state.
+    // The binding is written once the members have reported on the new plan (or after a wait), so it may
+    // lag member3's copy: the task is waited for.
     const tasks = async () =>
-      (((await binding('flaky'))?.spec as Obj).gracefulEvictionTasks as Obj[] | undefined) ?? [];
+      (((await binding('flaky'))?.spec as Obj | undefined)?.gracefulEvictionTasks as Obj[] | undefined) ?? [];
     assert.deepEqual(
-      (await tasks()).map((t) => [t.fromCluster, t.purgeMode, t.reason, t.producer]),
+      (await until(tasks, (t) => t.length > 0)).map((t) => [t.fromCluster, t.purgeMode, t.reason, t.producer]),
       [['member2', 'Directly', 'ApplicationFailure', 'ApplicationFailover']],
     );
     const onM3 = await getObject(m3, path);

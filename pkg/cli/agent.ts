@@ -12,7 +12,15 @@ import { createLogger } from '../runtime/log.js';
 import { Registry } from '../runtime/metrics.js';
 import { UsageError, type CommandIO } from './command.js';
 import type { AgentFlags } from './commands.js';
-import { checkDnsLabel, holdLease, integer, loadKubeconfigs, processIdentity, reconcileMetrics } from './daemon.js';
+import {
+  checkDnsLabel,
+  holdLease,
+  integer,
+  loadKubeconfigs,
+  processIdentity,
+  reconcileMetrics,
+  releaseMemory,
+} from './daemon.js';
 import { loadKubeConfigFor } from './kubeflags.js';
 import { readVersion } from './version.js';
 
@@ -80,6 +88,7 @@ export async function run(values: AgentFlags, io: CommandIO): Promise<number> {
     return agent.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
   };
   if (!(await serveOps({ port: metricsPort, registry, ready }, signal, logger))) return 1;
+  releaseMemory(registry, logger, signal);
 
   const identity = processIdentity(io.env);
   const lease = `${values['lease-namespace']}/${cluster}`;

@@ -24,6 +24,7 @@ import {
   integer,
   loadKubeconfigs,
   processIdentity,
+  releaseMemory,
   reconcileMetrics,
 } from './daemon.js';
 import { loadKubeConfigFor } from './kubeflags.js';
@@ -105,6 +106,7 @@ export async function run(values: ControllerFlags, io: CommandIO): Promise<numbe
     return controller.synced ? { ok: true } : { ok: false, reason: 'caches not synced' };
   };
   if (!(await serveOps({ port: metricsPort, registry, ready }, signal, logger))) return 1;
+  releaseMemory(registry, logger, signal);
 
   if (!leaderElect && !sharded) {
     leaderGauge.set({}, 1);

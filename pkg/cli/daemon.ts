@@ -1,6 +1,7 @@
 // What the long-running commands, `controller` and `agent`, share: checking their numeric and name flags,
 // loading their kubeconfigs (a usage error stays one; any other failure is logged and the command exits 1),
-// the reconcile metrics, the process identity, and holding a Lease on the hub while the work runs.
+// the reconcile metrics, the process identity, giving a burst's memory back once quiet, and holding a
+// Lease on the hub while the work runs.
 
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +11,7 @@ import type { KubeConfig } from '../kube/config.js';
 import { runHoldingLease, type HoldingLeaseOptions } from '../controller/leader.js';
 import { KubeClient } from '../kube/client.js';
 import type { Logger } from '../runtime/log.js';
+import { releaseMemoryWhenQuiet } from '../runtime/memory-release.js';
 import type { Gauge, Histogram, Registry } from '../runtime/metrics.js';
 import { UsageError } from './command.js';
 
@@ -56,6 +58,18 @@ export function reconcileMetrics(
   );
   const depth = registry.gauge(`flotilla_${process}_queue_depth`, 'Template keys waiting for a worker.');
   return { reconciles, depth };
+}
+
+/**
+ * The burst's memory back to the system once the process is quiet (pkg/runtime/memory-release.ts), counted
+ * by `flotilla_memory_releases_total`, until `signal` aborts.
+ */
+export function releaseMemory(registry: Registry, logger: Logger, signal: AbortSignal): void {
+  const releases = registry.counter(
+    'flotilla_memory_releases_total',
+    'Collections run to give memory freed after a burst of work back to the system.',
+  );
+  releaseMemoryWhenQuiet({ logger, releases }, signal);
 }
 
 /** The pod's name where the chart sets POD_NAME, else the host's. */

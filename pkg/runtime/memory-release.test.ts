@@ -19,11 +19,12 @@ function logged() {
   return { logger: createLogger({ level: 'debug', stream }), lines };
 }
 
-/** A process whose RSS and event loop the test sets; a collection takes RSS to `after`. */
+/** A process whose RSS, heap pages in use and event loop the test sets; a collection takes RSS to `after`. */
 function fakeProbe(start: { rss: number; busy: number }) {
-  const s = { ...start, after: start.rss, collections: 0, fail: undefined as Error | undefined };
+  const s = { ...start, heap: 0, after: start.rss, collections: 0, fail: undefined as Error | undefined };
   const probe: MemoryProbe = {
     rss: () => s.rss,
+    outsideHeap: () => s.rss - s.heap,
     utilization: () => s.busy,
     collect: () => {
       s.collections++;
@@ -36,7 +37,7 @@ function fakeProbe(start: { rss: number; busy: number }) {
 }
 
 void describe('MemoryReleaser', () => {
-  void it('collects once the process is quiet and RSS has grown by the threshold, then measures growth from what is left', async () => {
+  void it('collects once the process is quiet and RSS outside the heap has grown by the threshold, then measures growth from what is left', async () => {
     const { logger, lines } = logged();
     const registry = new Registry();
     const releases = registry.counter('flotilla_memory_releases_total', 'releases');
@@ -91,6 +92,19 @@ void describe('MemoryReleaser', () => {
     assert.equal(await r.tick(), true);
   });
 
+  void it('does not collect for heap pages in use: a young generation grown back is not given back', async () => {
+    const { logger } = logged();
+    const { s, probe } = fakeProbe({ rss: 100 * MiB, busy: 0 });
+    s.heap = 20 * MiB;
+    const r = new MemoryReleaser({ logger, growthBytes: 16 * MiB }, probe);
+    await r.tick();
+    s.rss = 150 * MiB;
+    s.heap = 68 * MiB; // RSS outside the heap: 80 -> 82
+    assert.equal(await r.tick(), false);
+    s.heap = 50 * MiB; // the heap shrank, its pages kept: 100 outside
+    assert.equal(await r.tick(), true);
+  });
+
   void it('runs one collection at a time', async () => {
     const { logger } = logged();
     let finish: () => void = () => {};
@@ -98,6 +112,7 @@ void describe('MemoryReleaser', () => {
     let rss = 100 * MiB;
     const probe: MemoryProbe = {
       rss: () => rss,
+      outsideHeap: () => rss,
       utilization: () => 0,
       collect: () => {
         collections++;
@@ -136,6 +151,7 @@ void describe('releaseMemoryWhenQuiet', () => {
     let looks = 0;
     const probe: MemoryProbe = {
       rss: () => 100 * MiB,
+      outsideHeap: () => 60 * MiB,
       utilization: () => (looks++, 0),
       collect: () => Promise.resolve(),
     };
@@ -162,15 +178,29 @@ void describe('releaseMemoryWhenQuiet', () => {
       keep = [];
       const probe = processProbe();
       const before = probe.rss();
+      const outside = probe.outsideHeap();
       await probe.collect();
-      console.log(JSON.stringify({ before, after: probe.rss(), globalGc: typeof globalThis.gc }));
+      console.log(JSON.stringify({ before, after: probe.rss(), outside, outsideAfter: probe.outsideHeap(), globalGc: typeof globalThis.gc }));
     `;
     const out = execFileSync(process.execPath, ['--max-semi-space-size=16', '--input-type=module', '-e', script], {
       encoding: 'utf8',
     });
-    const { before, after, globalGc } = JSON.parse(out) as { before: number; after: number; globalGc: string };
-    assert.ok(before > 150 * MiB, `the burst reached ${Math.round(before / MiB)} MiB`);
-    assert.ok(after < before / 2, `RSS ${Math.round(before / MiB)} -> ${Math.round(after / MiB)} MiB`);
+    const r = JSON.parse(out) as {
+      before: number;
+      after: number;
+      outside: number;
+      outsideAfter: number;
+      globalGc: string;
+    };
+    const mib = (n: number) => Math.round(n / MiB);
+    assert.ok(r.before > 150 * MiB, `the burst reached ${mib(r.before)} MiB`);
+    assert.ok(r.after < r.before / 2, `RSS ${mib(r.before)} -> ${mib(r.after)} MiB`);
+    // What the releaser watches saw the freed pages, and saw them go.
+    assert.ok(
+      r.outside - r.outsideAfter > 100 * MiB,
+      `outside the heap ${mib(r.outside)} -> ${mib(r.outsideAfter)} MiB`,
+    );
+    const { globalGc } = r;
     assert.equal(globalGc, 'undefined');
   });
 });

@@ -7,13 +7,15 @@
 // collection took it to 64 in 48 ms.
 //
 // So the controller and the agent look every `intervalMs`: when the event loop was busy for less than
-// `quietUtilization` of the interval, and RSS is `growthBytes` above what it was after the last release
-// (or at the first look), one last-resort collection (V8's gc extension, taken into a context of its own:
-// the process's global scope gets no `gc`) runs, and its RSS after becomes the new mark. Constant state,
-// at most one collection per interval, none while the process works or holds what it grew by.
+// `quietUtilization` of the interval, and the RSS outside V8's heap pages in use (RSS less the heap's
+// physical size: the pool, malloc's heap, the binary's pages) is `growthBytes` above the least it has
+// been since the last release, one last-resort collection (V8's gc extension, taken into a context of its
+// own: the process's global scope gets no `gc`) runs. A young generation grown back by the next burst is
+// in the heap's size, so it does not count: a release is for pages V8 no longer uses. Constant state, at
+// most one collection per interval, none while the process works.
 
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 import type { Logger } from './log.js';
@@ -30,6 +32,8 @@ export const MEMORY_RELEASE_DEFAULTS = {
 /** What the releaser reads and does; the process's own in production (processProbe). */
 export interface MemoryProbe {
   rss(): number;
+  /** RSS outside V8's heap pages in use: what a collection that reduces memory can give back, and more. */
+  outsideHeap(): number;
   /** The share of time the event loop was busy since the last call (the first call: since start). */
   utilization(): number;
   /** One collection that gives freed pages back to the system. */
@@ -59,11 +63,12 @@ export class MemoryReleaser {
   async tick(): Promise<boolean> {
     if (this.running || this.disabled) return false;
     const busy = this.probe.utilization();
-    const before = this.probe.rss();
-    if (this.mark === undefined || before < this.mark) this.mark = before;
+    const outside = this.probe.outsideHeap();
+    if (this.mark === undefined || outside < this.mark) this.mark = outside;
     const growth = this.o.growthBytes ?? MEMORY_RELEASE_DEFAULTS.growthBytes;
-    if (busy >= (this.o.quietUtilization ?? MEMORY_RELEASE_DEFAULTS.quietUtilization) || before - this.mark < growth)
+    if (busy >= (this.o.quietUtilization ?? MEMORY_RELEASE_DEFAULTS.quietUtilization) || outside - this.mark < growth)
       return false;
+    const before = this.probe.rss();
     this.running = true;
     const started = performance.now();
     try {
@@ -77,12 +82,12 @@ export class MemoryReleaser {
     } finally {
       this.running = false;
     }
-    this.mark = this.probe.rss();
+    this.mark = this.probe.outsideHeap();
     this.probe.utilization(); // the collection's own time is not the next interval's work
     this.o.releases?.inc();
     this.o.logger.debug('gave memory back to the system', {
       rssBeforeMiB: Math.round(before / MiB),
-      rssAfterMiB: Math.round(this.mark / MiB),
+      rssAfterMiB: Math.round(this.probe.rss() / MiB),
       tookMs: Math.round(performance.now() - started),
     });
     return true;
@@ -111,6 +116,7 @@ export function processProbe(): MemoryProbe {
   let gc: GcFunction | undefined;
   return {
     rss: () => process.memoryUsage.rss(),
+    outsideHeap: () => process.memoryUsage.rss() - getHeapStatistics().total_physical_size,
     utilization: () => {
       const now = performance.eventLoopUtilization();
       const since = last ? performance.eventLoopUtilization(now, last) : now;
